@@ -1,0 +1,45 @@
+// Command warden runs agents whose tool calls pass sandboxed WebAssembly guards.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: warden <command> [arguments]
+
+commands:
+  skill validate PATH    validate a skill_contract file or a skill-store directory
+  plugin inspect FILE    show a plugin's ABI version, manifest, imports and digest
+  plugin test FILE       run the conformance checks against a plugin
+`
+
+// run dispatches a command line and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "skill":
+		return cmdSkill(ctx, args[1:], stdout, stderr)
+	case "plugin":
+		return cmdPlugin(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "warden: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}

@@ -1,0 +1,5 @@
+//go:build wasip1
+
+package dep
+
+import _ "github.com/extism/go-pdk"
