@@ -1,0 +1,163 @@
+// Package guest is the Go SDK for Warden plugin authors.
+//
+// A plugin is a Plugin value: its manifest and a handler. The handler reads
+// the request envelope with gjson paths and reports exactly one result
+// through the Call's factories (Success, Failed, Rejected, Deferred) or, for a
+// guard, Pass; it may also ask for effects. The host enforces the result
+// contract, so a handler that reports nothing, reports twice, or reports a
+// non-success without a registered code, a reason and a next step is turned
+// into a PLUGIN_CONTRACT_VIOLATION observation.
+//
+// Put the Plugin in an importable package and serve it from a tiny main
+// package built with the standard toolchain:
+//
+//	//go:build wasip1
+//	package main
+//
+//	import ("github.com/agentwarden/warden/abi/guest"; "example.com/myguard")
+//
+//	func init() { guest.Serve(myguard.Plugin) }
+//	func main() {}
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o myguard.wasm ./cmd/myguard
+//
+// The same Plugin runs in-process through NewNative, so tests and benchmarks
+// can put the identical guard beside its wasm build.
+package guest
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/tidwall/gjson"
+)
+
+// Plugin is a guard or builtin: what it declares and how it decides.
+type Plugin struct {
+	Manifest abi.Manifest
+	// Handle is called once per decision. It must report exactly one
+	// result through c.
+	Handle func(c *Call)
+}
+
+// reporter is where a Call's results go: host functions in wasm, an
+// abi.Recorder natively.
+type reporter interface {
+	success(message string, data []byte)
+	result(o abi.Outcome, code, reason, next string, data []byte)
+	pass(args, facts []byte)
+	effect(kind string, payload []byte)
+	now() int64
+	random(p []byte)
+	log(level int32, msg string)
+}
+
+// Call is one decision: the request envelope and the way to answer it.
+type Call struct {
+	req []byte
+	r   reporter
+}
+
+// Raw returns the request envelope (JSON, see abi.Request). Do not keep it
+// after Handle returns.
+func (c *Call) Raw() []byte { return c.req }
+
+// Get reads a gjson path of the envelope.
+func (c *Call) Get(path string) gjson.Result { return gjson.GetBytes(c.req, path) }
+
+// Tool is the name of the tool being called.
+func (c *Call) Tool() string { return c.Get(abi.FieldTool).String() }
+
+// Phase is the guard phase (empty for builtins).
+func (c *Call) Phase() abi.Phase { return abi.Phase(c.Get(abi.FieldPhase).String()) }
+
+// CallID identifies the tool call.
+func (c *Call) CallID() string { return c.Get(abi.FieldCallID).String() }
+
+// Args are the arguments as the model gave them.
+func (c *Call) Args() gjson.Result { return c.Get(abi.FieldArgs) }
+
+// Bound are the arguments as bound so far by earlier guards; Args when no
+// guard rewrote them.
+func (c *Call) Bound() gjson.Result {
+	if b := c.Get(abi.FieldBound); b.Exists() {
+		return b
+	}
+	return c.Args()
+}
+
+// Contract is the skill's contract for this tool.
+func (c *Call) Contract() gjson.Result { return c.Get(abi.FieldContract) }
+
+// Config is the plugin's configuration.
+func (c *Call) Config() gjson.Result { return c.Get(abi.FieldConfig) }
+
+// State returns a granted state view (absent when not granted).
+func (c *Call) State(view abi.Capability) gjson.Result {
+	return c.Get(abi.FieldState + "." + gjsonEscape(string(view)))
+}
+
+// Result is the business tool's observation (after phase).
+func (c *Call) Result() gjson.Result { return c.Get(abi.FieldResult) }
+
+// Response is the business tool's raw response (after phase).
+func (c *Call) Response() gjson.Result { return c.Get(abi.FieldResponse) }
+
+// Locale is the language of model-facing texts for this call.
+func (c *Call) Locale() abi.Locale { return abi.ParseLocale(c.Get(abi.FieldLocale).String()) }
+
+// Success reports that the tool ran and succeeded.
+func (c *Call) Success(message string, data []byte) { c.r.success(message, data) }
+
+// Failed reports that the tool ran and failed.
+func (c *Call) Failed(code abi.Code, reason, next string, data []byte) {
+	c.r.result(abi.OutcomeFailed, string(code), reason, next, data)
+}
+
+// Rejected reports that the call broke a rule and must not run.
+func (c *Call) Rejected(code abi.Code, reason, next string) {
+	c.r.result(abi.OutcomeRejected, string(code), reason, next, nil)
+}
+
+// Deferred reports that a prerequisite step must come first.
+func (c *Call) Deferred(code abi.Code, reason, next string) {
+	c.r.result(abi.OutcomeDeferred, string(code), reason, next, nil)
+}
+
+// Pass lets the call go on (guards only), optionally with rewritten
+// arguments (a JSON object; nil keeps them) and provenance facts.
+func (c *Call) Pass(args []byte, facts ...abi.Fact) {
+	var fb []byte
+	if len(facts) > 0 {
+		fb, _ = json.Marshal(facts)
+	}
+	c.r.pass(args, fb)
+}
+
+// Effect asks the host to apply a state change if the call is accepted. The
+// manifest must have been granted the kind's capability.
+func (c *Call) Effect(kind string, payload []byte) { c.r.effect(kind, payload) }
+
+// Now reads the host clock. Without the clock capability it is a
+// deterministic stand-in, never the host's real time.
+func (c *Call) Now() time.Time { return time.Unix(0, c.r.now()).UTC() }
+
+// Random fills p from the host's randomness; without the random capability
+// it is a deterministic stream.
+func (c *Call) Random(p []byte) { c.r.random(p) }
+
+// Log writes a line to the host's log for this plugin (bounded).
+func (c *Call) Log(msg string) { c.r.log(0, msg) }
+
+func gjsonEscape(s string) string {
+	out := make([]byte, 0, len(s)+2)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '.', '*', '?', '|', '#', '@', '\\':
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}

@@ -1,0 +1,123 @@
+//go:build !wasip1
+
+package guest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+)
+
+// Native runs a Plugin in-process with the same result contract the host
+// enforces on its wasm build (an abi.Recorder). Tests and benchmarks use it to
+// put a guard beside its wasm build. A Native is not safe for concurrent use;
+// make one per goroutine.
+type Native struct {
+	p        Plugin
+	rec      *abi.Recorder
+	clock    func() time.Time
+	seed     uint64
+	fakeTime int64
+	Logs     []string
+}
+
+// NativeOption configures a Native.
+type NativeOption func(*Native)
+
+// WithClock gives the plugin a clock, as the clock capability does.
+func WithClock(now func() time.Time) NativeOption { return func(n *Native) { n.clock = now } }
+
+// NewNative prepares p to run in-process. maxOutput bounds reported bytes
+// (0: unbounded), as the host's limit does.
+func NewNative(p Plugin, maxOutput int, opts ...NativeOption) (*Native, error) {
+	if p.Manifest.ABI == 0 {
+		p.Manifest.ABI = abi.Version
+	}
+	if err := p.Manifest.Validate(); err != nil {
+		return nil, fmt.Errorf("guest: native %s: %w", p.Manifest.Name, err)
+	}
+	n := &Native{p: p, fakeTime: fakeEpoch}
+	n.rec = abi.NewRecorder(&n.p.Manifest, maxOutput)
+	for _, o := range opts {
+		o(n)
+	}
+	return n, nil
+}
+
+// fakeEpoch is the deterministic clock's start (2022-01-01T00:00:00Z), the
+// same stand-in the wasm host gives a plugin without the clock capability.
+const fakeEpoch = int64(1640995200) * int64(time.Second)
+
+// Manifest returns the plugin's manifest.
+func (n *Native) Manifest() abi.Manifest { return n.p.Manifest }
+
+// Call runs one decision on the request envelope. A panic in the handler is
+// returned as an error, as a trap is by the host.
+func (n *Native) Call(ctx context.Context, req []byte) (v abi.Verdict, err error) {
+	if err := ctx.Err(); err != nil {
+		return abi.Verdict{}, fmt.Errorf("guest: native %s: %w", n.p.Manifest.Name, err)
+	}
+	n.rec.Reset()
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = abi.Verdict{}, fmt.Errorf("guest: native %s: %w: %v", n.p.Manifest.Name, ErrPanic, r)
+		}
+	}()
+	c := Call{req: req, r: nativeReporter{n}}
+	n.p.Handle(&c)
+	return n.rec.Finish()
+}
+
+type nativeReporter struct{ n *Native }
+
+func (r nativeReporter) success(message string, data []byte) {
+	if r.n.rec.Charge(len(message) + len(data)) {
+		r.n.rec.Success(message, data)
+	}
+}
+
+func (r nativeReporter) result(o abi.Outcome, code, reason, next string, data []byte) {
+	if r.n.rec.Charge(len(code) + len(reason) + len(next) + len(data)) {
+		r.n.rec.Result(o, code, reason, next, data)
+	}
+}
+
+func (r nativeReporter) pass(args, facts []byte) {
+	if r.n.rec.Charge(len(args) + len(facts)) {
+		r.n.rec.Pass(args, facts)
+	}
+}
+
+func (r nativeReporter) effect(kind string, payload []byte) {
+	if r.n.rec.Charge(len(kind) + len(payload)) {
+		r.n.rec.Effect(kind, payload)
+	}
+}
+
+func (r nativeReporter) now() int64 {
+	if r.n.clock != nil && r.n.p.Manifest.Grants(abi.CapClock) {
+		return r.n.clock().UnixNano()
+	}
+	r.n.fakeTime += int64(time.Millisecond)
+	return r.n.fakeTime
+}
+
+func (r nativeReporter) random(p []byte) {
+	for i := 0; i < len(p); i += sha256.Size {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], r.n.seed)
+		r.n.seed++
+		s := sha256.Sum256(b[:])
+		copy(p[i:], s[:])
+	}
+}
+
+func (r nativeReporter) log(_ int32, msg string) {
+	if len(r.n.Logs) < 100 {
+		r.n.Logs = append(r.n.Logs, msg)
+	}
+}

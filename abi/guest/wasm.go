@@ -1,0 +1,154 @@
+//go:build wasip1
+
+package guest
+
+import (
+	"unsafe"
+
+	"github.com/agentwarden/warden/abi"
+)
+
+// The direct ABI (module "warden"). Strings are (pointer, length) pairs in
+// the guest's linear memory; the host copies them during the call.
+
+//go:wasmimport warden success
+func hostSuccess(msg unsafe.Pointer, msgLen uint32, data unsafe.Pointer, dataLen uint32)
+
+//go:wasmimport warden failed
+func hostFailed(code unsafe.Pointer, codeLen uint32, reason unsafe.Pointer, reasonLen uint32, next unsafe.Pointer, nextLen uint32, data unsafe.Pointer, dataLen uint32)
+
+//go:wasmimport warden rejected
+func hostRejected(code unsafe.Pointer, codeLen uint32, reason unsafe.Pointer, reasonLen uint32, next unsafe.Pointer, nextLen uint32)
+
+//go:wasmimport warden deferred
+func hostDeferred(code unsafe.Pointer, codeLen uint32, reason unsafe.Pointer, reasonLen uint32, next unsafe.Pointer, nextLen uint32)
+
+//go:wasmimport warden pass
+func hostPass(args unsafe.Pointer, argsLen uint32, facts unsafe.Pointer, factsLen uint32)
+
+//go:wasmimport warden effect
+func hostEffect(kind unsafe.Pointer, kindLen uint32, payload unsafe.Pointer, payloadLen uint32)
+
+//go:wasmimport warden now
+func hostNow() int64
+
+//go:wasmimport warden random
+func hostRandom(p unsafe.Pointer, n uint32)
+
+//go:wasmimport warden log
+func hostLog(level int32, msg unsafe.Pointer, msgLen uint32)
+
+var (
+	served   *Plugin
+	manifest []byte
+	input    []byte
+	call     = &Call{r: wasmReporter{}}
+)
+
+// Serve makes p the plugin this module serves. Call it from an init function
+// of the main package; main itself is never run.
+func Serve(p Plugin) {
+	if served != nil {
+		panic("guest: Serve called twice")
+	}
+	if p.Manifest.ABI == 0 {
+		p.Manifest.ABI = abi.Version
+	}
+	b, err := marshalManifest(p.Manifest)
+	if err != nil {
+		panic(err)
+	}
+	served, manifest = &p, b
+}
+
+//go:wasmexport warden_abi_version
+func exportABIVersion() uint32 { return abi.Version }
+
+// exportManifest returns the manifest's address and length packed as
+// ptr<<32 | len.
+//
+//go:wasmexport warden_manifest
+func exportManifest() uint64 {
+	if len(manifest) == 0 {
+		return 0
+	}
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(manifest))))<<32 | uint64(len(manifest))
+}
+
+// exportInput returns a buffer of n bytes the host writes the request into.
+//
+//go:wasmexport warden_input
+func exportInput(n uint32) uint32 {
+	if uint32(cap(input)) < n {
+		input = make([]byte, n)
+	}
+	input = input[:n]
+	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(input))))
+}
+
+// exportHandle runs the handler on the n-byte request in the input buffer.
+//
+//go:wasmexport warden_handle
+func exportHandle(n uint32) {
+	if served == nil || served.Handle == nil {
+		return
+	}
+	call.req = input[:n]
+	served.Handle(call)
+	call.req = nil
+}
+
+type wasmReporter struct{}
+
+func sp(s string) (unsafe.Pointer, uint32) {
+	return unsafe.Pointer(unsafe.StringData(s)), uint32(len(s))
+}
+
+func bp(b []byte) (unsafe.Pointer, uint32) {
+	return unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b))
+}
+
+func (wasmReporter) success(message string, data []byte) {
+	m, ml := sp(message)
+	d, dl := bp(data)
+	hostSuccess(m, ml, d, dl)
+}
+
+func (wasmReporter) result(o abi.Outcome, code, reason, next string, data []byte) {
+	c, cl := sp(code)
+	r, rl := sp(reason)
+	n, nl := sp(next)
+	switch o {
+	case abi.OutcomeFailed:
+		d, dl := bp(data)
+		hostFailed(c, cl, r, rl, n, nl, d, dl)
+	case abi.OutcomeRejected:
+		hostRejected(c, cl, r, rl, n, nl)
+	default:
+		hostDeferred(c, cl, r, rl, n, nl)
+	}
+}
+
+func (wasmReporter) pass(args, facts []byte) {
+	a, al := bp(args)
+	f, fl := bp(facts)
+	hostPass(a, al, f, fl)
+}
+
+func (wasmReporter) effect(kind string, payload []byte) {
+	k, kl := sp(kind)
+	p, pl := bp(payload)
+	hostEffect(k, kl, p, pl)
+}
+
+func (wasmReporter) now() int64 { return hostNow() }
+
+func (wasmReporter) random(p []byte) {
+	b, bl := bp(p)
+	hostRandom(b, bl)
+}
+
+func (wasmReporter) log(level int32, msg string) {
+	m, ml := sp(msg)
+	hostLog(level, m, ml)
+}

@@ -1,0 +1,94 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentwarden/warden/abi"
+)
+
+// ErrDigestMismatch is returned when a module's sha256 differs from its pin.
+var ErrDigestMismatch = errors.New("module digest does not match its pin")
+
+// ErrNotAPlugin is returned for a module that exports neither Warden ABI.
+var ErrNotAPlugin = errors.New("module is not a warden plugin")
+
+// ErrABIVersion is returned for a plugin built for another ABI version.
+var ErrABIVersion = errors.New("unsupported ABI version")
+
+// ErrManifest is returned for a missing, malformed or unacceptable manifest.
+var ErrManifest = errors.New("bad plugin manifest")
+
+// ErrImportDenied is returned for a module importing a host function Warden
+// does not provide.
+var ErrImportDenied = errors.New("module imports a function the host does not provide")
+
+// ErrLimits is returned when a plugin wants more than the policy allows.
+var ErrLimits = errors.New("plugin limits exceed the policy")
+
+// ErrConfig is returned when a plugin's config does not match its schema.
+var ErrConfig = errors.New("plugin config rejected")
+
+// ErrLoad is returned when the pre-warm instance fails to start.
+var ErrLoad = errors.New("plugin failed to start")
+
+// ErrModuleTooLarge is returned for a module over Options.MaxModuleBytes.
+var ErrModuleTooLarge = errors.New("module too large")
+
+// ErrClosed is returned for calls on a closed plugin or host.
+var ErrClosed = errors.New("plugin closed")
+
+// ErrTrap is returned when a plugin trapped (panic, unreachable, exit).
+var ErrTrap = errors.New("plugin trapped")
+
+// ErrTimeout is returned when a plugin call passed its deadline.
+var ErrTimeout = errors.New("plugin timed out")
+
+// ErrMemoryLimit is returned when a plugin ran out of its memory limit.
+var ErrMemoryLimit = errors.New("plugin memory limit")
+
+// ErrViolation is returned when a plugin broke the result contract.
+var ErrViolation = errors.New("plugin contract violation")
+
+// ErrInputTooLarge is returned for a request over the plugin's input limit.
+var ErrInputTooLarge = errors.New("request too large for plugin")
+
+// ErrUnavailable is returned when no instance could be had for a call.
+var ErrUnavailable = errors.New("plugin unavailable")
+
+// ErrCanceled is returned when the caller's context ended the call.
+var ErrCanceled = errors.New("plugin call canceled")
+
+// ErrWrongRole is returned when a guard is called as a builtin or the other way.
+var ErrWrongRole = errors.New("plugin called in the wrong role")
+
+// CallError is a failed plugin call. Code is the observation code it maps to;
+// errors.Is matches the sentinel in Kind and the wrapped cause.
+type CallError struct {
+	Plugin string
+	Code   abi.Code
+	Kind   error // one of ErrTrap, ErrTimeout, ErrMemoryLimit, ErrViolation, ...
+	Detail string
+	// Violation is set when Kind is ErrViolation.
+	Violation *abi.Violation
+	// Stderr is what the guest wrote to stderr (bounded), for logs only.
+	Stderr string
+	Err    error
+}
+
+func (e *CallError) Error() string {
+	s := fmt.Sprintf("host: %s: %v", e.Plugin, e.Kind)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is matches the kind sentinel.
+func (e *CallError) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the underlying cause.
+func (e *CallError) Unwrap() error { return e.Err }

@@ -1,0 +1,101 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Options configure a Host. The zero value is usable.
+type Options struct {
+	// CacheDir holds compiled code across processes; empty keeps the cache
+	// in memory only.
+	CacheDir string
+	// Logger receives load failures, fail-open and shadow verdicts and
+	// plugin log lines; nil discards them.
+	Logger *slog.Logger
+	// Clock is the real clock a plugin granted the clock capability sees;
+	// nil means time.Now. Tests fix it.
+	Clock func() time.Time
+	// Rand is the randomness a plugin granted the random capability gets;
+	// nil means crypto/rand.
+	Rand io.Reader
+	// MaxModuleBytes bounds a module's size; 0 means 64 MiB.
+	MaxModuleBytes int
+}
+
+// Host loads and runs plugins. It is safe for concurrent use.
+type Host struct {
+	opts  Options
+	log   *slog.Logger
+	cache wazero.CompilationCache
+
+	mu      sync.Mutex
+	classes map[uint32]*class // direct-ABI runtimes by memory limit (pages)
+	closed  bool
+	plugins map[*Plugin]struct{}
+}
+
+// New returns a Host. Close it to release compiled code and runtimes.
+func New(opts Options) (*Host, error) {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Reader
+	}
+	if opts.MaxModuleBytes == 0 {
+		opts.MaxModuleBytes = 64 << 20
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var cache wazero.CompilationCache
+	if opts.CacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("host: compilation cache %s: %w", opts.CacheDir, err)
+		}
+		cache = c
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	return &Host{opts: opts, log: log, cache: cache, classes: map[uint32]*class{}, plugins: map[*Plugin]struct{}{}}, nil
+}
+
+// Close closes every plugin loaded by h and the runtimes behind them.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	plugins := make([]*Plugin, 0, len(h.plugins))
+	for p := range h.plugins {
+		plugins = append(plugins, p)
+	}
+	classes := h.classes
+	h.classes = nil
+	h.mu.Unlock()
+	for _, p := range plugins {
+		_ = p.Close(ctx)
+	}
+	for _, c := range classes {
+		_ = c.rt.Close(ctx)
+	}
+	return h.cache.Close(ctx)
+}
+
+func (h *Host) forget(p *Plugin) {
+	h.mu.Lock()
+	delete(h.plugins, p)
+	h.mu.Unlock()
+}

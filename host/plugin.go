@@ -1,0 +1,440 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// FailurePolicy says what a guard's own failure (trap, timeout, violation,
+// unavailable) does to the call it guards.
+type FailurePolicy string
+
+// Failure policies. Builtins always fail as FAILED.
+const (
+	// FailClosed rejects the guarded call (the default).
+	FailClosed FailurePolicy = "closed"
+	// FailOpen lets the call pass when the guard fails, and logs it.
+	FailOpen FailurePolicy = "open"
+	// Shadow runs the guard and logs its verdict, but always passes.
+	Shadow FailurePolicy = "shadow"
+)
+
+// DefaultLimits apply where neither the policy nor the manifest sets a limit.
+var DefaultLimits = abi.Limits{
+	TimeoutMs:      1000,
+	MemoryPages:    1024, // 64 MiB
+	MaxInputBytes:  1 << 20,
+	MaxOutputBytes: 1 << 20,
+}
+
+// Policy is what the operator allows one plugin. Zero fields take defaults.
+type Policy struct {
+	// Limits cap what the manifest may ask for; zero fields mean DefaultLimits.
+	Limits abi.Limits
+	// PoolSize bounds the instances per tenant; 0 means 2.
+	PoolSize int
+	// MaxCallsPerInstance recycles an instance after that many calls, which
+	// bounds a guest heap's growth; 0 means 10000.
+	MaxCallsPerInstance int
+	// LoadTimeout bounds the start of one instance; 0 means 10 s.
+	LoadTimeout time.Duration
+	// Failure applies to guards; "" means FailClosed.
+	Failure FailurePolicy
+	// Config is the plugin's configuration (a JSON object), checked against
+	// the manifest's configSchema at load.
+	Config json.RawMessage
+}
+
+func (p Policy) withDefaults() Policy {
+	if p.Limits.TimeoutMs == 0 {
+		p.Limits.TimeoutMs = DefaultLimits.TimeoutMs
+	}
+	if p.Limits.MemoryPages == 0 {
+		p.Limits.MemoryPages = DefaultLimits.MemoryPages
+	}
+	if p.Limits.MaxInputBytes == 0 {
+		p.Limits.MaxInputBytes = DefaultLimits.MaxInputBytes
+	}
+	if p.Limits.MaxOutputBytes == 0 {
+		p.Limits.MaxOutputBytes = DefaultLimits.MaxOutputBytes
+	}
+	if p.PoolSize == 0 {
+		p.PoolSize = 2
+	}
+	if p.MaxCallsPerInstance == 0 {
+		p.MaxCallsPerInstance = 10000
+	}
+	if p.LoadTimeout == 0 {
+		p.LoadTimeout = 10 * time.Second
+	}
+	if p.Failure == "" {
+		p.Failure = FailClosed
+	}
+	return p
+}
+
+// Plugin is a loaded, verified plugin. It is safe for concurrent use.
+type Plugin struct {
+	host     *Host
+	ref      string // name@version
+	source   string
+	digest   string
+	manifest abi.Manifest
+	limits   abi.Limits
+	policy   Policy
+	engine   engine
+
+	mu     sync.Mutex
+	pools  map[string]*pool
+	spare  *instance
+	closed bool
+
+	live     atomic.Int64
+	inflight atomic.Int64
+	stats    counters
+}
+
+// Manifest returns the plugin's manifest.
+func (p *Plugin) Manifest() abi.Manifest { return p.manifest }
+
+// Digest returns the hex sha256 of the module.
+func (p *Plugin) Digest() string { return p.digest }
+
+// Ref returns "name@version".
+func (p *Plugin) Ref() string { return p.ref }
+
+// Limits returns the limits in force for each call.
+func (p *Plugin) Limits() abi.Limits { return p.limits }
+
+// Loader returns "direct" or "extism".
+func (p *Plugin) Loader() string { return p.engine.kind() }
+
+func (p *Plugin) pool(tenant string) (*pool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("host: %s: %w", p.ref, ErrClosed)
+	}
+	pl, ok := p.pools[tenant]
+	if !ok {
+		pl = newPool(p, tenant, p.policy.PoolSize)
+		p.pools[tenant] = pl
+	}
+	return pl, nil
+}
+
+func (p *Plugin) takeSpare() *instance {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.spare
+	p.spare = nil
+	return s
+}
+
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.policy.LoadTimeout)
+	defer cancel()
+	box := newSandbox(p.host)
+	box.clock = p.manifest.Grants(abi.CapClock)
+	box.random = p.manifest.Grants(abi.CapRandom)
+	impl, err := p.engine.newInstance(ctx, box)
+	if err != nil {
+		return nil, err
+	}
+	p.live.Add(1)
+	p.stats.created.Add(1)
+	return &instance{impl: impl, box: box, st: &callState{plugin: p, rec: abi.NewRecorder(&p.manifest, p.limits.MaxOutputBytes), box: box}}, nil
+}
+
+func (p *Plugin) closeInstance(ctx context.Context, inst *instance) {
+	inst.impl.close(context.WithoutCancel(ctx))
+	p.live.Add(-1)
+	p.stats.closed.Add(1)
+	p.maybeRelease(ctx)
+}
+
+// maybeRelease frees the compiled module once the plugin is closed and its
+// last instance is gone.
+func (p *Plugin) maybeRelease(ctx context.Context) {
+	p.mu.Lock()
+	done := p.closed && p.live.Load() == 0 && p.engine != nil
+	eng := p.engine
+	if done {
+		p.engine = releasedEngine{eng.kind()}
+	}
+	p.mu.Unlock()
+	if done {
+		_ = eng.close(context.WithoutCancel(ctx))
+	}
+}
+
+// Close stops new calls. Calls in flight finish on their instances, which
+// are closed as they return; the compiled module is freed after the last.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	pools := p.pools
+	spare := p.spare
+	p.spare = nil
+	p.mu.Unlock()
+	if spare != nil {
+		p.closeInstance(ctx, spare)
+	}
+	for _, pl := range pools {
+		pl.close(ctx)
+	}
+	p.maybeRelease(ctx)
+	p.host.forget(p)
+	return nil
+}
+
+type releasedEngine struct{ k string }
+
+func (r releasedEngine) kind() string { return r.k }
+func (releasedEngine) newInstance(context.Context, *sandbox) (instanceImpl, error) {
+	return nil, ErrClosed
+}
+func (releasedEngine) close(context.Context) error { return nil }
+
+// Invoke runs one decision on a request envelope (JSON, abi.Request) and
+// returns the plugin's verdict, or a *CallError when the plugin failed. It
+// applies no failure policy; Guard and Builtin do.
+func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Verdict, error) {
+	start := time.Now()
+	p.inflight.Add(1)
+	defer p.inflight.Add(-1)
+	if len(req) > p.limits.MaxInputBytes {
+		p.stats.inputTooLarge.Add(1)
+		return abi.Verdict{}, &CallError{Plugin: p.ref, Code: abi.PluginInputTooLarge, Kind: ErrInputTooLarge,
+			Detail: fmt.Sprint(p.limits.MaxInputBytes)}
+	}
+	pl, err := p.pool(tenant)
+	if err != nil {
+		return abi.Verdict{}, p.unavailable(ErrClosed, err)
+	}
+	inst, err := pl.acquire(ctx)
+	if err != nil {
+		kind := ErrUnavailable
+		if errors.Is(err, ErrClosed) {
+			kind = ErrClosed
+		}
+		return abi.Verdict{}, p.unavailable(kind, err)
+	}
+	inst.calls++
+	inst.st.rec.Reset()
+	inst.st.logs = 0
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(p.limits.TimeoutMs)*time.Millisecond)
+	err = inst.impl.handle(withState(cctx, inst.st), req)
+	cancel()
+	if err != nil {
+		ce := p.classify(ctx, err, inst)
+		pl.release(ctx, inst, false)
+		p.stats.observe(time.Since(start))
+		return abi.Verdict{}, ce
+	}
+	v, verr := inst.st.rec.Finish()
+	pl.release(ctx, inst, true)
+	p.stats.observe(time.Since(start))
+	if verr != nil {
+		var viol *abi.Violation
+		errors.As(verr, &viol)
+		if viol.Code == abi.PluginOutputTooLarge {
+			p.stats.outputTooLarge.Add(1)
+		} else {
+			p.stats.violations.Add(1)
+		}
+		return abi.Verdict{}, &CallError{Plugin: p.ref, Code: viol.Code, Kind: ErrViolation, Violation: viol, Detail: viol.Text(abi.LocaleEN)}
+	}
+	p.stats.count(v)
+	return v, nil
+}
+
+func (p *Plugin) unavailable(kind, err error) *CallError {
+	p.stats.unavailable.Add(1)
+	code := abi.PluginUnavailable
+	if p.manifest.Role == abi.RoleGuard {
+		code = abi.GuardUnavailable
+	}
+	return &CallError{Plugin: p.ref, Code: code, Kind: kind, Err: err}
+}
+
+// classify turns a failed guest call into a CallError.
+func (p *Plugin) classify(ctx context.Context, err error, inst *instance) *CallError {
+	stderr := inst.impl.stderr()
+	ce := &CallError{Plugin: p.ref, Stderr: stderr, Err: err}
+	code, isExit := exitCode(err)
+	switch {
+	case ctx.Err() != nil:
+		p.stats.unavailable.Add(1)
+		ce.Kind, ce.Code = ErrCanceled, abi.GuardUnavailable
+		if p.manifest.Role != abi.RoleGuard {
+			ce.Code = abi.PluginUnavailable
+		}
+		ce.Detail = "canceled by the caller"
+	case isExit && (code == sys.ExitCodeDeadlineExceeded || code == sys.ExitCodeContextCanceled):
+		p.stats.timeouts.Add(1)
+		ce.Kind, ce.Code = ErrTimeout, abi.PluginTimeout
+		ce.Detail = fmt.Sprintf("%dms", p.limits.TimeoutMs)
+	case strings.Contains(stderr, "out of memory"):
+		p.stats.memory.Add(1)
+		ce.Kind, ce.Code = ErrMemoryLimit, abi.PluginMemoryLimit
+		ce.Detail = fmt.Sprintf("%d pages", p.limits.MemoryPages)
+	default:
+		p.stats.traps.Add(1)
+		ce.Kind, ce.Code = ErrTrap, abi.PluginTrap
+		ce.Detail = trapDetail(err, stderr, isExit, code)
+	}
+	return ce
+}
+
+func trapDetail(err error, stderr string, isExit bool, code uint32) string {
+	for _, line := range strings.Split(stderr, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return truncate(line, 200)
+		}
+	}
+	if isExit {
+		return fmt.Sprintf("exit code %d", code)
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return truncate(msg, 200)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Guard runs a guard on req and applies the failure policy, so the result is
+// always a verdict: pass, or an observation. Effects of a shadow or failed
+// call are dropped.
+func (p *Plugin) Guard(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	if p.manifest.Role != abi.RoleGuard || (req.Phase != "" && !p.manifest.RunsIn(req.Phase)) {
+		ce := p.unavailable(ErrWrongRole, fmt.Errorf("host: %s is a %s for phases %v, called as guard in phase %q: %w",
+			p.ref, p.manifest.Role, p.manifest.Phases, req.Phase, ErrWrongRole))
+		return abi.Verdict{Observation: ptr(p.failure(ce, req.Locale))}
+	}
+	req.Kind = abi.RoleGuard
+	v, err := p.call(ctx, tenant, req)
+	switch p.policy.Failure {
+	case Shadow:
+		p.host.log.Info("shadow guard verdict", "plugin", p.ref, "tool", req.Tool, "phase", req.Phase, "verdict", verdictSummary(v, err))
+		if err != nil || !v.Pass {
+			p.stats.shadowDiffers.Add(1)
+		}
+		return abi.Verdict{Pass: true}
+	case FailOpen:
+		if err != nil {
+			p.stats.failOpen.Add(1)
+			p.host.log.Warn("guard failed open", "plugin", p.ref, "tool", req.Tool, "err", err)
+			return abi.Verdict{Pass: true}
+		}
+	}
+	if err != nil {
+		return abi.Verdict{Observation: ptr(p.failure(err, req.Locale))}
+	}
+	return v
+}
+
+// Builtin runs a builtin tool on req. A failure of the plugin is a FAILED
+// observation; a tool the plugin does not provide is CATALOG_DENIED.
+func (p *Plugin) Builtin(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	if p.manifest.Role != abi.RoleBuiltin || !p.manifest.Provides(req.Tool) {
+		l := req.Locale
+		o := abi.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(l, "tool", req.Tool), abi.NextCatalog.Text(l))
+		return abi.Verdict{Observation: &o}
+	}
+	req.Kind = abi.RoleBuiltin
+	v, err := p.call(ctx, tenant, req)
+	if err != nil {
+		return abi.Verdict{Observation: ptr(p.failure(err, req.Locale))}
+	}
+	return v
+}
+
+func (p *Plugin) call(ctx context.Context, tenant string, req *abi.Request) (abi.Verdict, error) {
+	req.ABI = abi.Version
+	if req.Config == nil {
+		req.Config = p.policy.Config
+	}
+	// Deny by default: only the state views the manifest asked for travel.
+	for k := range req.State {
+		if c := abi.Capability(k); !c.IsStateView() || !p.manifest.Grants(c) {
+			delete(req.State, k)
+		}
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return abi.Verdict{}, p.unavailable(ErrUnavailable, fmt.Errorf("host: %s: encode request: %w", p.ref, err))
+	}
+	return p.Invoke(ctx, tenant, b)
+}
+
+// failure turns a failed call into the observation its role calls for.
+func (p *Plugin) failure(err error, l abi.Locale) abi.Observation {
+	var ce *CallError
+	if !errors.As(err, &ce) {
+		ce = p.unavailable(ErrUnavailable, err)
+	}
+	info, _ := ce.Code.Info()
+	detail := ce.Detail
+	if ce.Violation != nil {
+		detail = ce.Violation.Text(l)
+	} else if detail == "" && ce.Kind != nil {
+		detail = ce.Kind.Error()
+	}
+	reason := info.Reason(l, "plugin", p.ref, "detail", detail, "timeout", fmt.Sprintf("%dms", p.limits.TimeoutMs),
+		"limit", fmt.Sprint(p.limits.MaxOutputBytes))
+	if ce.Code == abi.PluginInputTooLarge {
+		reason = info.Reason(l, "plugin", p.ref, "limit", fmt.Sprint(p.limits.MaxInputBytes))
+	}
+	var next string
+	switch info.Signal {
+	case abi.SignalRetry:
+		next = abi.NextRetryLater.Text(l)
+	case abi.SignalChange:
+		next = abi.NextShrinkCall.Text(l)
+	default:
+		next = abi.NextReportFailure.Text(l)
+	}
+	var o abi.Observation
+	if p.manifest.Role == abi.RoleGuard {
+		o = abi.Rejected(ce.Code, reason, next)
+	} else {
+		o = abi.Failed(ce.Code, reason, next)
+	}
+	o.Locale = l
+	return o
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func verdictSummary(v abi.Verdict, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case v.Pass:
+		return "pass"
+	case v.Observation != nil:
+		return v.Observation.Outcome.String() + " " + string(v.Observation.Code)
+	}
+	return "none"
+}

@@ -1,0 +1,87 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// pool is the bounded set of instances of one plugin for one tenant. An
+// instance is held by one call at a time; a failed instance is closed.
+type pool struct {
+	p      *Plugin
+	tenant string
+	sem    chan struct{}
+
+	mu     sync.Mutex
+	idle   []*instance
+	closed bool
+}
+
+func newPool(p *Plugin, tenant string, size int) *pool {
+	return &pool{p: p, tenant: tenant, sem: make(chan struct{}, size)}
+}
+
+func (pl *pool) acquire(ctx context.Context) (*instance, error) {
+	select {
+	case pl.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("host: %s: waiting for an instance: %w: %w", pl.p.ref, ErrUnavailable, ctx.Err())
+	}
+	pl.mu.Lock()
+	if pl.closed {
+		pl.mu.Unlock()
+		<-pl.sem
+		return nil, fmt.Errorf("host: %s: %w", pl.p.ref, ErrClosed)
+	}
+	if n := len(pl.idle); n > 0 {
+		inst := pl.idle[n-1]
+		pl.idle = pl.idle[:n-1]
+		pl.mu.Unlock()
+		return inst, nil
+	}
+	pl.mu.Unlock()
+	inst := pl.p.takeSpare()
+	if inst != nil {
+		return inst, nil
+	}
+	inst, err := pl.p.newInstance(ctx)
+	if err != nil {
+		<-pl.sem
+		return nil, fmt.Errorf("host: %s: new instance: %w: %w", pl.p.ref, ErrUnavailable, err)
+	}
+	return inst, nil
+}
+
+// release returns inst to the pool if it is healthy and still young, and
+// closes it otherwise.
+func (pl *pool) release(ctx context.Context, inst *instance, healthy bool) {
+	pl.mu.Lock()
+	keep := healthy && !pl.closed && inst.calls < pl.p.policy.MaxCallsPerInstance
+	if keep {
+		pl.idle = append(pl.idle, inst)
+	}
+	pl.mu.Unlock()
+	if !keep {
+		pl.p.closeInstance(ctx, inst)
+	}
+	<-pl.sem
+}
+
+// close closes the idle instances; busy ones are closed on release.
+func (pl *pool) close(ctx context.Context) {
+	pl.mu.Lock()
+	pl.closed = true
+	idle := pl.idle
+	pl.idle = nil
+	pl.mu.Unlock()
+	for _, inst := range idle {
+		pl.p.closeInstance(ctx, inst)
+	}
+}
+
+func (pl *pool) idleCount() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return len(pl.idle)
+}

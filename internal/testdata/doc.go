@@ -1,0 +1,36 @@
+// Package testdata holds the plugin fixtures the host's tests load, and the
+// helper that builds them.
+//
+// Every Go fixture lives in guests/<name>/main.go, a package main built with
+// the standard toolchain for WASI preview 1 as a reactor:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o <name>.wasm ./internal/testdata/guests/<name>
+//
+// Wasm does this on demand (and `make plugins` does it ahead of time), so no
+// built Go module is committed. The fixtures in wat/ cover what Go cannot
+// express (a module that is not a plugin, a forbidden import, a wrong ABI
+// version, an out-of-bounds pointer); each .wasm beside its .wat was built with
+//
+//	wat2wasm wat/<name>.wat -o wat/<name>.wasm
+//
+// and is committed because it is a few hundred bytes.
+//
+// One fixture per failure mode:
+//
+//	good           well-behaved guard: passes, or rejects when asked to
+//	noop           trivial guard that passes (benchmarks)
+//	loop           handler loops forever
+//	membomb        handler allocates past the memory cap
+//	panicstart     panics in init, before the first call
+//	panichandler   panics in the handler
+//	noresult       returns without a result
+//	tworesults     reports two results in one call
+//	nonext         non-success without a next step
+//	unknowncode    non-success with an unregistered code
+//	openfile       tries to read host files
+//	socket         tries to open network connections
+//	sysinfo        reads the clock, environment and randomness without a grant
+//	bigoutput      reports a result over the output limit
+//	slowstart      loops in init, past the load deadline
+//	ungranted      emits an effect its manifest was not granted
+package testdata

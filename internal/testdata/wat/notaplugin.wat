@@ -1,0 +1,4 @@
+;; A valid module that exports neither Warden ABI.
+(module
+  (memory (export "memory") 1)
+  (func (export "hello")))
