@@ -13,6 +13,9 @@ var ErrDigestMismatch = errors.New("module digest does not match its pin")
 // ErrNotAPlugin is returned for a module that exports neither Warden ABI.
 var ErrNotAPlugin = errors.New("module is not a warden plugin")
 
+// ErrCompile is returned for a module wazero cannot compile within the limits.
+var ErrCompile = errors.New("module does not compile")
+
 // ErrABIVersion is returned for a plugin built for another ABI version.
 var ErrABIVersion = errors.New("unsupported ABI version")
 

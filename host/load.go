@@ -66,7 +66,7 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	}
 	cm, err := cls.rt.CompileModule(ctx, src.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrNotAPlugin, err)
+		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 	}
 	if importsModule(cm, extismEnvModule) {
 		_ = cm.Close(ctx)
@@ -97,7 +97,7 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 			return nil, err
 		}
 		if cm, err = cls.rt.CompileModule(ctx, src.Bytes); err != nil {
-			return nil, fmt.Errorf("host: compile %s: %w", name, err)
+			return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 		}
 		p.engine = &directEngine{cls: cls, compiled: cm}
 		if m, impl, box, err = h.prewarm(ctx, p, name); err != nil {

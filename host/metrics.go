@@ -9,7 +9,7 @@ import (
 
 // counters are a plugin's own metrics, updated without locks.
 type counters struct {
-	success, failed, rejected, deferred, pass          atomic.Uint64
+	success, failed, rejected, deferred, pass           atomic.Uint64
 	traps, timeouts, memory, violations, outputTooLarge atomic.Uint64
 	inputTooLarge, unavailable, failOpen, shadowDiffers atomic.Uint64
 	created, closed                                     atomic.Uint64

@@ -81,3 +81,14 @@ func Build(pkg string) (string, error) {
 	built[pkg] = out
 	return out, nil
 }
+
+// CacheDir is a compilation cache shared by the tests of every package, so
+// a fixture compiles once per machine rather than once per test.
+func CacheDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(Root(), "bin", "cache")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -15,10 +15,11 @@ func init() {
 	guest.Serve(guest.Plugin{
 		Manifest: abi.Manifest{Name: "socket", Version: "1.0.0", Role: abi.RoleGuard, Phases: []abi.Phase{abi.PhaseBefore}},
 		Handle: func(c *guest.Call) {
-			_, err1 := net.Dial("tcp", "127.0.0.1:80")
-			_, err2 := net.Listen("tcp", "127.0.0.1:0")
-			_, err3 := net.LookupHost("localhost")
-			c.Success("tried", []byte(fmt.Sprintf(`{"dial":%q,"listen":%q,"lookup":%q}`, errText(err1), errText(err2), errText(err3))))
+			// Go's wasip1 port fakes listeners inside the guest; what must
+			// fail is reaching anything outside it.
+			_, err1 := net.Dial("tcp", c.Args().Get("addr").String())
+			_, err2 := net.LookupHost("localhost")
+			c.Success("tried", []byte(fmt.Sprintf(`{"dial":%q,"lookup":%q}`, errText(err1), errText(err2))))
 		},
 	})
 }
