@@ -65,7 +65,7 @@ var hints = map[Hint][2]string{
 	NextApproval:         {"调用 builtin_node_approval 申请用户确认，toolName 填 {tool}", "ask the user to confirm with builtin_node_approval, toolName {tool}"},
 	NextApprovalMismatch: {"调用 builtin_node_approval 时 toolName 填被拦下的写工具 {gated}", "call builtin_node_approval with toolName {gated}, the write that is held"},
 	NextCallWriteFirst:   {"先直接调用写工具，被拦下后再按提示申请确认", "call the write tool directly first; ask for approval only when it is held"},
-	NextApprovedFailed:   {"用 builtin_node_follow_up 向用户说明失败原因并询问如何处理；用户不再继续时调用 builtin_node_fail；不要自行改用其它写操作补救", "explain the failure to the user with builtin_node_follow_up and ask how to proceed; call builtin_node_fail if the user stops; do not try another write on your own"},
+	NextApprovedFailed:   {"用 builtin_node_follow_up 向用户说明失败原因并询问如何处理；用户不再继续时 builtin_node_fail；不要自行改用其它写操作补救", "explain the failure to the user with builtin_node_follow_up and ask how to proceed; call builtin_node_fail if the user stops; do not try another write on your own"},
 	NextBusiness:         {"根据失败原因修正参数后再调用，或用 builtin_node_follow_up 向用户说明并询问；无法继续时调用 builtin_node_fail", "fix the arguments according to the failure and call again, or explain to the user with builtin_node_follow_up; call builtin_node_fail if you cannot go on"},
 	NextCatalog:          {"只调用本节点工具目录中的工具", "call only tools listed in this node's catalogue"},
 	NextWaitVerify:       {"等待写结果核实完成，不要再次调用该写工具", "wait until the write is verified; do not call the write tool again"},

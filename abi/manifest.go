@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Manifest is what a plugin declares about itself. The guest exports it; the
@@ -51,7 +52,8 @@ func ParseManifest(b []byte) (Manifest, error) {
 	if err := dec.Decode(&m); err != nil {
 		return Manifest{}, fmt.Errorf("abi: manifest: %w: %w", ErrInvalidManifest, err)
 	}
-	if dec.More() {
+	// More would let a stray "}" or "]" through; only whitespace may follow.
+	if _, err := dec.Token(); err != io.EOF {
 		return Manifest{}, fmt.Errorf("abi: manifest: %w: trailing data", ErrInvalidManifest)
 	}
 	if err := m.Validate(); err != nil {

@@ -36,7 +36,7 @@ func numEqual(a, b gjson.Result) bool {
 	if a.Num != b.Num {
 		return false
 	}
-	if a.Num > 1<<53 || a.Num < -(1<<53) {
+	if a.Num >= 1<<53 || a.Num <= -(1<<53) {
 		if strings.IndexAny(a.Raw, ".eE") < 0 && strings.IndexAny(b.Raw, ".eE") < 0 {
 			return a.Raw == b.Raw
 		}

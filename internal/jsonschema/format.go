@@ -169,7 +169,16 @@ func isHostname(h string) bool {
 	if h == "" || len(h) > 253 {
 		return false
 	}
-	for _, label := range strings.Split(h, ".") {
+	for h != "" {
+		label := h
+		if dot := strings.IndexByte(h, '.'); dot >= 0 {
+			label, h = h[:dot], h[dot+1:]
+			if h == "" {
+				return false // trailing dot
+			}
+		} else {
+			h = ""
+		}
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
