@@ -2,12 +2,175 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentwarden/warden/contract"
 )
 
+const skillUsage = `usage: warden skill validate [--json] PATH
+
+PATH is a skill_contract file (JSON, comments allowed; the skill_key is the
+file name without its extension) or a skill-store directory (agent_profile,
+skill_profile, agent_skill_binding and skill_tool_binding as .yaml, .yml or
+.json). Every problem is printed; the exit code is 1 when a skill would be
+dropped (or an agent is left without skills), 0 otherwise, 2 on usage errors.
+`
+
 // cmdSkill handles `warden skill ...`.
-func cmdSkill(_ context.Context, _ []string, _, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "warden skill: not built yet")
-	return 2
+func cmdSkill(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "validate" {
+		if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprint(stdout, skillUsage)
+			return 0
+		}
+		fmt.Fprint(stderr, skillUsage)
+		return 2
+	}
+	fs := flag.NewFlagSet("warden skill validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, skillUsage) }
+	asJSON := fs.Bool("json", false, "print machine-readable JSON")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprint(stderr, skillUsage)
+		return 2
+	}
+	rep, err := validatePath(ctx, fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "warden skill validate: %v\n", err)
+		return 2
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "warden skill validate: %v\n", err)
+			return 2
+		}
+	} else {
+		rep.writeText(stdout)
+	}
+	if rep.Dropped > 0 || len(rep.AgentsWithoutSkills) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// validateReport is the result of `warden skill validate`, and its --json form.
+type validateReport struct {
+	Path                string        `json:"path"`
+	Skills              []skillReport `json:"skills"`
+	Checked             int           `json:"checked"`
+	Dropped             int           `json:"dropped"`
+	Warnings            int           `json:"warnings"`
+	AgentsWithoutSkills []string      `json:"agentsWithoutSkills,omitempty"`
+}
+
+type skillReport struct {
+	SkillKey string    `json:"skillKey"`
+	Source   string    `json:"source,omitempty"`
+	Loaded   bool      `json:"loaded"`
+	Problems []problem `json:"problems"`
+}
+
+type problem struct {
+	Severity string `json:"severity"` // error | warning
+	Rule     string `json:"rule"`
+	SkillKey string `json:"skillKey"`
+	Path     string `json:"path"`
+	Message  string `json:"message"`
+}
+
+func validatePath(ctx context.Context, path string) (*validateReport, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &validateReport{Path: path, Skills: []skillReport{}}
+	if !info.IsDir() {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		key := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		rep.add(key, path, src)
+		return rep, nil
+	}
+	tables, err := contract.NewDirStore(path).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range tables.Skills {
+		if s.Status != contract.StatusActive {
+			continue
+		}
+		rep.add(s.SkillKey, "skill_profile id "+string(s.ID), []byte(s.SkillContract))
+	}
+	loader := contract.NewLoader(staticStore{tables}, slog.New(slog.DiscardHandler))
+	for _, a := range tables.Agents {
+		if a.Status != contract.StatusActive {
+			continue
+		}
+		if _, err := loader.Load(ctx, a.AgentCode); errors.Is(err, contract.ErrNoSkills) {
+			rep.AgentsWithoutSkills = append(rep.AgentsWithoutSkills, a.AgentCode)
+		}
+	}
+	return rep, nil
+}
+
+// staticStore serves tables already read.
+type staticStore struct{ t contract.Tables }
+
+func (s staticStore) AgentTables(_ context.Context, code string) (contract.Tables, error) {
+	return s.t.Filter(code), nil
+}
+
+func (r *validateReport) add(key, source string, src []byte) {
+	_, warns, err := contract.Parse(key, src)
+	sr := skillReport{SkillKey: key, Source: source, Loaded: err == nil, Problems: []problem{}}
+	for _, p := range contract.Problems(err) {
+		sr.Problems = append(sr.Problems, problem{"error", string(p.Rule), p.SkillKey, p.Path, p.Message()})
+	}
+	for _, w := range warns {
+		sr.Problems = append(sr.Problems, problem{"warning", string(w.Rule), w.SkillKey, w.Path, w.Message})
+	}
+	r.Checked++
+	r.Warnings += len(warns)
+	if err != nil {
+		r.Dropped++
+	}
+	r.Skills = append(r.Skills, sr)
+}
+
+func (r *validateReport) writeText(w io.Writer) {
+	for _, s := range r.Skills {
+		for _, p := range s.Problems {
+			label := "ERROR"
+			if p.Severity == "warning" {
+				label = "WARN "
+			}
+			path := p.Path
+			if path == "" {
+				path = "(contract)"
+			}
+			fmt.Fprintf(w, "%s rule %-3s %s %s: %s\n", label, p.Rule, p.SkillKey, path, p.Message)
+		}
+	}
+	for _, a := range r.AgentsWithoutSkills {
+		fmt.Fprintf(w, "ERROR agent %s has no loadable skill: planning would fail\n", a)
+	}
+	fmt.Fprintf(w, "%d skill(s) checked, %d dropped, %d warning(s)\n", r.Checked, r.Dropped, r.Warnings)
 }

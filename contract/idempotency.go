@@ -1,0 +1,199 @@
+package contract
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CanonicalJSON re-encodes a JSON value so that equal values have equal
+// bytes: object keys sorted, no insignificant whitespace, no HTML escaping,
+// and numbers normalised (1.0, 1e0 and 1 all become 1; an integer literal
+// keeps every digit).
+func CanonicalJSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("contract: canonical json: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("contract: canonical json: trailing data after the value")
+	}
+	var b bytes.Buffer
+	if err := writeCanonical(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeCanonical(b *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case json.Number:
+		b.WriteString(canonicalNumber(x))
+	case string:
+		writeString(b, x)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeCanonical(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			if err := writeCanonical(b, x[k]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	default:
+		return fmt.Errorf("contract: canonical json: unexpected %T", v)
+	}
+	return nil
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)       // strings always encode
+	b.Truncate(b.Len() - 1) // Encode appends a newline
+}
+
+func canonicalNumber(n json.Number) string {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return strconv.FormatInt(i, 10)
+	}
+	if isIntLiteral(string(n)) {
+		return string(n) // beyond int64: keep every digit
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return string(n)
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func isIntLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// IdempotencyKey is the key of §14.2 that decides whether two write calls
+// are the same business action. With key paths, the values at those
+// parameter paths (lexicographic path order, missing ones skipped) are
+// hashed as "path=canonical-json" lines with SHA-256. When no path is
+// configured or every one is missing, the key is SHA-256 over the tool name
+// and the canonical form of all arguments. The result is lowercase hex.
+// Arguments that are not JSON are hashed as given.
+func IdempotencyKey(tool string, keyPaths []string, args []byte) string {
+	paths := slices.Clone(keyPaths)
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	h := sha256.New()
+	found := false
+	for _, p := range paths {
+		pp, err := ParseParamPath(p)
+		if err != nil {
+			continue
+		}
+		v := pp.Get(args)
+		if !hasValue(v) {
+			continue
+		}
+		c, err := CanonicalJSON([]byte(v.Raw))
+		if err != nil {
+			c = []byte(v.Raw)
+		}
+		fmt.Fprintf(h, "%s=%s\n", p, c)
+		found = true
+	}
+	if found {
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	h.Reset()
+	c, err := CanonicalJSON(args)
+	if err != nil {
+		c = bytes.TrimSpace(args)
+	}
+	h.Write([]byte(strings.TrimSpace(tool)))
+	h.Write([]byte{0})
+	h.Write(c)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// KeyFor is the tool's §14.2 idempotency key for the given (bound) arguments.
+func (t *Tool) KeyFor(args []byte) string {
+	if t == nil {
+		return IdempotencyKey("", nil, args)
+	}
+	return IdempotencyKey(t.Name, t.IdempotencyKey, args)
+}
+
+// BuildArgs builds the arguments of the verify call (§6.4) from the original
+// write request: each configured argument is its const or the value of its
+// call.<path>; without args the original request is passed whole. A call
+// path that finds nothing leaves the argument out.
+func (v *Verify) BuildArgs(original []byte) (json.RawMessage, error) {
+	if v == nil || len(v.Args) == 0 {
+		return append(json.RawMessage(nil), original...), nil
+	}
+	doc := []byte("{}")
+	var err error
+	for _, k := range sortedKeys(v.Args) {
+		a := v.Args[k]
+		var raw []byte
+		switch {
+		case a.Const != nil:
+			raw = a.Const
+		case a.From != nil:
+			r := a.From.Path.Get(original)
+			if !r.Exists() {
+				continue
+			}
+			raw = []byte(r.Raw)
+		default:
+			continue
+		}
+		if doc, err = SetRaw(doc, k, raw); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
+}

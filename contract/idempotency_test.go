@@ -1,0 +1,75 @@
+package contract
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+)
+
+func TestCanonicalJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{`{"b":1,"a":[true,null,"x"]}`, `{"a":[true,null,"x"],"b":1}`},
+		{` { "z" : { "y" : 1.0 , "x" : 1e2 } } `, `{"z":{"x":100,"y":1}}`},
+		{`"<&>"`, `"<&>"`},
+		{`12345678901234567890`, `12345678901234567890`},
+		{`9007199254740993`, `9007199254740993`},
+		{`0.5`, `0.5`},
+	}
+	for _, tt := range tests {
+		got, err := CanonicalJSON([]byte(tt.in))
+		if err != nil || string(got) != tt.want {
+			t.Errorf("CanonicalJSON(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{``, `{`, `1 2`} {
+		if _, err := CanonicalJSON([]byte(bad)); err == nil {
+			t.Errorf("CanonicalJSON(%q) succeeded", bad)
+		}
+	}
+}
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	keys := []string{"title", "spaceId"} // §14.2: idempotencyKey: ["title", "spaceId"]
+	a := IdempotencyKey("create_article", keys, []byte(`{"title":"Hello","spaceId":7,"body":"v1"}`))
+	b := IdempotencyKey("create_article", keys, []byte(`{"spaceId":7, "body":"v2", "title":"Hello"}`))
+	if a != b {
+		t.Error("parameters outside the key changed it")
+	}
+	if want := sum("spaceId=7\ntitle=\"Hello\"\n"); a != want {
+		t.Errorf("key = %s, want %s (path order, canonical values)", a, want)
+	}
+	if c := IdempotencyKey("create_article", keys, []byte(`{"title":"Other","spaceId":7}`)); c == a {
+		t.Error("a different title gave the same key")
+	}
+	// A missing path is skipped.
+	if got, want := IdempotencyKey("t", keys, []byte(`{"title":"Hello"}`)), sum("title=\"Hello\"\n"); got != want {
+		t.Errorf("missing path: %s, want %s", got, want)
+	}
+	// Nothing configured, or every path missing: tool name + digest of all args.
+	all := sum("create_article\x00" + `{"body":"v1","x":1}`)
+	if got := IdempotencyKey("create_article", nil, []byte(`{"x":1,"body":"v1"}`)); got != all {
+		t.Errorf("fallback = %s, want %s", got, all)
+	}
+	if got := IdempotencyKey("create_article", []string{"title"}, []byte(`{"x":1,"body":"v1"}`)); got != all {
+		t.Errorf("all missing = %s, want %s", got, all)
+	}
+	if IdempotencyKey("other_tool", nil, []byte(`{"x":1,"body":"v1"}`)) == all {
+		t.Error("the fallback must include the tool name")
+	}
+	// Array paths collect every item.
+	l1 := IdempotencyKey("t", []string{"lines[].code"}, []byte(`{"lines":[{"code":"A"},{"code":"B"}]}`))
+	if want := sum("lines[].code=[\"A\",\"B\"]\n"); l1 != want {
+		t.Errorf("array key = %s", l1)
+	}
+	tool := mustTool(t, `{"sideEffect":"WRITE","success":{"path":"ok","op":"TRUTHY"},"idempotencyKey":["title","spaceId"]}`)
+	if tool.KeyFor([]byte(`{"title":"Hello","spaceId":7}`)) != a {
+		t.Error("Tool.KeyFor differs from IdempotencyKey")
+	}
+}
