@@ -185,6 +185,8 @@ func (d *directInstance) handle(ctx context.Context, req []byte) error {
 	return d.handleFn.CallWithStack(ctx, d.stack[:])
 }
 
+func (d *directInstance) memoryBytes() int64 { return int64(d.mod.Memory().Size()) }
+
 func (d *directInstance) stderr() string { return d.box.stderrBuf.String() }
 
 func (d *directInstance) close(ctx context.Context) { _ = d.mod.Close(ctx) }

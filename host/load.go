@@ -137,7 +137,7 @@ func (h *Host) prewarm(ctx context.Context, p *Plugin, name string) (abi.Manifes
 		return fail(ErrManifest, "%s: %s", exportManifest, startFailure(ctx, err, impl.stderr(), p.policy))
 	}
 	if len(raw) == 0 {
-		return fail(ErrManifest, "the plugin exports no manifest (was guest.Serve called?)")
+		return fail(ErrManifest, "the plugin exports no manifest")
 	}
 	m, err := abi.ParseManifest(raw)
 	if err != nil {
@@ -157,6 +157,7 @@ func (h *Host) finishLoad(ctx context.Context, p *Plugin, m abi.Manifest, limits
 	box.clock = m.Grants(abi.CapClock)
 	box.random = m.Grants(abi.CapRandom)
 	p.spare = &instance{impl: impl, box: box, st: &callState{plugin: p, rec: abi.NewRecorder(&p.manifest, limits.MaxOutputBytes), box: box}}
+	p.noteMemory(p.spare)
 	p.live.Add(1)
 	p.stats.created.Add(1)
 	h.mu.Lock()

@@ -77,6 +77,9 @@ type Stats struct {
 	Latency      []uint64
 	// MemoryPages is the per-instance memory limit.
 	MemoryPages int
+	// InstanceMemoryBytes is the largest linear memory an instance of this
+	// plugin has reached so far.
+	InstanceMemoryBytes int64
 }
 
 // Stats returns a snapshot of p's metrics.
@@ -90,7 +93,7 @@ func (p *Plugin) Stats() Stats {
 		FailOpen: c.failOpen.Load(), ShadowDiffers: c.shadowDiffers.Load(),
 		InstancesLive: p.live.Load(), InstancesCreated: c.created.Load(), InstancesClosed: c.closed.Load(),
 		InFlight: p.inflight.Load(), Calls: c.calls.Load(), TotalLatency: time.Duration(c.nanos.Load()),
-		MemoryPages: p.limits.MemoryPages,
+		MemoryPages: p.limits.MemoryPages, InstanceMemoryBytes: p.memHigh.Load(),
 	}
 	s.Latency = make([]uint64, len(c.buckets))
 	for i := range c.buckets {

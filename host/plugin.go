@@ -100,6 +100,7 @@ type Plugin struct {
 
 	live     atomic.Int64
 	inflight atomic.Int64
+	memHigh  atomic.Int64
 	stats    counters
 }
 
@@ -246,6 +247,7 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 		return abi.Verdict{}, ce
 	}
 	v, verr := inst.st.rec.Finish()
+	p.noteMemory(inst)
 	pl.release(ctx, inst, true)
 	p.stats.observe(time.Since(start))
 	if verr != nil {
@@ -260,6 +262,24 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	}
 	p.stats.count(v)
 	return v, nil
+}
+
+// memorySizer is implemented by instances that can report their linear
+// memory size.
+type memorySizer interface{ memoryBytes() int64 }
+
+func (p *Plugin) noteMemory(inst *instance) {
+	ms, ok := inst.impl.(memorySizer)
+	if !ok {
+		return
+	}
+	n := ms.memoryBytes()
+	for {
+		old := p.memHigh.Load()
+		if n <= old || p.memHigh.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 func (p *Plugin) unavailable(kind, err error) *CallError {
@@ -351,6 +371,15 @@ func (p *Plugin) Guard(ctx context.Context, tenant string, req *abi.Request) abi
 	if err != nil {
 		return abi.Verdict{Observation: ptr(p.failure(err, req.Locale))}
 	}
+	return stamp(v, req.Locale)
+}
+
+// stamp gives a plugin's observation the request's locale, so its Message
+// uses the right template.
+func stamp(v abi.Verdict, l abi.Locale) abi.Verdict {
+	if v.Observation != nil {
+		v.Observation.Locale = l
+	}
 	return v
 }
 
@@ -367,7 +396,7 @@ func (p *Plugin) Builtin(ctx context.Context, tenant string, req *abi.Request) a
 	if err != nil {
 		return abi.Verdict{Observation: ptr(p.failure(err, req.Locale))}
 	}
-	return v
+	return stamp(v, req.Locale)
 }
 
 func (p *Plugin) call(ctx context.Context, tenant string, req *abi.Request) (abi.Verdict, error) {

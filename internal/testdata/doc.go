@@ -18,7 +18,6 @@
 // One fixture per failure mode:
 //
 //	good           well-behaved guard: passes, or rejects when asked to
-//	noop           trivial guard that passes (benchmarks)
 //	loop           handler loops forever
 //	membomb        handler allocates past the memory cap
 //	panicstart     panics in init, before the first call
@@ -33,4 +32,14 @@
 //	bigoutput      reports a result over the output limit
 //	slowstart      loops in init, past the load deadline
 //	ungranted      emits an effect its manifest was not granted
+//
+// The extism* fixtures are the same guards written with the extism Go PDK
+// (github.com/extism/go-pdk), for the extism loader:
+//
+//	extismgood        passes, or rejects when asked to
+//	extismnoresult    returns without a result
+//	extismpanic       panics in the handler
+//	extismloop        loops forever in the handler
+//	extismbadpointer  passes an offset the host cannot read
+//	extismsandbox     reads the clock, environment, files, config and network
 package testdata
