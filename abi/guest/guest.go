@@ -51,6 +51,8 @@ type reporter interface {
 	now() int64
 	random(p []byte)
 	log(level int32, msg string)
+	query(path string) (raw string, ok bool)
+	validate(schemaPath, docPath string) []byte
 }
 
 // Call is one decision: the request envelope and the way to answer it.
@@ -63,8 +65,49 @@ type Call struct {
 // after Handle returns.
 func (c *Call) Raw() []byte { return c.req }
 
-// Get reads a gjson path of the envelope.
-func (c *Call) Get(path string) gjson.Result { return gjson.GetBytes(c.req, path) }
+// Get reads a gjson path (modifiers included: "args.@keys", "lines.#") of
+// the envelope. In wasm the host evaluates the path natively and copies only
+// the result in, which is much faster than scanning the envelope inside the
+// guest; natively it is gjson on the same bytes, so both agree.
+func (c *Call) Get(path string) gjson.Result {
+	raw, ok := c.r.query(path)
+	if !ok {
+		return gjson.Result{}
+	}
+	return gjson.Parse(raw)
+}
+
+// SchemaError is one field-level problem found by Validate.
+type SchemaError struct {
+	Path    string // dotted path in the document, "" for its root
+	Keyword string // the failing schema keyword ("required", "maximum", …)
+	Message string // short English text without the path
+}
+
+// Error returns "path: message" (just the message at the root).
+func (e SchemaError) Error() string {
+	if e.Path == "" {
+		return e.Message
+	}
+	return e.Path + ": " + e.Message
+}
+
+// Validate checks the JSON at docPath of the envelope (e.g. "args")
+// against the JSON Schema at schemaPath (e.g. "schema") and returns every
+// problem; a missing document is checked as null. It returns ErrSchema when
+// the schema itself is invalid. The host runs the validator natively.
+func (c *Call) Validate(schemaPath, docPath string) ([]SchemaError, error) {
+	res := gjson.ParseBytes(c.r.validate(schemaPath, docPath))
+	if msg := res.Get("schemaError").String(); msg != "" {
+		return nil, schemaError(schemaPath, msg)
+	}
+	var out []SchemaError
+	res.Get("errors").ForEach(func(_, e gjson.Result) bool {
+		out = append(out, SchemaError{Path: e.Get("path").String(), Keyword: e.Get("keyword").String(), Message: e.Get("message").String()})
+		return true
+	})
+	return out, nil
+}
 
 // Tool is the name of the tool being called.
 func (c *Call) Tool() string { return c.Get(abi.FieldTool).String() }

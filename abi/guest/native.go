@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/jsonschema"
+	"github.com/tidwall/gjson"
 )
 
 // Native runs a Plugin in-process with the same result contract the host
@@ -22,6 +24,7 @@ type Native struct {
 	clock    func() time.Time
 	seed     uint64
 	fakeTime int64
+	req      []byte
 	Logs     []string
 }
 
@@ -67,6 +70,8 @@ func (n *Native) Call(ctx context.Context, req []byte) (v abi.Verdict, err error
 			v, err = abi.Verdict{}, fmt.Errorf("guest: native %s: %w: %v", n.p.Manifest.Name, ErrPanic, r)
 		}
 	}()
+	n.req = req
+	defer func() { n.req = nil }()
 	c := Call{req: req, r: nativeReporter{n}}
 	n.p.Handle(&c)
 	return n.rec.Finish()
@@ -114,6 +119,15 @@ func (r nativeReporter) random(p []byte) {
 		s := sha256.Sum256(b[:])
 		copy(p[i:], s[:])
 	}
+}
+
+func (r nativeReporter) query(path string) (string, bool) {
+	res := gjson.GetBytes(r.n.req, path)
+	return res.Raw, res.Exists()
+}
+
+func (r nativeReporter) validate(schemaPath, docPath string) []byte {
+	return jsonschema.Check(gjson.GetBytes(r.n.req, schemaPath).Raw, gjson.GetBytes(r.n.req, docPath))
 }
 
 func (r nativeReporter) log(_ int32, msg string) {

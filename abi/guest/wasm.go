@@ -38,7 +38,15 @@ func hostRandom(p unsafe.Pointer, n uint32)
 //go:wasmimport warden log
 func hostLog(level int32, msg unsafe.Pointer, msgLen uint32)
 
+//go:wasmimport warden query
+func hostQuery(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
+
+//go:wasmimport warden validate
+func hostValidate(schemaPath unsafe.Pointer, schemaPathLen uint32, docPath unsafe.Pointer, docPathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
+
 var (
+	// svcBuf receives host service results; it grows to the largest one.
+	svcBuf   = make([]byte, 4096)
 	served   *Plugin
 	manifest []byte
 	input    []byte
@@ -151,4 +159,32 @@ func (wasmReporter) random(p []byte) {
 func (wasmReporter) log(level int32, msg string) {
 	m, ml := sp(msg)
 	hostLog(level, m, ml)
+}
+
+// service calls a host service until its result fits svcBuf.
+func service(call func(buf unsafe.Pointer, capacity uint32) int64) ([]byte, bool) {
+	for {
+		b, n := bp(svcBuf)
+		got := call(b, n)
+		switch {
+		case got < 0:
+			return nil, false
+		case got <= int64(len(svcBuf)):
+			return svcBuf[:got], true
+		}
+		svcBuf = make([]byte, got)
+	}
+}
+
+func (wasmReporter) query(path string) (string, bool) {
+	p, pl := sp(path)
+	out, ok := service(func(buf unsafe.Pointer, capacity uint32) int64 { return hostQuery(p, pl, buf, capacity) })
+	return string(out), ok
+}
+
+func (wasmReporter) validate(schemaPath, docPath string) []byte {
+	s, sl := sp(schemaPath)
+	d, dl := sp(docPath)
+	out, _ := service(func(buf unsafe.Pointer, capacity uint32) int64 { return hostValidate(s, sl, d, dl, buf, capacity) })
+	return append([]byte(nil), out...)
 }
