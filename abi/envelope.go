@@ -43,6 +43,10 @@ type Request struct {
 	Provenance map[string]string `json:"provenance,omitempty"`
 	// Contract is the skill's contract for this tool (tools.<name>).
 	Contract json.RawMessage `json:"contract,omitempty"`
+	// Schema is the tool's input JSON Schema (MCP inputSchema), if any.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// OutputSchema is the tool's output JSON Schema (MCP outputSchema), if any.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Config is the plugin's own configuration, validated at load.
 	Config json.RawMessage `json:"config,omitempty"`
 	// State holds the views the manifest asked for, keyed by capability
@@ -65,6 +69,8 @@ const (
 	FieldBound      = "bound"
 	FieldProvenance = "provenance"
 	FieldContract   = "contract"
+	FieldSchema     = "schema"
+	FieldOutSchema  = "outputSchema"
 	FieldConfig     = "config"
 	FieldState      = "state"
 	FieldResult     = "result"

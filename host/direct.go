@@ -82,6 +82,8 @@ var directHostFuncs = map[string]struct {
 	"now":      {hostNow, nil, []api.ValueType{i64}},
 	"random":   {hostRandom, []api.ValueType{i32, i32}, nil},
 	"log":      {hostLog, []api.ValueType{i32, i32, i32}, nil},
+	"query":    {hostQuery, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	"validate": {hostValidate, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
 func instantiateDirectHost(ctx context.Context, rt wazero.Runtime) error {

@@ -43,7 +43,7 @@ type Policy struct {
 	// PoolSize bounds the instances per tenant; 0 means 2.
 	PoolSize int
 	// MaxCallsPerInstance recycles an instance after that many calls, which
-	// bounds a guest heap's growth; 0 means 10000.
+	// bounds what a leaking guest can hold; 0 means 100000.
 	MaxCallsPerInstance int
 	// LoadTimeout bounds the start of one instance; 0 means 10 s.
 	LoadTimeout time.Duration
@@ -71,7 +71,7 @@ func (p Policy) withDefaults() Policy {
 		p.PoolSize = 2
 	}
 	if p.MaxCallsPerInstance == 0 {
-		p.MaxCallsPerInstance = 10000
+		p.MaxCallsPerInstance = 100000
 	}
 	if p.LoadTimeout == 0 {
 		p.LoadTimeout = 10 * time.Second
@@ -237,15 +237,19 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	inst.calls++
 	inst.st.rec.Reset()
 	inst.st.logs = 0
+	inst.st.req = req
+	inst.st.lastKey, inst.st.lastOut = "", nil
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(p.limits.TimeoutMs)*time.Millisecond)
 	err = inst.impl.handle(withState(cctx, inst.st), req)
 	cancel()
 	if err != nil {
+		inst.st.req = nil
 		ce := p.classify(ctx, err, inst)
 		pl.release(ctx, inst, false)
 		p.stats.observe(time.Since(start))
 		return abi.Verdict{}, ce
 	}
+	inst.st.req = nil
 	v, verr := inst.st.rec.Finish()
 	p.noteMemory(inst)
 	pl.release(ctx, inst, true)

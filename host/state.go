@@ -16,6 +16,12 @@ type callState struct {
 	rec    *abi.Recorder
 	box    *sandbox
 	logs   int
+	// req is the request of the call in progress, for the host services.
+	req []byte
+	// the services' one-entry cache
+	lastKey   string
+	lastOut   []byte
+	lastFound bool
 }
 
 type stateKey struct{}

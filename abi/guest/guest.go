@@ -27,6 +27,7 @@ package guest
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -52,6 +53,7 @@ type reporter interface {
 	random(p []byte)
 	log(level int32, msg string)
 	query(path string) (raw string, ok bool)
+	exists(path string) bool
 	validate(schemaPath, docPath string) []byte
 }
 
@@ -77,6 +79,10 @@ func (c *Call) Get(path string) gjson.Result {
 	return gjson.Parse(raw)
 }
 
+// Has reports whether a gjson path of the envelope matches anything,
+// without copying the value into the guest.
+func (c *Call) Has(path string) bool { return c.r.exists(path) }
+
 // SchemaError is one field-level problem found by Validate.
 type SchemaError struct {
 	Path    string // dotted path in the document, "" for its root
@@ -97,15 +103,25 @@ func (e SchemaError) Error() string {
 // problem; a missing document is checked as null. It returns ErrSchema when
 // the schema itself is invalid. The host runs the validator natively.
 func (c *Call) Validate(schemaPath, docPath string) ([]SchemaError, error) {
-	res := gjson.ParseBytes(c.r.validate(schemaPath, docPath))
-	if msg := res.Get("schemaError").String(); msg != "" {
-		return nil, schemaError(schemaPath, msg)
+	return decodeCheck(schemaPath, c.r.validate(schemaPath, docPath))
+}
+
+// decodeCheck reads the validate service's compact encoding (see
+// internal/jsonschema.Check) without a JSON parser.
+func decodeCheck(schemaPath string, b []byte) ([]SchemaError, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if b[0] == 'S' {
+		return nil, schemaError(schemaPath, string(b[1:]))
 	}
 	var out []SchemaError
-	res.Get("errors").ForEach(func(_, e gjson.Result) bool {
-		out = append(out, SchemaError{Path: e.Get("path").String(), Keyword: e.Get("keyword").String(), Message: e.Get("message").String()})
-		return true
-	})
+	for _, rec := range strings.Split(string(b[1:]), "\n") {
+		f := strings.SplitN(rec, "\x1f", 3)
+		if len(f) == 3 {
+			out = append(out, SchemaError{Path: f[0], Keyword: f[1], Message: f[2]})
+		}
+	}
 	return out, nil
 }
 

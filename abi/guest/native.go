@@ -126,6 +126,8 @@ func (r nativeReporter) query(path string) (string, bool) {
 	return res.Raw, res.Exists()
 }
 
+func (r nativeReporter) exists(path string) bool { return gjson.GetBytes(r.n.req, path).Exists() }
+
 func (r nativeReporter) validate(schemaPath, docPath string) []byte {
 	return jsonschema.Check(gjson.GetBytes(r.n.req, schemaPath).Raw, gjson.GetBytes(r.n.req, docPath))
 }

@@ -182,6 +182,11 @@ func (wasmReporter) query(path string) (string, bool) {
 	return string(out), ok
 }
 
+func (wasmReporter) exists(path string) bool {
+	p, pl := sp(path)
+	return hostQuery(p, pl, nil, 0) >= 0
+}
+
 func (wasmReporter) validate(schemaPath, docPath string) []byte {
 	s, sl := sp(schemaPath)
 	d, dl := sp(docPath)

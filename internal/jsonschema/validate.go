@@ -15,12 +15,12 @@ import (
 type Error struct {
 	// Path is the dotted location of the offending value, such as
 	// "lines.0.goodsCode"; "" is the document root.
-	Path string
+	Path string `json:"path"`
 	// Keyword is the schema keyword that failed ("required", "maximum", …),
 	// or "json" when the document itself is not valid JSON.
-	Keyword string
+	Keyword string `json:"keyword"`
 	// Message is a short English description without the path.
-	Message string
+	Message string `json:"message"`
 }
 
 // Error renders "path: message", or just the message at the root.

@@ -1,84 +1,55 @@
-// Package fieldcheck is a small but realistic guard: it checks the model's
-// arguments against the tool's contract and the guard's config before the
-// call runs. It is the guard the benchmarks run natively and as wasm.
+// Package argcheck is a small but realistic guard: before a call runs, it
+// checks the model's arguments against the tool's input JSON Schema, the way
+// ArgPolicy does (CONTRACT_SPEC §13): parameters the contract binds with
+// from or const are exempt from "required", because binding fills them
+// later. Every failing field is named in one rejection.
 //
-// Rules, in order:
-//   - the arguments must be a JSON object (ARG_REJECTED);
-//   - every parameter the contract lists under args without from/const and
-//     with required (default true) must be present and non-empty;
-//   - with config.allowed, no other top-level parameter may appear;
-//   - with config.maxLength, no string value (at any depth) may be longer.
-//
-// All failures are reported at once, naming each field.
-package fieldcheck
+// The schema check runs through the host's validate service, so in wasm the
+// guard does little more than decide; the same source runs natively, where
+// the SDK calls the same validator in-process. It is the guard the
+// benchmarks run both ways.
+package argcheck
 
 import (
-	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
-	"github.com/tidwall/gjson"
 )
 
-// Plugin is the fieldcheck guard.
+// Plugin is the argcheck guard.
 var Plugin = guest.Plugin{
 	Manifest: abi.Manifest{
-		Name: "fieldcheck", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleGuard,
-		Description: "checks required, allowed and over-long arguments",
+		Name: "argcheck", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleGuard,
+		Description: "checks arguments against the tool's input schema",
 		Phases:      []abi.Phase{abi.PhaseBefore},
-		ConfigSchema: []byte(`{"type":"object","additionalProperties":false,"properties":{` +
-			`"allowed":{"type":"array","items":{"type":"string"}},` +
-			`"maxLength":{"type":"integer","minimum":1}}}`),
 	},
 	Handle: handle,
 }
 
 func handle(c *guest.Call) {
-	args := c.Bound()
 	l := c.Locale()
-	if !args.IsObject() {
-		c.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", c.Tool(), "detail", notObject(l)), abi.NextFixArgs.Text(l))
+	if !c.Has(abi.FieldSchema) {
+		c.Pass(nil)
+		return
+	}
+	doc := abi.FieldArgs
+	if c.Has(abi.FieldBound) {
+		doc = abi.FieldBound
+	}
+	errs, err := c.Validate(abi.FieldSchema, doc)
+	if err != nil {
+		c.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", c.Tool(), "detail", err.Error()), abi.NextFail.Text(l))
 		return
 	}
 	var problems []string
-	c.Contract().Get("args").ForEach(func(path, spec gjson.Result) bool {
-		p := path.String()
-		if strings.Contains(p, "[]") || spec.Get("from").String() != "" || spec.Get("const").Exists() {
-			return true
+	for _, e := range errs {
+		if e.Keyword == "required" && bound(c, e.Path) {
+			continue
 		}
-		if r := spec.Get("required"); r.Exists() && !r.Bool() {
-			return true
-		}
-		if v := args.Get(escape(p)); !v.Exists() || v.Type == gjson.Null || (v.Type == gjson.String && v.Str == "") {
-			problems = append(problems, missing(l, p))
-		}
-		return true
-	})
-	cfg := c.Config()
-	if allowed := cfg.Get("allowed"); allowed.IsArray() {
-		names := allowed.Array()
-		args.ForEach(func(k, _ gjson.Result) bool {
-			for _, a := range names {
-				if a.Str == k.Str {
-					return true
-				}
-			}
-			problems = append(problems, notAllowed(l, k.Str))
-			return true
-		})
-	}
-	if max := int(cfg.Get("maxLength").Int()); max > 0 {
-		walk(args, "", func(path string, v gjson.Result) {
-			if v.Type == gjson.String && utf8.RuneCountInString(v.Str) > max {
-				problems = append(problems, tooLong(l, path, max))
-			}
-		})
+		problems = append(problems, e.Error())
 	}
 	if len(problems) > 0 {
-		sort.Strings(problems)
 		sep := "；"
 		if l == abi.LocaleEN {
 			sep = "; "
@@ -89,33 +60,13 @@ func handle(c *guest.Call) {
 	c.Pass(nil)
 }
 
-func walk(v gjson.Result, path string, fn func(string, gjson.Result)) {
-	switch {
-	case v.IsObject():
-		v.ForEach(func(k, child gjson.Result) bool {
-			walk(child, join(path, k.Str), fn)
-			return true
-		})
-	case v.IsArray():
-		i := 0
-		v.ForEach(func(_, child gjson.Result) bool {
-			walk(child, join(path, strconv.Itoa(i)), fn)
-			i++
-			return true
-		})
-	default:
-		fn(path, v)
-	}
+// bound reports whether the contract fills the parameter with from or const.
+func bound(c *guest.Call, path string) bool {
+	spec := c.Get(abi.FieldContract + ".args." + escape(path))
+	return spec.Get("from").String() != "" || spec.Get("const").Exists()
 }
 
-func join(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "." + b
-}
-
-// escape quotes gjson's wildcard and modifier characters in a contract path.
+// escape quotes gjson's path syntax in a parameter path.
 func escape(path string) string {
 	if !strings.ContainsAny(path, `*?#|@\`) {
 		return path
@@ -129,32 +80,4 @@ func escape(path string) string {
 		b = append(b, path[i])
 	}
 	return string(b)
-}
-
-func notObject(l abi.Locale) string {
-	if l == abi.LocaleEN {
-		return "arguments are not an object"
-	}
-	return "参数不是对象"
-}
-
-func missing(l abi.Locale, p string) string {
-	if l == abi.LocaleEN {
-		return "missing required parameter [" + p + "]"
-	}
-	return "缺少必填参数 [" + p + "]"
-}
-
-func notAllowed(l abi.Locale, p string) string {
-	if l == abi.LocaleEN {
-		return "parameter [" + p + "] is not allowed"
-	}
-	return "参数 [" + p + "] 不在允许范围内"
-}
-
-func tooLong(l abi.Locale, p string, max int) string {
-	if l == abi.LocaleEN {
-		return "parameter [" + p + "] is longer than " + strconv.Itoa(max)
-	}
-	return "参数 [" + p + "] 超过 " + strconv.Itoa(max) + " 个字符"
 }

@@ -1,4 +1,4 @@
-package fieldcheck_test
+package argcheck_test
 
 import (
 	"context"
@@ -7,40 +7,48 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
-	"github.com/agentwarden/warden/examples/guards/fieldcheck"
+	"github.com/agentwarden/warden/examples/guards/argcheck"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 )
 
-const contract = `{"args":{"title":{"sources":["USER"]},"spaceId":{"from":"shared.spaceId"},"body":{},"tags":{"required":false}}}`
+const (
+	contract = `{"args":{"title":{"sources":["USER"]},"spaceId":{"from":"shared.spaceId"}}}`
+	schema   = `{"type":"object","additionalProperties":false,"required":["title","spaceId","body"],` +
+		`"properties":{"title":{"type":"string","maxLength":20},"spaceId":{"type":"integer"},"body":{"type":"string"},` +
+		`"tags":{"type":"array","items":{"type":"string"}}}}`
+	next   = "按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"
+	nextEN = "fix the fields above to match the tool definition and call again; if you cannot tell the values, ask the user with builtin_node_follow_up"
+)
 
 var cases = []struct {
-	name, args, config string
+	name, args, schema string
 	locale             abi.Locale
 	want               string // "" = pass
 }{
-	{"complete", `{"title":"Q3 report","body":"text"}`, `{}`, "", ""},
-	{"missing body", `{"title":"Q3 report"}`, `{}`, "", "参数不符合工具 create_article 的定义：缺少必填参数 [body]。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
-	{"empty title and missing body", `{"title":""}`, `{}`, "", "参数不符合工具 create_article 的定义：缺少必填参数 [body]；缺少必填参数 [title]。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
-	{"not an object", `[1,2]`, `{}`, "", "参数不符合工具 create_article 的定义：参数不是对象。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
-	{"not allowed", `{"title":"a","body":"b","owner":"x"}`, `{"allowed":["title","body","tags"]}`, "", "参数不符合工具 create_article 的定义：参数 [owner] 不在允许范围内。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
-	{"too long en", `{"title":"abcdef","body":"b","tags":["ok","toolong"]}`, `{"maxLength":5}`, abi.LocaleEN, "arguments do not match tool create_article: parameter [tags.1] is longer than 5; parameter [title] is longer than 5. Next: fix the fields above to match the tool definition and call again; if you cannot tell the values, ask the user with builtin_node_follow_up"},
+	{"complete", `{"title":"Q3 report","body":"text"}`, schema, "", ""},
+	{"spaceId is bound, so not required", `{"title":"Q3","body":"b"}`, schema, "", ""},
+	{"no schema", `{"anything":1}`, "", "", ""},
+	{"missing body", `{"title":"Q3 report"}`, schema, "", "参数不符合工具 create_article 的定义：body: required property is missing。下一步：" + next},
+	{"several fields", `{"title":"a title that is far too long","body":3,"owner":"x"}`, schema, "",
+		"参数不符合工具 create_article 的定义：title: \"a title that is far too long\" is longer than the maximum length 20；body: expected string, got number；owner: property is not allowed (additionalProperties is false)。下一步：" + next},
+	{"not an object en", `[1,2]`, schema, abi.LocaleEN, "arguments do not match tool create_article: expected object, got array. Next: " + nextEN},
+	{"broken schema", `{}`, `{"type":"object","properties":{"a":{"type":"bogus"}}}`, "",
+		"参数不符合工具 create_article 的定义：guest: schema at \"schema\": invalid JSON Schema: jsonschema: properties.a.type: invalid type: \"bogus\" is not a JSON type。下一步：调用 builtin_node_fail 说明原因"},
 }
 
-func request(args, config string, l abi.Locale) []byte {
+func request(args, schema string, l abi.Locale) []byte {
 	b, _ := json.Marshal(abi.Request{ABI: abi.Version, Kind: abi.RoleGuard, Phase: abi.PhaseBefore, Tool: "create_article",
-		Args: json.RawMessage(args), Contract: json.RawMessage(contract), Config: json.RawMessage(config), Locale: l})
+		Args: json.RawMessage(args), Contract: json.RawMessage(contract), Schema: json.RawMessage(schema), Locale: l})
 	return b
 }
 
-func message(v abi.Verdict) string {
+func message(v abi.Verdict, l abi.Locale) string {
 	if v.Pass {
 		return ""
 	}
 	o := *v.Observation
-	if o.Text != "" && o.Text[0] < 0x80 {
-		o.Locale = abi.LocaleEN
-	}
+	o.Locale = l
 	return o.Message()
 }
 
@@ -54,7 +62,7 @@ func TestNativeAndWasmAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close(ctx)
-	path, err := testdata.Build("./examples/guards/fieldcheck/cmd")
+	path, err := testdata.Build("./examples/guards/argcheck/cmd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +76,11 @@ func TestNativeAndWasmAgree(t *testing.T) {
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := guest.NewNative(fieldcheck.Plugin, 0)
+			n, err := guest.NewNative(argcheck.Plugin, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := request(tt.args, tt.config, tt.locale)
+			req := request(tt.args, tt.schema, tt.locale)
 			nv, err := n.Call(ctx, req)
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +89,7 @@ func TestNativeAndWasmAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := message(nv); got != tt.want {
+			if got := message(nv, tt.locale); got != tt.want {
 				t.Fatalf("native:\n got %q\nwant %q", got, tt.want)
 			}
 			nj, _ := json.Marshal(nv)

@@ -1,13 +1,13 @@
 //go:build wasip1
 
-// Command fieldcheck serves the fieldcheck guard as a wasm plugin.
+// Command argcheck serves the argcheck guard as a wasm plugin.
 package main
 
 import (
 	"github.com/agentwarden/warden/abi/guest"
-	"github.com/agentwarden/warden/examples/guards/fieldcheck"
+	"github.com/agentwarden/warden/examples/guards/argcheck"
 )
 
-func init() { guest.Serve(fieldcheck.Plugin) }
+func init() { guest.Serve(argcheck.Plugin) }
 
 func main() {}

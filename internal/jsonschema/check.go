@@ -1,0 +1,89 @@
+package jsonschema
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
+)
+
+// cache holds compiled schemas by their text, up to maxCached entries; past
+// that, schemas are compiled per use.
+var cache struct {
+	sync.Mutex
+	m map[string]*Schema
+}
+
+const maxCached = 4096
+
+// Cached compiles a schema once per distinct text.
+func Cached(raw string) (*Schema, error) {
+	cache.Lock()
+	s, ok := cache.m[raw]
+	cache.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := Compile([]byte(raw))
+	if err != nil {
+		return nil, err
+	}
+	cache.Lock()
+	if cache.m == nil {
+		cache.m = map[string]*Schema{}
+	}
+	if len(cache.m) < maxCached {
+		cache.m[raw] = s
+	}
+	cache.Unlock()
+	return s, nil
+}
+
+// Check validates doc against the schema text and encodes the outcome for
+// a guest (a missing document is validated as null):
+//
+//   - empty: the document is valid;
+//   - "S" + message: the schema itself does not compile;
+//   - "E" + one record per error, records separated by '\n', fields (path,
+//     keyword, message) by '\x1f'.
+//
+// The encoding needs no JSON parser to read, because parsing inside a
+// sandboxed guest is slow. Warden's host offers Check to plugins as a
+// service, and the guest SDK's native runner calls it directly, so both see
+// the same bytes.
+func Check(schema string, doc gjson.Result) []byte {
+	s, err := Cached(schema)
+	if err != nil {
+		return append([]byte{'S'}, clean(err.Error())...)
+	}
+	raw := doc.Raw
+	if !doc.Exists() {
+		raw = "null"
+	}
+	errs := s.ValidateString(raw)
+	if len(errs) == 0 {
+		return nil
+	}
+	out := []byte{'E'}
+	for i, e := range errs {
+		if i > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, clean(e.Path)...)
+		out = append(out, 0x1f)
+		out = append(out, clean(e.Keyword)...)
+		out = append(out, 0x1f)
+		out = append(out, clean(e.Message)...)
+	}
+	return out
+}
+
+// clean keeps the record separators out of a field.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == 0x1f {
+			return ' '
+		}
+		return r
+	}, s)
+}
