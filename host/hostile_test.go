@@ -131,6 +131,9 @@ func TestHostileLoads(t *testing.T) {
 		{"bigmemory", watSource("bigmemory"), host.Policy{}, host.ErrCompile, "host: compile bigmemory: module does not compile: section memory: min 2000 pages (125 Mi) over limit of 1024 pages (64 Mi)"},
 		{"digest", goSource("good", "sha256:0000000000000000000000000000000000000000000000000000000000000000"), host.Policy{}, host.ErrDigestMismatch, "host: load digest: sha256 "},
 		{"bad config", goSource("good", ""), host.Policy{Config: json.RawMessage(`[1]`)}, host.ErrConfig, "host: load bad config: config is not a JSON object: plugin config rejected"},
+		{"config missing", goSource("configured", ""), host.Policy{}, host.ErrConfig, "host: load config missing: config: limit: required property is missing: plugin config rejected"},
+		{"config wrong", goSource("configured", ""), host.Policy{Config: json.RawMessage(`{"limit":0,"x":1}`)}, host.ErrConfig,
+			"host: load config wrong: config: limit: 0 is less than the minimum 1; x: property is not allowed (additionalProperties is false): plugin config rejected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,6 +157,20 @@ func goSource(name, pin string) func(t *testing.T) host.Source {
 
 func watSource(name string) func(t *testing.T) host.Source {
 	return func(t *testing.T) host.Source { return host.Source{Bytes: testdata.WAT(t, name)} }
+}
+
+// TestConfig checks that a plugin receives its validated config.
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	h := newHost(t)
+	p := load(t, h, "configured", host.Policy{Config: json.RawMessage(`{"limit":100}`)})
+	if v := p.Guard(context.Background(), "", before(`{"amount":50}`)); !v.Pass {
+		t.Fatalf("under the limit: %+v", v)
+	}
+	v := p.Guard(context.Background(), "", before(`{"amount":500}`))
+	if v.Observation == nil || v.Observation.Message() != "金额超过上限。下一步：降低金额后再调用" {
+		t.Fatalf("over the limit: %+v", v)
+	}
 }
 
 // TestSandbox checks that a plugin sees no files, no network, no

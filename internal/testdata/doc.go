@@ -32,6 +32,7 @@
 //	bigoutput      reports a result over the output limit
 //	slowstart      loops in init, past the load deadline
 //	ungranted      emits an effect its manifest was not granted
+//	configured     has a config schema (load-time config checks)
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
