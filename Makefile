@@ -1,0 +1,59 @@
+# Warden build and test entry points. See README.md.
+
+GO        ?= go
+WASM_ENV  := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
+WASM_DIR  := bin/wasm
+FUZZTIME  ?= 5s
+
+# Every plugin main package: first-party plugins, examples, test fixtures.
+PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
+	examples/builtins/*/cmd/main.go examples/extism-guard/cmd/main.go internal/testdata/guests/*/main.go)))
+
+.PHONY: all build plugins test fuzz check bench demo clean
+
+all: build plugins
+
+build:
+	$(GO) build -o bin/warden ./cmd/warden
+
+# A plugin's file is named after its directory, or the directory above a cmd/.
+plugins:
+	@mkdir -p $(WASM_DIR)
+	@for d in $(PLUGIN_PKGS); do \
+		d=$${d%/}; name=$$(basename $$d); \
+		if [ "$$name" = cmd ]; then name=$$(basename $$(dirname $$d)); fi; \
+		echo "wasm $$d -> $(WASM_DIR)/$$name.wasm"; \
+		$(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath -o $(WASM_DIR)/$$name.wasm ./$$d || exit 1; \
+	done
+
+# Tests build the plugins they need on their own; the fuzzers run briefly on
+# their kept corpora.
+test: plugins
+	$(GO) test -count=1 ./...
+	$(MAKE) fuzz
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./contract
+	$(GO) test -run='^$$' -fuzz='^FuzzParseManifest$$' -fuzztime=$(FUZZTIME) ./abi
+	$(GO) test -run='^$$' -fuzz='^FuzzObservationJSON$$' -fuzztime=$(FUZZTIME) ./abi
+	$(GO) test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) ./internal/jsonschema
+
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(WASM_ENV) $(GO) vet ./abi/... ./internal/jsonschema/
+	@cp go.mod /tmp/warden.go.mod.bak && cp go.sum /tmp/warden.go.sum.bak; \
+	$(GO) mod tidy; \
+	if ! git diff --quiet -- go.mod go.sum; then echo "go mod tidy changes go.mod/go.sum:"; git --no-pager diff -- go.mod go.sum; \
+		cp /tmp/warden.go.mod.bak go.mod; cp /tmp/warden.go.sum.bak go.sum; exit 1; fi
+	$(MAKE) test
+
+# Benchmarks: each speed claim is a ratio measured side by side in one run.
+bench: plugins
+	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./host/ ./internal/jsonschema/
+
+demo:
+	$(GO) run ./examples/quickstart
+
+clean:
+	rm -rf bin
