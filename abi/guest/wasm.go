@@ -161,25 +161,24 @@ func (wasmReporter) log(level int32, msg string) {
 	hostLog(level, m, ml)
 }
 
-// service calls a host service until its result fits svcBuf.
-func service(call func(buf unsafe.Pointer, capacity uint32) int64) ([]byte, bool) {
-	for {
-		b, n := bp(svcBuf)
-		got := call(b, n)
-		switch {
-		case got < 0:
-			return nil, false
-		case got <= int64(len(svcBuf)):
-			return svcBuf[:got], true
-		}
-		svcBuf = make([]byte, got)
-	}
-}
+// The service calls retry with a larger svcBuf when the result does not
+// fit. They are written out without closures: every allocation inside a
+// guest is costly, because each branch of the allocator passes the host's
+// termination check.
 
 func (wasmReporter) query(path string) (string, bool) {
 	p, pl := sp(path)
-	out, ok := service(func(buf unsafe.Pointer, capacity uint32) int64 { return hostQuery(p, pl, buf, capacity) })
-	return string(out), ok
+	for {
+		b, n := bp(svcBuf)
+		got := hostQuery(p, pl, b, n)
+		switch {
+		case got < 0:
+			return "", false
+		case got <= int64(len(svcBuf)):
+			return string(svcBuf[:got]), true
+		}
+		svcBuf = make([]byte, got)
+	}
 }
 
 func (wasmReporter) exists(path string) bool {
@@ -190,6 +189,15 @@ func (wasmReporter) exists(path string) bool {
 func (wasmReporter) validate(schemaPath, docPath string) []byte {
 	s, sl := sp(schemaPath)
 	d, dl := sp(docPath)
-	out, _ := service(func(buf unsafe.Pointer, capacity uint32) int64 { return hostValidate(s, sl, d, dl, buf, capacity) })
-	return append([]byte(nil), out...)
+	for {
+		b, n := bp(svcBuf)
+		got := hostValidate(s, sl, d, dl, b, n)
+		switch {
+		case got <= 0:
+			return nil
+		case got <= int64(len(svcBuf)):
+			return append([]byte(nil), svcBuf[:got]...)
+		}
+		svcBuf = make([]byte, got)
+	}
 }
