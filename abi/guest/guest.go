@@ -23,6 +23,15 @@
 //
 // The same Plugin runs in-process through NewNative, so tests and benchmarks
 // can put the identical guard beside its wasm build.
+//
+// # Keep loops and allocations out of the guest
+//
+// Every call into a guest runs under a deadline the host can enforce only by
+// checking at each branch of compiled code, which makes byte-by-byte work
+// inside a Go guest an order of magnitude slower than the same code in the
+// host. Read the envelope through Get and Has, which ask the host to
+// evaluate the path natively and copy in only the result, and check JSON
+// Schemas with Validate, which the host runs natively; decide in the guest.
 package guest
 
 import (
