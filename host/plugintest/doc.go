@@ -1,0 +1,66 @@
+// Package plugintest is the conformance kit for Warden plugins: checks a
+// guard or builtin author runs from their own go test, and that
+// `warden plugin test` runs from the command line.
+//
+// Run loads the module on a real host and reports each check as a subtest:
+//
+//	load          the module loads: digest pin, exports, imports, ABI
+//	              version, a strictly valid manifest, limits, config
+//	manifest      name and version; a guard's phases; a builtin's tools each
+//	              have a description and an object input schema that the
+//	              host's validator compiles; the configSchema compiles
+//	config        Options.Policy.Config matches the configSchema
+//	case/<name>   each author case: the verdict came through a factory (no
+//	              contract violation, trap or timeout), its observation
+//	              validates, and it is what the case wants
+//	probe/<phase or tool>/<probe>
+//	              the kit's own requests for each phase a guard declares or
+//	              tool a builtin provides: empty arguments, arguments that
+//	              are not an object, unparsable arguments (argsText only), an
+//	              unknown tool, no contract and no config, and a request of
+//	              exactly the input limit. Each must end in a valid result
+//	              (a pass, a success, or a non-success with a registered
+//	              code, a reason and a next step), never a trap, a timeout
+//	              or a contract violation.
+//	deterministic every request sent twice gives the same verdict, since a
+//	              plugin keeps no state between calls
+//	concurrent    every request sent from two goroutines at once gives the
+//	              same verdict again
+//	limits        no call hit the deadline, the output limit or the memory
+//	              limit (from the plugin's metrics)
+//
+// The kit calls the plugin as the host's Guard and Builtin do, but without
+// the failure policy, so a failure is reported as what the plugin did
+// (`plugin trapped (PLUGIN_TRAP): panic: boom`) rather than as the REJECTED
+// observation a fail-closed guard would turn it into. A probe's base request
+// is the first author case of its phase or tool, so giving one case with a
+// realistic contract and schema makes every probe realistic too.
+//
+// A guard author's test, with the module built by `warden plugin build`:
+//
+//	func TestConformance(t *testing.T) {
+//		wasm, err := os.ReadFile("mycheck.wasm")
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		plugintest.Run(t, wasm, plugintest.Options{
+//			Policy: host.Policy{Config: json.RawMessage(`{"strict":true}`)},
+//			Cases: []plugintest.Case{
+//				{
+//					Name: "allowed",
+//					Request: abi.Request{Phase: abi.PhaseBefore, Tool: "create_site",
+//						Args: json.RawMessage(`{"name":"a"}`)},
+//					Want: plugintest.WantPass(),
+//				},
+//				{
+//					Name: "missing name",
+//					Request: abi.Request{Phase: abi.PhaseBefore, Tool: "create_site",
+//						Args: json.RawMessage(`{}`)},
+//					Want: plugintest.WantOutcome(abi.OutcomeRejected, abi.ArgRejected),
+//				},
+//			},
+//		})
+//	}
+//
+// Check runs the same checks without a testing.T and returns a Report.
+package plugintest

@@ -1,0 +1,263 @@
+package plugintest_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/host/plugintest"
+	"github.com/agentwarden/warden/internal/testdata"
+)
+
+func build(t *testing.T, pkg string) []byte {
+	t.Helper()
+	p, err := testdata.Build(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func hostOpts(t *testing.T) host.Options { return host.Options{CacheDir: testdata.CacheDir(t)} }
+
+const nameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
+
+func argcheckCases() []plugintest.Case {
+	req := func(args string) abi.Request {
+		return abi.Request{Phase: abi.PhaseBefore, Tool: "create_site", Args: json.RawMessage(args), Schema: json.RawMessage(nameSchema)}
+	}
+	return []plugintest.Case{
+		{Name: "valid", Request: req(`{"name":"a"}`), Want: plugintest.WantPass()},
+		{Name: "missing name", Request: req(`{}`), Want: plugintest.WantOutcome(abi.OutcomeRejected, abi.ArgRejected)},
+	}
+}
+
+// guardChecks are the checks of a guard that runs before calls only.
+func guardChecks(cases ...string) []string {
+	out := []string{"load", "manifest", "config"}
+	for _, c := range cases {
+		out = append(out, "case/"+c)
+	}
+	for _, p := range []string{"empty-args", "args-not-object", "args-text", "unknown-tool", "no-contract-no-config", "near-input-limit"} {
+		out = append(out, "probe/before/"+p)
+	}
+	return append(out, "deterministic", "concurrent", "limits")
+}
+
+func names(rep plugintest.Report) []string {
+	var out []string
+	for _, c := range rep.Checks {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// TestRunArgcheck runs the kit the way an author would, on the argcheck
+// example guard with two cases of its own.
+func TestPluginRunArgcheck(t *testing.T) {
+	t.Parallel()
+	plugintest.Run(t, build(t, "./examples/guards/argcheck/cmd"), plugintest.Options{Name: "argcheck", Host: hostOpts(t), Cases: argcheckCases()})
+}
+
+// TestCheckArgcheck checks the report's shape and the probes' verdicts.
+func TestPluginCheckArgcheck(t *testing.T) {
+	t.Parallel()
+	rep := plugintest.Check(context.Background(), build(t, "./examples/guards/argcheck/cmd"), plugintest.Options{Name: "argcheck", Host: hostOpts(t), Cases: argcheckCases()})
+	if !rep.OK() || rep.Plugin != "argcheck@1.0.0" || rep.Loader != "direct" {
+		t.Fatalf("report %s %s ok=%v:\n%s", rep.Plugin, rep.Loader, rep.OK(), rep)
+	}
+	if got, want := names(rep), guardChecks("valid", "missing name"); !slices.Equal(got, want) {
+		t.Fatalf("checks\n got %v\nwant %v", got, want)
+	}
+	want := map[string]string{
+		"manifest":                           "guard argcheck 1.0.0 for phases [before]",
+		"case/valid":                         "pass",
+		"probe/before/unknown-tool":          "pass",
+		"probe/before/no-contract-no-config": "pass",
+		"deterministic":                      "8 request(s) sent twice gave the same verdicts",
+		"concurrent":                         "8 request(s) from 2 goroutines at once gave the sequential verdicts",
+	}
+	for name, detail := range want {
+		if c, _ := rep.Result(name); c.Detail != detail {
+			t.Errorf("%s: detail %q, want %q", name, c.Detail, detail)
+		}
+	}
+	// Probes start from the first case, so they carry its schema.
+	for _, name := range []string{"case/missing name", "probe/before/empty-args", "probe/before/args-not-object", "probe/before/args-text", "probe/before/near-input-limit"} {
+		if c, _ := rep.Result(name); !strings.HasPrefix(c.Detail, "REJECTED ARG_REJECTED: ") {
+			t.Errorf("%s: detail %q, want a rejection", name, c.Detail)
+		}
+	}
+}
+
+// TestRunExtismGood runs the kit on a guard built with the extism Go PDK.
+func TestPluginRunExtismGood(t *testing.T) {
+	t.Parallel()
+	// The extism PDK reads its input through one host call per 8 bytes, so
+	// the near-limit probe (1 MiB) takes hundreds of milliseconds, more
+	// under -race on a loaded machine: the deadline is the operator's to set.
+	pol := host.Policy{Limits: abi.Limits{TimeoutMs: 10000}}
+	plugintest.Run(t, testdata.Bytes(t, "extismgood"), plugintest.Options{Name: "extismgood", Host: hostOpts(t), Policy: pol, Cases: []plugintest.Case{
+		{Name: "pass", Request: abi.Request{Phase: abi.PhaseBefore, Tool: "t", Args: json.RawMessage(`{}`)}, Want: plugintest.WantPass()},
+		{Name: "reject", Request: abi.Request{Phase: abi.PhaseAfter, Tool: "t", Args: json.RawMessage(`{"reject":true}`)},
+			Want: plugintest.WantOutcome(abi.OutcomeRejected, abi.ArgRejected)},
+	}})
+}
+
+// TestRunBuiltin runs the kit on a builtin, with a config its schema accepts.
+func TestPluginRunBuiltin(t *testing.T) {
+	t.Parallel()
+	plugintest.Run(t, build(t, "./host/plugintest/testdata/ptecho"), plugintest.Options{
+		Name: "ptecho", Host: hostOpts(t), Policy: host.Policy{Config: json.RawMessage(`{"prefix":">"}`)},
+		Cases: []plugintest.Case{{Name: "echo", Request: abi.Request{Tool: "echo", Args: json.RawMessage(`{"text":"hi"}`)},
+			Want: plugintest.WantOutcome(abi.OutcomeSuccess, "")}},
+	})
+}
+
+// TestCheckHostile runs the kit on the host's hostile fixtures: each must
+// fail every probe with the exact detail, and loop and bigoutput also the
+// limits check; the checks that do not depend on a call still hold.
+func TestPluginCheckHostile(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		pol    host.Policy
+		detail string
+		limits string
+	}{
+		{name: "panichandler", detail: "plugin trapped (PLUGIN_TRAP): panic: boom"},
+		{name: "noresult", detail: "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): the call ended without a result"},
+		{name: "tworesults", detail: "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a second result in one call"},
+		{name: "nonext", detail: "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result without a next step: ARG_REJECTED"},
+		{name: "unknowncode", detail: "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result with an unregistered error code: NOT_A_CODE"},
+		{name: "loop", pol: host.Policy{Limits: abi.Limits{TimeoutMs: 50}},
+			detail: "plugin timed out (PLUGIN_TIMEOUT): no result within 50ms", limits: "of 24 calls, 24 call(s) hit the 50ms deadline"},
+		{name: "bigoutput", detail: "output too large (PLUGIN_OUTPUT_TOO_LARGE): over the limit of 1048576 bytes",
+			limits: "of 24 calls, 24 call(s) went over the 1048576-byte output limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := plugintest.Check(context.Background(), testdata.Bytes(t, tt.name), plugintest.Options{Name: tt.name, Policy: tt.pol, Host: hostOpts(t)})
+			if rep.OK() {
+				t.Fatalf("report OK, want failures:\n%s", rep)
+			}
+			if got, want := names(rep), guardChecks(); !slices.Equal(got, want) {
+				t.Fatalf("checks\n got %v\nwant %v", got, want)
+			}
+			for _, c := range rep.Checks {
+				var want string
+				switch {
+				case strings.HasPrefix(c.Name, "probe/"):
+					want = tt.detail
+				case c.Name == "limits" && tt.limits != "":
+					want = tt.limits
+				}
+				if want == "" {
+					if !c.OK {
+						t.Errorf("%s failed: %s", c.Name, c.Detail)
+					}
+					continue
+				}
+				if c.OK || c.Detail != want {
+					t.Errorf("%s: ok=%v detail %q\nwant failure %q", c.Name, c.OK, c.Detail, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckStateful checks that a guard keeping state between calls fails
+// the deterministic and concurrent checks.
+func TestPluginCheckStateful(t *testing.T) {
+	t.Parallel()
+	rep := plugintest.Check(context.Background(), build(t, "./host/plugintest/testdata/ptstateful"), plugintest.Options{Name: "ptstateful", Host: hostOpts(t)})
+	var failed []string
+	for _, c := range rep.Failed() {
+		failed = append(failed, c.Name)
+	}
+	if !slices.Equal(failed, []string{"deterministic", "concurrent"}) {
+		t.Fatalf("failed checks %v, want [deterministic concurrent]:\n%s", failed, rep)
+	}
+	const want = "the same request gave another verdict: probe/before/empty-args: first pass, then REJECTED ARG_REJECTED: 只放行第一次调用。下一步：换一个实例再调用"
+	if c, _ := rep.Result("deterministic"); !strings.HasPrefix(c.Detail, want) {
+		t.Errorf("deterministic: %q\nwant prefix %q", c.Detail, want)
+	}
+}
+
+// TestCheckCases checks how the kit reports cases that do not get what they
+// want, and cases that cannot be sent as written.
+func TestPluginCheckCases(t *testing.T) {
+	t.Parallel()
+	schema := json.RawMessage(nameSchema)
+	rep := plugintest.Check(context.Background(), build(t, "./examples/guards/argcheck/cmd"), plugintest.Options{Name: "argcheck", Host: hostOpts(t), Cases: []plugintest.Case{
+		{Name: "wrong want", Request: abi.Request{Phase: abi.PhaseBefore, Tool: "t", Args: json.RawMessage(`{}`), Schema: schema}, Want: plugintest.WantPass()},
+		{Name: "wrong code", Request: abi.Request{Phase: abi.PhaseBefore, Tool: "t", Args: json.RawMessage(`{}`), Schema: schema},
+			Want: plugintest.WantOutcome(abi.OutcomeRejected, abi.CatalogDenied)},
+		{Name: "after", Request: abi.Request{Phase: abi.PhaseAfter, Tool: "t"}, Want: plugintest.WantPass()},
+		{Name: "both", Request: abi.Request{Phase: abi.PhaseBefore, Tool: "t"}, Want: plugintest.Want{Pass: true, Outcome: abi.OutcomeRejected}},
+	}})
+	reject := "REJECTED ARG_REJECTED: 参数不符合工具 t 的定义：name: required property is missing。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"
+	want := map[string]string{
+		"case/wrong want": "got " + reject + ", want pass",
+		"case/wrong code": "got " + reject + ", want REJECTED CATALOG_DENIED",
+		"case/after":      `phase "after" is not one the manifest declares [before]`,
+		"case/both":       "the case wants both a pass and REJECTED",
+	}
+	for name, detail := range want {
+		c, ok := rep.Result(name)
+		if !ok || c.OK || c.Detail != detail {
+			t.Errorf("%s: ok=%v detail %q\nwant failure %q", name, c.OK, c.Detail, detail)
+		}
+	}
+	if n := len(rep.Failed()); n != len(want) {
+		t.Errorf("%d failed checks, want %d:\n%s", n, len(want), rep)
+	}
+}
+
+// TestCheckLoadFailure checks that a module that does not load is reported
+// by the load check alone.
+func TestPluginCheckLoadFailure(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, wat, detail string }{
+		{"notaplugin", "notaplugin", "host: load notaplugin: host: export warden_"},
+		{"wrongabi", "wrongabi", "host: load wrongabi: unsupported ABI version: plugin speaks ABI 99, host speaks 1"},
+	}
+	for _, tt := range tests {
+		rep := plugintest.Check(context.Background(), testdata.WAT(t, tt.wat), plugintest.Options{Name: tt.name})
+		if len(rep.Checks) != 1 || rep.Checks[0].Name != "load" || rep.Checks[0].OK || !strings.HasPrefix(rep.Checks[0].Detail, tt.detail) {
+			t.Errorf("%s: %+v, want one failed load check with %q", tt.name, rep.Checks, tt.detail)
+		}
+		if rep.OK() || rep.Plugin != tt.name {
+			t.Errorf("%s: OK %v, Plugin %q", tt.name, rep.OK(), rep.Plugin)
+		}
+	}
+}
+
+// TestCheckConfig checks a config its schema refuses, and a manifest
+// problem Load lets through (a tool without a description).
+func TestPluginCheckConfig(t *testing.T) {
+	t.Parallel()
+	rep := plugintest.Check(context.Background(), build(t, "./host/plugintest/testdata/ptecho"), plugintest.Options{
+		Name: "ptecho", Host: hostOpts(t), Policy: host.Policy{Config: json.RawMessage(`{"prefix":1}`)}})
+	// The host may refuse the config at load, or the kit's own check does.
+	if c, _ := rep.Result("load"); !c.OK {
+		if !strings.Contains(c.Detail, host.ErrConfig.Error()) {
+			t.Fatalf("load: %s", c.Detail)
+		}
+		return
+	}
+	c, _ := rep.Result("config")
+	if c.OK || !strings.HasPrefix(c.Detail, "config does not match configSchema: ") || !strings.Contains(c.Detail, "prefix") {
+		t.Fatalf("config: ok=%v %q", c.OK, c.Detail)
+	}
+}
