@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentwarden/warden/internal/jsonschema"
+	"github.com/agentwarden/warden/internal/services"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tidwall/gjson"
 )
@@ -93,4 +94,30 @@ func (st *callState) cached(key string, compute func() ([]byte, bool)) ([]byte, 
 	out, found := compute()
 	st.lastKey, st.lastOut, st.lastFound = key, out, found
 	return out, found
+}
+
+// service(namePtr, nameLen, inPtr, inLen, bufPtr, bufCap) -> i64: runs a
+// named service of internal/services on the current request. The result is
+// 'O' + output, or 'E' + error text; the length protocol is query's.
+func hostService(ctx context.Context, m api.Module, stack []uint64) {
+	st := stateFrom(ctx)
+	if st == nil {
+		stack[0] = serviceBadArgs
+		return
+	}
+	name, ok1 := read(st, m, stack[0], stack[1])
+	in, ok2 := read(st, m, stack[2], stack[3])
+	if !ok1 || !ok2 {
+		stack[0] = serviceBadArgs
+		return
+	}
+	key := "s\x00" + string(name) + "\x00" + string(in)
+	out, _ := st.cached(key, func() ([]byte, bool) {
+		res, err := services.Call(string(name), st.req, in)
+		if err != nil {
+			return append([]byte{'E'}, err.Error()...), true
+		}
+		return append([]byte{'O'}, res...), true
+	})
+	stack[0] = deliver(st, m, out, uint32(stack[4]), uint32(stack[5]))
 }

@@ -64,6 +64,7 @@ type reporter interface {
 	query(path string) (raw string, ok bool)
 	exists(path string) bool
 	validate(schemaPath, docPath string) []byte
+	service(name string, in []byte) []byte
 }
 
 // Call is one decision: the request envelope and the way to answer it.
@@ -91,6 +92,20 @@ func (c *Call) Get(path string) gjson.Result {
 // Has reports whether a gjson path of the envelope matches anything,
 // without copying the value into the guest.
 func (c *Call) Has(path string) bool { return c.r.exists(path) }
+
+// Service runs a named host service (see internal/services) on this call's
+// request with a small input, natively in the host. It returns ErrService
+// wrapping the service's error text when the service fails or is unknown.
+func (c *Call) Service(name string, in []byte) ([]byte, error) {
+	out := c.r.service(name, in)
+	if len(out) == 0 {
+		return nil, serviceError(name, "no answer")
+	}
+	if out[0] == 'E' {
+		return nil, serviceError(name, string(out[1:]))
+	}
+	return out[1:], nil
+}
 
 // SchemaError is one field-level problem found by Validate.
 type SchemaError struct {

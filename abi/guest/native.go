@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/jsonschema"
+	"github.com/agentwarden/warden/internal/services"
 	"github.com/tidwall/gjson"
 )
 
@@ -136,6 +137,14 @@ func (r nativeReporter) exists(path string) bool { return gjson.GetBytes(r.n.req
 
 func (r nativeReporter) validate(schemaPath, docPath string) []byte {
 	return jsonschema.Check(gjson.GetBytes(r.n.req, schemaPath).Raw, gjson.GetBytes(r.n.req, docPath))
+}
+
+func (r nativeReporter) service(name string, in []byte) []byte {
+	out, err := services.Call(name, r.n.req, in)
+	if err != nil {
+		return append([]byte{'E'}, err.Error()...)
+	}
+	return append([]byte{'O'}, out...)
 }
 
 func (r nativeReporter) log(_ int32, msg string) {

@@ -41,6 +41,9 @@ func hostLog(level int32, msg unsafe.Pointer, msgLen uint32)
 //go:wasmimport warden query
 func hostQuery(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
+//go:wasmimport warden service
+func hostService(name unsafe.Pointer, nameLen uint32, in unsafe.Pointer, inLen uint32, buf unsafe.Pointer, bufCap uint32) int64
+
 //go:wasmimport warden validate
 func hostValidate(schemaPath unsafe.Pointer, schemaPathLen uint32, docPath unsafe.Pointer, docPathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
@@ -192,6 +195,22 @@ func (wasmReporter) validate(schemaPath, docPath string) []byte {
 	for {
 		b, n := bp(svcBuf)
 		got := hostValidate(s, sl, d, dl, b, n)
+		switch {
+		case got <= 0:
+			return nil
+		case got <= int64(len(svcBuf)):
+			return append([]byte(nil), svcBuf[:got]...)
+		}
+		svcBuf = make([]byte, got)
+	}
+}
+
+func (wasmReporter) service(name string, in []byte) []byte {
+	n, nl := sp(name)
+	i, il := bp(in)
+	for {
+		b, c := bp(svcBuf)
+		got := hostService(n, nl, i, il, b, c)
 		switch {
 		case got <= 0:
 			return nil

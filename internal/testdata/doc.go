@@ -33,6 +33,7 @@
 //	slowstart      loops in init, past the load deadline
 //	ungranted      emits an effect its manifest was not granted
 //	configured     has a config schema (load-time config checks)
+//	services       calls the host services (query, digest, an unknown one)
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
