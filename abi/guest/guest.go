@@ -176,9 +176,10 @@ func (c *Call) Contract() gjson.Result { return c.Get(abi.FieldContract) }
 // Config is the plugin's configuration.
 func (c *Call) Config() gjson.Result { return c.Get(abi.FieldConfig) }
 
-// State returns a granted state view (absent when not granted).
+// State returns a granted state view (absent when not granted). It copies
+// the whole view into the guest; prefer Get(StatePath(view, sub)).
 func (c *Call) State(view abi.Capability) gjson.Result {
-	return c.Get(abi.FieldState + "." + gjsonEscape(string(view)))
+	return c.Get(StatePath(view, ""))
 }
 
 // Result is the business tool's observation (after phase).
@@ -232,6 +233,22 @@ func (c *Call) Random(p []byte) { c.r.random(p) }
 
 // Log writes a line to the host's log for this plugin (bounded).
 func (c *Call) Log(msg string) { c.r.log(0, msg) }
+
+// StatePath returns the envelope path of a state view, joined with an
+// optional sub-path: StatePath(abi.CapStateLedger, "entries") is
+// `state.state\.ledger.entries`. Use it with Get and Has to read only the
+// part of a view a decision needs.
+func StatePath(view abi.Capability, sub string) string {
+	p := abi.FieldState + "." + gjsonEscape(string(view))
+	if sub != "" {
+		p += "." + sub
+	}
+	return p
+}
+
+// Escape quotes gjson's path syntax (. * ? | # @ \) in one path segment,
+// e.g. a key taken from data.
+func Escape(segment string) string { return gjsonEscape(segment) }
 
 func gjsonEscape(s string) string {
 	out := make([]byte, 0, len(s)+2)
