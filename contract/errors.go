@@ -48,6 +48,8 @@ var (
 	ErrRetryOnWrite = errors.New("retry on a WRITE tool")
 	// ErrRetryPolicy is rule W8: retry.maxAttempts or retry.backoff is out of range.
 	ErrRetryPolicy = errors.New("invalid retry policy")
+	// ErrFallback is rule W9: fallback is not another read tool of the contract.
+	ErrFallback = errors.New("invalid fallback tool")
 )
 
 // Errors outside load validation.

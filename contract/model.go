@@ -192,6 +192,10 @@ type Tool struct {
 	// Warden extensions.
 	TimeoutMs *int64 // nil = the runtime's default timeout
 	Retry     *Retry // nil = no retry; only allowed on NONE tools
+	// Fallback names another read tool of this contract that the next step
+	// suggests once this read tool's retries are exhausted
+	// (TOOL_USE_RELIABILITY §3.2); "" = none.
+	Fallback string
 }
 
 // IsWrite reports whether the tool has sideEffect WRITE.
@@ -328,7 +332,7 @@ func (b Backoff) Delay(n int) int64 {
 // anchor on, in chain order (§13).
 var FirstPartyGuards = map[GuardPhase][]string{
 	PhaseBefore: {"ArgPolicy", "ArgBinding", "ParamContract", "Fingerprint", "WriteGate"},
-	PhaseAfter:  {"ResponseContract", "Evidence", "FingerprintCount"},
+	PhaseAfter:  {"ResponseContract", "WriteGate", "Evidence", "Fingerprint"},
 }
 
 func sortedKeys[V any](m map[string]V) []string {

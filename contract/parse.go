@@ -114,7 +114,7 @@ func (p *parser) contract(src []byte) *Contract {
 	return c
 }
 
-// crossChecks are the rules that look at more than one attribute: 3, 4, 8, W7.
+// crossChecks are the rules that look at more than one attribute: 3, 4, 8, W9.
 func (p *parser) crossChecks(c *Contract) {
 	if c.Target != "" {
 		if t := c.Tools[c.Target]; t == nil {
@@ -140,6 +140,18 @@ func (p *parser) crossChecks(c *Contract) {
 				p.fail(RuleVerifyTool, base+".verify.tool", "%q is not a key of tools", vt)
 			case c.Tools[vt].IsWrite():
 				p.fail(RuleVerifyTool, base+".verify.tool", "%q has sideEffect WRITE, want NONE", vt)
+			}
+		}
+		if fb := t.Fallback; fb != "" {
+			switch {
+			case t.IsWrite():
+				p.fail(RuleFallback, base+".fallback", "fallback is only allowed on sideEffect NONE tools")
+			case fb == name:
+				p.fail(RuleFallback, base+".fallback", "fallback is the tool itself")
+			case c.Tools[fb] == nil:
+				p.fail(RuleFallback, base+".fallback", "%q is not a key of tools", fb)
+			case c.Tools[fb].IsWrite():
+				p.fail(RuleFallback, base+".fallback", "%q has sideEffect WRITE, want NONE", fb)
 			}
 		}
 		for _, ap := range t.ArgPaths() {
@@ -289,6 +301,7 @@ func (p *parser) tool(name string, v gjson.Result, path string) *Tool {
 		}
 		t.TimeoutMs = n
 	}
+	t.Fallback = p.str(field(v, "fallback"), path+".fallback")
 	if r := field(v, "retry"); p.object(r, path+".retry") && r.IsObject() {
 		t.Retry = p.retry(r, path+".retry")
 		if t.IsWrite() {

@@ -33,6 +33,7 @@ const (
 	RuleToolTimeout    Rule = "W6"
 	RuleRetryOnWrite   Rule = "W7"
 	RuleRetryPolicy    Rule = "W8"
+	RuleFallback       Rule = "W9"
 	WarnPlatformLeaf   Rule = "P1"
 	WarnPlatformOutput Rule = "P2"
 	WarnMissingSelf    Rule = "P3"
@@ -61,6 +62,7 @@ var ruleSentinel = map[Rule]error{
 	RuleToolTimeout:   ErrToolTimeout,
 	RuleRetryOnWrite:  ErrRetryOnWrite,
 	RuleRetryPolicy:   ErrRetryPolicy,
+	RuleFallback:      ErrFallback,
 }
 
 // LoadError is one violated load rule of one skill. It unwraps to the rule's
