@@ -54,6 +54,7 @@ const (
 	NextCiteEvidence     Hint = "NEXT_CITE_EVIDENCE"
 	NextDelegate         Hint = "NEXT_DELEGATE"
 	NextReconfirm        Hint = "NEXT_RECONFIRM"
+	NextFallback         Hint = "NEXT_FALLBACK"
 )
 
 var hints = map[Hint][2]string{
@@ -86,6 +87,7 @@ var hints = map[Hint][2]string{
 	NextCiteEvidence:     {"只引用本节点或上游工具返回的证据 ID", "cite only evidence IDs returned by this node's or upstream tools"},
 	NextDelegate:         {"改为自行调用工具完成，或调用 builtin_node_fail 说明原因", "do it with your own tools instead, or call builtin_node_fail"},
 	NextReconfirm:        {"重新调用 builtin_node_approval 申请确认", "ask for confirmation again with builtin_node_approval"},
+	NextFallback:         {"改用备用工具 {tool} 获取数据；仍失败时调用 builtin_node_fail 说明原因", "use the fallback tool {tool} instead; if it fails too, call builtin_node_fail"},
 }
 
 // Hints returns every registered hint name.

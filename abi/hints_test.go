@@ -13,7 +13,7 @@ var allHints = []abi.Hint{
 	abi.NextBusiness, abi.NextCatalog, abi.NextWaitVerify, abi.NextWaitInFlight, abi.NextChangeStrategy,
 	abi.NextUseAnswer, abi.NextWriteDirectly, abi.NextRetryLater, abi.NextShrinkCall, abi.NextReportFailure,
 	abi.NextTimeout, abi.NextOutputSet, abi.NextOptionalOutput, abi.NextFinishOutput, abi.NextSettleWrite,
-	abi.NextDoTarget, abi.NextDoBusiness, abi.NextCiteEvidence, abi.NextDelegate, abi.NextReconfirm,
+	abi.NextDoTarget, abi.NextDoBusiness, abi.NextCiteEvidence, abi.NextDelegate, abi.NextReconfirm, abi.NextFallback,
 }
 
 func TestHintsRegistered(t *testing.T) {
