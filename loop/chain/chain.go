@@ -1,0 +1,255 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
+)
+
+// Guard is one guard plugin as the chain sees it. *host.Plugin satisfies it
+// through Wasm; Native runs the same plugin in-process.
+type Guard interface {
+	// Name is the chain position name (ArgPolicy, …, or a tenant ref).
+	Name() string
+	// Guard decides one phase of one call. It always returns a verdict: a
+	// failing plugin has already been turned into one by its failure policy.
+	Guard(ctx context.Context, tenant string, req *abi.Request) abi.Verdict
+}
+
+// Chain is the ordered guards of one skill around the invoker.
+type Chain struct {
+	Before  []Guard
+	After   []Guard
+	Invoker *Invoker
+}
+
+// Call is one tool call to run.
+type Call struct {
+	Tenant string
+	CallID string
+	Tool   string
+	// Args are the model's arguments exactly as given (maybe invalid JSON).
+	Args []byte
+	// Contract is the tool's contract (tools.<name>) as JSON and parsed;
+	// both nil for a tool the contract does not configure.
+	Contract    json.RawMessage
+	ToolContract *contract.Tool
+	// Schema and OutputSchema are the tool's MCP input and output schemas.
+	Schema       json.RawMessage
+	OutputSchema json.RawMessage
+	// State holds the state views, by capability; each guard receives only
+	// the views its manifest was granted.
+	State  map[string]json.RawMessage
+	Locale abi.Locale
+}
+
+// Result is what the call came to.
+type Result struct {
+	Observation abi.Observation
+	// Effects of every accepted verdict, in order, for the caller to apply
+	// atomically.
+	Effects []abi.Effect
+	// Invoked reports whether the business tool was called.
+	Invoked bool
+	// Args are the arguments as finally bound (what was sent, if invoked).
+	Args       json.RawMessage
+	Provenance map[string]string
+	// Response is the tool's response (after phase input), if any.
+	Response json.RawMessage
+	Attempts int
+	Trace    []Step
+}
+
+// Step is one guard's part in a call, for traces and profiles.
+type Step struct {
+	Guard    string
+	Phase    abi.Phase
+	Verdict  string // "pass", "rewrite", or "<OUTCOME> <CODE>"
+	Duration time.Duration
+}
+
+// Run runs the call through the chain.
+func (c *Chain) Run(ctx context.Context, call Call) Result {
+	res := Result{Provenance: map[string]string{}}
+	base := abi.Request{
+		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
+		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,
+	}
+	if json.Valid(call.Args) {
+		base.Args = call.Args
+	} else {
+		base.ArgsText = string(call.Args)
+	}
+	var bound json.RawMessage
+	for _, g := range c.Before {
+		req := c.request(base, call, abi.PhaseBefore, bound, res.Provenance)
+		start := time.Now()
+		v := g.Guard(ctx, call.Tenant, req)
+		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseBefore, Verdict: summary(v), Duration: time.Since(start)})
+		res.Effects = append(res.Effects, v.Effects...)
+		if v.Observation != nil {
+			res.Observation = *v.Observation
+			res.Args = current(bound, base.Args)
+			return res
+		}
+		if v.Args != nil {
+			bound = v.Args
+		}
+		for _, f := range v.Facts {
+			res.Provenance[f.Path] = f.Source
+		}
+	}
+	args := current(bound, base.Args)
+	res.Args = args
+	if args == nil {
+		// No guard refused arguments that are not JSON; the tool must not
+		// see them either.
+		l := call.Locale
+		res.Observation = abi.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", truncate(base.ArgsText, 120)), abi.NextFixArgs.Text(l))
+		res.Observation.Locale = l
+		return res
+	}
+	inv := c.Invoker.Invoke(ctx, Invocation{Tool: call.Tool, Args: args, Contract: call.ToolContract, Locale: call.Locale})
+	res.Invoked, res.Attempts, res.Response = true, inv.Attempts, inv.Response
+	obs := inv.Observation
+	for _, g := range c.After {
+		req := c.request(base, call, abi.PhaseAfter, args, res.Provenance)
+		o := obs
+		req.Result = &o
+		req.Response = inv.Response
+		start := time.Now()
+		v := g.Guard(ctx, call.Tenant, req)
+		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseAfter, Verdict: summary(v), Duration: time.Since(start)})
+		res.Effects = append(res.Effects, v.Effects...)
+		if v.Observation != nil {
+			obs = *v.Observation
+		}
+	}
+	res.Observation = obs
+	return res
+}
+
+// request builds one guard's envelope: a fresh copy, because the host
+// filters the state views per manifest in place.
+func (c *Chain) request(base abi.Request, call Call, phase abi.Phase, bound json.RawMessage, prov map[string]string) *abi.Request {
+	req := base
+	req.Phase = phase
+	req.Bound = bound
+	if len(prov) > 0 {
+		req.Provenance = make(map[string]string, len(prov))
+		for k, v := range prov {
+			req.Provenance[k] = v
+		}
+	}
+	if len(call.State) > 0 {
+		req.State = make(map[string]json.RawMessage, len(call.State))
+		for k, v := range call.State {
+			req.State[k] = v
+		}
+	}
+	return &req
+}
+
+func current(bound, args json.RawMessage) json.RawMessage {
+	if bound != nil {
+		return bound
+	}
+	return args
+}
+
+func summary(v abi.Verdict) string {
+	switch {
+	case v.Observation != nil:
+		return v.Observation.Outcome.String() + " " + string(v.Observation.Code)
+	case v.Args != nil:
+		return "rewrite"
+	default:
+		return "pass"
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Placement is a tenant guard and where its skill puts it.
+type Placement struct {
+	Guard    Guard
+	Phase    abi.Phase
+	Position string // first | last | before:<Name> | after:<Name>; "" = last
+}
+
+// Insert places tenant guards around the first-party guards of one phase
+// (contract.Guard.Position). Guards placed at the same anchor keep their
+// order.
+func Insert(firstParty []Guard, phase abi.Phase, tenant []Placement) ([]Guard, error) {
+	out := append([]Guard(nil), firstParty...)
+	var last []Guard
+	for _, p := range tenant {
+		if p.Phase != phase {
+			continue
+		}
+		pos := p.Position
+		switch {
+		case pos == "" || pos == "last":
+			last = append(last, p.Guard)
+		case pos == "first":
+			i := 0
+			for i < len(out) && isTenant(out[i], tenant) {
+				i++
+			}
+			out = insertAt(out, i, p.Guard)
+		default:
+			var where, anchor string
+			if n, err := fmt.Sscanf(pos, "before:%s", &anchor); n == 1 && err == nil {
+				where = "before"
+			} else if n, err := fmt.Sscanf(pos, "after:%s", &anchor); n == 1 && err == nil {
+				where = "after"
+			}
+			i := indexOf(out, anchor)
+			if where == "" || i < 0 {
+				return nil, fmt.Errorf("chain: tenant guard %s at %q in phase %s: %w", p.Guard.Name(), pos, phase, ErrPosition)
+			}
+			if where == "after" {
+				i++
+				for i < len(out) && isTenant(out[i], tenant) {
+					i++
+				}
+			}
+			out = insertAt(out, i, p.Guard)
+		}
+	}
+	return append(out, last...), nil
+}
+
+func insertAt(s []Guard, i int, g Guard) []Guard {
+	s = append(s, nil)
+	copy(s[i+1:], s[i:])
+	s[i] = g
+	return s
+}
+
+func indexOf(s []Guard, name string) int {
+	for i, g := range s {
+		if g.Name() == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func isTenant(g Guard, tenant []Placement) bool {
+	for _, p := range tenant {
+		if p.Guard == g {
+			return true
+		}
+	}
+	return false
+}

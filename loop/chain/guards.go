@@ -1,0 +1,80 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/host"
+)
+
+// Wasm adapts a loaded plugin to the chain under a position name.
+func Wasm(name string, p *host.Plugin) Guard { return wasmGuard{name, p} }
+
+type wasmGuard struct {
+	name string
+	p    *host.Plugin
+}
+
+func (w wasmGuard) Name() string { return w.name }
+
+func (w wasmGuard) Guard(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	return w.p.Guard(ctx, tenant, req)
+}
+
+// Native runs a guard plugin in-process with the host's conventions (its
+// config, only its granted state views, the request's locale, fail closed on
+// a panic or contract violation). It is for tests and for benchmarks that
+// put a chain beside its wasm build; production chains run wasm.
+func Native(name string, p guest.Plugin, config json.RawMessage) Guard {
+	return &nativeGuard{name: name, p: p, config: config}
+}
+
+type nativeGuard struct {
+	name   string
+	p      guest.Plugin
+	config json.RawMessage
+	pool   sync.Pool
+}
+
+func (n *nativeGuard) Name() string { return n.name }
+
+func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi.Verdict {
+	r, _ := n.pool.Get().(*guest.Native)
+	if r == nil {
+		var err error
+		if r, err = guest.NewNative(n.p, 1<<20); err != nil {
+			return rejected(req.Locale, n.name, err)
+		}
+	}
+	defer n.pool.Put(r)
+	req.ABI, req.Kind = abi.Version, abi.RoleGuard
+	if req.Config == nil {
+		req.Config = n.config
+	}
+	for k := range req.State {
+		if c := abi.Capability(k); !c.IsStateView() || !n.p.Manifest.Grants(c) {
+			delete(req.State, k)
+		}
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return rejected(req.Locale, n.name, err)
+	}
+	v, err := r.Call(ctx, b)
+	if err != nil {
+		return rejected(req.Locale, n.name, err)
+	}
+	if v.Observation != nil {
+		v.Observation.Locale = req.Locale
+	}
+	return v
+}
+
+func rejected(l abi.Locale, name string, err error) abi.Verdict {
+	o := abi.Rejected(abi.GuardUnavailable, abi.GuardUnavailable.Reason(l, "plugin", name, "detail", err.Error()), abi.NextRetryLater.Text(l))
+	o.Locale = l
+	return abi.Verdict{Observation: &o}
+}

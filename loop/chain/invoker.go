@@ -1,0 +1,218 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
+)
+
+// Caller calls business tools: the MCP adapters and the scripted tools of
+// the loop implement it.
+type Caller interface {
+	CallTool(ctx context.Context, name string, args json.RawMessage) (Response, error)
+}
+
+// Response is what a tool returned when the call itself worked.
+type Response struct {
+	// Content is the tool's result as JSON (MCP structuredContent, or text
+	// content that parses as JSON, or a JSON string of the text).
+	Content json.RawMessage
+	// IsError is MCP's isError: the tool ran and reported a failure of its
+	// own — a different thing from a protocol error.
+	IsError bool
+	// Text is the tool's text output (its error message when IsError).
+	Text string
+}
+
+// Invoker calls a business tool the way TOOL_OBSERVATION §5 classifies it
+// (the DefaultToolInvoker): a response is SUCCESS; a failure is FAILED with
+// the code of CONTRACT_SPEC §14.4. Reads retry with exponential backoff
+// within TOOL_USE_RELIABILITY §3.1's budget; writes never retry.
+type Invoker struct {
+	Caller Caller
+	// DefaultTimeout applies to tools without timeoutMs; 0 means 30 s.
+	DefaultTimeout time.Duration
+	// DefaultRetry applies to read tools without retry; nil means §3.1's
+	// budget: 4 attempts, waiting 1 s, 2 s, 4 s.
+	DefaultRetry *contract.Retry
+	// Sleep waits between attempts; nil means a timer. Tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Invocation is one call to invoke.
+type Invocation struct {
+	Tool string
+	Args json.RawMessage
+	// Contract is the tool's contract; nil means unconfigured (a read with
+	// no business judgement, CONTRACT_SPEC §1.3).
+	Contract *contract.Tool
+	Locale   abi.Locale
+}
+
+// Invoked is the invoker's result.
+type Invoked struct {
+	Observation abi.Observation
+	// Response is the tool's content (SUCCESS) or the best body there is
+	// (MCP isError text); nil when the call never produced one.
+	Response json.RawMessage
+	Attempts int
+	// Waited is the total backoff between attempts.
+	Waited time.Duration
+}
+
+var defaultRetry = contract.Retry{MaxAttempts: 4, Backoff: contract.Backoff{InitialMs: 1000, Multiplier: 2, MaxMs: 4000}}
+
+// Invoke calls the tool, retrying a read on transient failures.
+func (inv *Invoker) Invoke(ctx context.Context, in Invocation) Invoked {
+	write := in.Contract != nil && in.Contract.IsWrite()
+	timeout := inv.DefaultTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	if in.Contract != nil && in.Contract.TimeoutMs != nil {
+		timeout = time.Duration(*in.Contract.TimeoutMs) * time.Millisecond
+	}
+	retry := defaultRetry
+	if inv.DefaultRetry != nil {
+		retry = *inv.DefaultRetry
+	}
+	if in.Contract != nil && in.Contract.Retry != nil {
+		retry = *in.Contract.Retry
+	}
+	if write || retry.MaxAttempts < 1 {
+		retry.MaxAttempts = 1
+	}
+	var out Invoked
+	for attempt := 1; ; attempt++ {
+		out.Attempts = attempt
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		resp, err := inv.Caller.CallTool(cctx, in.Tool, in.Args)
+		timedOut := cctx.Err() == context.DeadlineExceeded
+		cancel()
+		if ctx.Err() != nil && err != nil {
+			// The caller gave up: report it as the failure it caused.
+			err = fmt.Errorf("%w: %w", ErrIO, ctx.Err())
+		} else if err != nil && timedOut {
+			err = fmt.Errorf("%w: %w", ErrTimeout, err)
+		}
+		code, transient := classify(err, resp)
+		if code == "" {
+			out.Observation = abi.Success(successText(in.Locale, in.Tool), resp.Content)
+			out.Response = resp.Content
+			return out
+		}
+		if !transient || attempt >= retry.MaxAttempts || ctx.Err() != nil {
+			out.Observation = inv.failure(in, code, err, resp, timeout, attempt, retry.MaxAttempts)
+			out.Response = failureBody(resp)
+			return out
+		}
+		d := time.Duration(retry.Backoff.Delay(attempt+1)) * time.Millisecond
+		if err := inv.sleep(ctx, d); err != nil {
+			out.Observation = inv.failure(in, code, err, resp, timeout, attempt, retry.MaxAttempts)
+			return out
+		}
+		out.Waited += d
+	}
+}
+
+func (inv *Invoker) sleep(ctx context.Context, d time.Duration) error {
+	if inv.Sleep != nil {
+		return inv.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// classify maps a call's error (or MCP isError) to its code and whether a
+// retry may help.
+func classify(err error, resp Response) (abi.Code, bool) {
+	switch {
+	case err == nil && resp.IsError:
+		return abi.MCPToolError, false
+	case err == nil:
+		return "", false
+	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return abi.ToolTimeout, true
+	case errors.Is(err, ErrUnreachable):
+		return abi.ToolUnreachable, true
+	case errors.Is(err, ErrIO):
+		return abi.ToolIOError, true
+	case errors.Is(err, ErrRPC):
+		return abi.MCPRPCError, true
+	case errors.Is(err, ErrInvalidParams):
+		return abi.MCPInvalidParams, false
+	default:
+		return abi.ToolError, true
+	}
+}
+
+func (inv *Invoker) failure(in Invocation, code abi.Code, err error, resp Response, timeout time.Duration, attempts, max int) abi.Observation {
+	l := in.Locale
+	detail := resp.Text
+	if err != nil {
+		detail = err.Error()
+	}
+	if len(detail) > 300 {
+		detail = detail[:300] + "…"
+	}
+	reason := code.Reason(l, "tool", in.Tool, "detail", detail, "timeout", timeout.String())
+	if attempts > 1 {
+		if l == abi.LocaleEN {
+			reason += " (after " + strconv.Itoa(attempts) + " attempts)"
+		} else {
+			reason += "（已尝试 " + strconv.Itoa(attempts) + " 次）"
+		}
+	}
+	var next string
+	switch code {
+	case abi.MCPToolError:
+		next = abi.NextBusiness.Text(l)
+	case abi.MCPInvalidParams:
+		next = abi.NextFixArgs.Text(l)
+	case abi.ToolTimeout:
+		next = abi.NextTimeout.Text(l)
+	default:
+		next = abi.NextRetryLater.Text(l)
+	}
+	write := in.Contract != nil && in.Contract.IsWrite()
+	if write && code != abi.MCPToolError && code != abi.MCPInvalidParams && code != abi.ToolUnreachable {
+		// The write may have happened: never suggest repeating it.
+		next = abi.NextWaitVerify.Text(l)
+	}
+	if !write && in.Contract != nil && in.Contract.Fallback != "" && attempts >= max && code != abi.MCPInvalidParams {
+		next = abi.NextFallback.Text(l, "tool", in.Contract.Fallback)
+	}
+	o := abi.Failed(code, reason, next, failureBody(resp))
+	o.Locale = l
+	return o
+}
+
+func failureBody(resp Response) json.RawMessage {
+	if len(resp.Content) > 0 {
+		return resp.Content
+	}
+	if resp.Text != "" {
+		b, _ := json.Marshal(resp.Text)
+		return b
+	}
+	return nil
+}
+
+func successText(l abi.Locale, tool string) string {
+	if l == abi.LocaleEN {
+		return "tool " + tool + " succeeded"
+	}
+	return "工具 " + tool + " 调用成功"
+}
