@@ -25,6 +25,9 @@ type Chain struct {
 	Before  []Guard
 	After   []Guard
 	Invoker *Invoker
+	// Visible reports whether the node may call a tool; nil allows every
+	// tool. A call to a tool it refuses is CATALOG_DENIED before any guard.
+	Visible func(tool string) bool
 }
 
 // Call is one tool call to run.
@@ -75,6 +78,12 @@ type Step struct {
 // Run runs the call through the chain.
 func (c *Chain) Run(ctx context.Context, call Call) Result {
 	res := Result{Provenance: map[string]string{}}
+	if c.Visible != nil && !c.Visible(call.Tool) {
+		l := call.Locale
+		res.Observation = abi.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(l, "tool", call.Tool), abi.NextCatalog.Text(l))
+		res.Observation.Locale = l
+		return res
+	}
 	base := abi.Request{
 		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
 		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,

@@ -140,6 +140,17 @@ func TestChain(t *testing.T) {
 	}
 }
 
+func TestCatalogDenied(t *testing.T) {
+	t.Parallel()
+	sc := &script{steps: []step{ok(`{}`)}}
+	c := &Chain{Before: []Guard{binder}, Invoker: &Invoker{Caller: sc}, Visible: func(tool string) bool { return tool == "t" }}
+	res := c.Run(context.Background(), Call{Tool: "delete_all", Args: []byte(`{}`)})
+	want := "工具 delete_all 不在本节点可调用范围内。下一步：只调用本节点工具目录中的工具"
+	if res.Invoked || len(res.Trace) != 0 || res.Observation.Code != abi.CatalogDenied || res.Observation.Outcome != abi.OutcomeRejected || res.Observation.Message() != want {
+		t.Fatalf("got %+v %q", res, res.Observation.Message())
+	}
+}
+
 type named string
 
 func (n named) Name() string { return string(n) }
