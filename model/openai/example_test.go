@@ -1,0 +1,46 @@
+package openai_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/model/openai"
+)
+
+func Example() {
+	// A stand-in for an OpenAI-compatible endpoint.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[`+
+			`{"id":"call_1","type":"function","function":{"name":"query_site","arguments":"{\"space\":\"s1\""}}]},`+
+			`"finish_reason":"tool_calls"}]}`)
+	}))
+	defer srv.Close()
+
+	client, err := openai.New(openai.Defaults(srv.URL+"/v1", "sk-…", "gpt-4.1"))
+	if err != nil {
+		panic(err)
+	}
+	resp, err := client.Complete(context.Background(), model.Request{
+		Messages: []model.Message{{Role: model.RoleUser, Content: "Which sites are in space s1?"}},
+		Tools: []model.Tool{{
+			Name:       "query_site",
+			Parameters: []byte(`{"type":"object","properties":{"space":{"type":"string"}},"required":["space"],"additionalProperties":false}`),
+			Strict:     true,
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range resp.Message.ToolCalls {
+		// The argument text is as the model wrote it, here missing its "}".
+		fmt.Printf("%s %s %s\n", c.ID, c.Name, c.Arguments)
+	}
+	fmt.Println(resp.FinishReason, len(resp.StrictFallbacks))
+	// Output:
+	// call_1 query_site {"space":"s1"
+	// tool_calls 0
+}
