@@ -196,6 +196,9 @@ type NodeView struct {
 	// the contract has a required, shared or entity output.
 	OutputsUsed bool `json:"outputsUsed,omitempty"`
 
+	// Skills are the agent's skill keys (to tell an unknown skill from one
+	// that exists but may not be delegated).
+	Skills []string `json:"skills,omitempty"`
 	// Delegation (CONTRACT_SPEC §15).
 	Delegatable      []string     `json:"delegatable,omitempty"`
 	DelegateMaxDepth int          `json:"delegateMaxDepth,omitempty"`
