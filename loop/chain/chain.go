@@ -39,7 +39,7 @@ type Call struct {
 	Args []byte
 	// Contract is the tool's contract (tools.<name>) as JSON and parsed;
 	// both nil for a tool the contract does not configure.
-	Contract    json.RawMessage
+	Contract     json.RawMessage
 	ToolContract *contract.Tool
 	// Schema and OutputSchema are the tool's MCP input and output schemas.
 	Schema       json.RawMessage
