@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -27,6 +28,7 @@ type Native struct {
 	seed     uint64
 	fakeTime int64
 	req      []byte
+	rand     io.Reader
 	Logs     []string
 }
 
@@ -35,6 +37,10 @@ type NativeOption func(*Native)
 
 // WithClock gives the plugin a clock, as the clock capability does.
 func WithClock(now func() time.Time) NativeOption { return func(n *Native) { n.clock = now } }
+
+// WithRand gives the plugin a source of randomness, as the random
+// capability does (tests fix it).
+func WithRand(r io.Reader) NativeOption { return func(n *Native) { n.rand = r } }
 
 // NewNative prepares p to run in-process. maxOutput bounds reported bytes
 // (0: unbounded), as the host's limit does.
@@ -115,7 +121,11 @@ func (r nativeReporter) now() int64 {
 
 func (r nativeReporter) random(p []byte) {
 	if r.n.p.Manifest.Grants(abi.CapRandom) {
-		if _, err := rand.Read(p); err == nil {
+		src := r.n.rand
+		if src == nil {
+			src = rand.Reader
+		}
+		if _, err := io.ReadFull(src, p); err == nil {
 			return
 		}
 	}
