@@ -1,0 +1,23 @@
+// Package mcp calls business tools on an MCP server through the official Go
+// SDK, over stdio (a child process) or streamable HTTP (a URL).
+//
+// A Client satisfies tools.Provider. Its CallTool keeps the three kinds of
+// outcome apart, because the invoker treats them differently
+// (CONTRACT_SPEC §14.4):
+//
+//   - the tool ran and answered: a chain.Response, its Content taken from
+//     structuredContent, else from the text content when that parses as
+//     JSON, else the text as a JSON string;
+//   - the tool ran and reported its own failure (MCP isError): a
+//     chain.Response with IsError and the tool's Text — not an error;
+//   - the call failed: an error wrapping one of the chain sentinels —
+//     chain.ErrUnreachable when nothing could have reached the tool
+//     (connection refused, process not started), chain.ErrIO when the
+//     connection broke while the call was under way, chain.ErrTimeout on the
+//     context's deadline, chain.ErrInvalidParams for JSON-RPC -32602 and
+//     chain.ErrRPC for any other protocol error.
+//
+// A session found dead before a call is reconnected once (a new child
+// process, or a new HTTP session); a call whose connection broke while it
+// was under way is never re-sent, since a write may have been applied.
+package mcp
