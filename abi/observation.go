@@ -123,16 +123,41 @@ func (o Observation) Info() (CodeInfo, bool) { return o.Code.Info() }
 // MarshalJSON adds the derived fields (wire code, category, signal, message)
 // that traces and clients read, beside the fields that round-trip.
 func (o Observation) MarshalJSON() ([]byte, error) {
-	type plain Observation
-	out := struct {
-		plain
-		Wire     string   `json:"wire,omitempty"`
-		Category Category `json:"category,omitempty"`
-		Signal   Signal   `json:"signal,omitempty"`
-		Message  string   `json:"message"`
-	}{plain: plain(o), Message: o.Message()}
-	if i, ok := o.Code.Info(); ok {
-		out.Wire, out.Category, out.Signal = i.Wire, i.Category, i.Signal
+	if !o.Outcome.Valid() {
+		return nil, fmt.Errorf("abi: marshal observation: %w", ErrUnknownOutcome)
 	}
-	return json.Marshal(out)
+	return o.AppendJSON(nil), nil
+}
+
+// AppendJSON appends the observation's JSON (as MarshalJSON) to dst. Data is
+// copied verbatim and must be valid JSON.
+func (o Observation) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"outcome":`...)
+	dst = appendString(dst, o.Outcome.String())
+	if o.Code != "" {
+		dst = append(dst, `,"code":`...)
+		dst = appendString(dst, string(o.Code))
+	}
+	dst = append(dst, `,"text":`...)
+	dst = appendString(dst, o.Text)
+	if o.Next != "" {
+		dst = append(dst, `,"next":`...)
+		dst = appendString(dst, o.Next)
+	}
+	dst = appendRaw(dst, "data", o.Data)
+	if o.Locale != "" {
+		dst = append(dst, `,"locale":`...)
+		dst = appendString(dst, string(o.Locale))
+	}
+	if i, ok := o.Code.Info(); ok {
+		dst = append(dst, `,"wire":`...)
+		dst = appendString(dst, i.Wire)
+		dst = append(dst, `,"category":`...)
+		dst = appendString(dst, string(i.Category))
+		dst = append(dst, `,"signal":`...)
+		dst = appendString(dst, string(i.Signal))
+	}
+	dst = append(dst, `,"message":`...)
+	dst = appendString(dst, o.Message())
+	return append(dst, '}')
 }

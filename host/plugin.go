@@ -414,11 +414,14 @@ func (p *Plugin) call(ctx context.Context, tenant string, req *abi.Request) (abi
 			delete(req.State, k)
 		}
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return abi.Verdict{}, p.unavailable(ErrUnavailable, fmt.Errorf("host: %s: encode request: %w", p.ref, err))
+	buf := envelopes.Get().(*[]byte)
+	b := req.AppendJSON((*buf)[:0])
+	v, err := p.Invoke(ctx, tenant, b)
+	if cap(b) <= 1<<20 {
+		*buf = b
+		envelopes.Put(buf)
 	}
-	return p.Invoke(ctx, tenant, b)
+	return v, err
 }
 
 // failure turns a failed call into the observation its role calls for.
@@ -459,6 +462,10 @@ func (p *Plugin) failure(err error, l abi.Locale) abi.Observation {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// envelopes recycles request buffers: a guarded call encodes one envelope per
+// guard, mostly state views.
+var envelopes = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 func verdictSummary(v abi.Verdict, err error) string {
 	switch {

@@ -28,14 +28,15 @@ func (w wasmGuard) Guard(ctx context.Context, tenant string, req *abi.Request) a
 // config, only its granted state views, the request's locale, fail closed on
 // a panic or contract violation). It is for tests and for benchmarks that
 // put a chain beside its wasm build; production chains run wasm.
-func Native(name string, p guest.Plugin, config json.RawMessage) Guard {
-	return &nativeGuard{name: name, p: p, config: config}
+func Native(name string, p guest.Plugin, config json.RawMessage, opts ...guest.NativeOption) Guard {
+	return &nativeGuard{name: name, p: p, config: config, opts: opts}
 }
 
 type nativeGuard struct {
 	name   string
 	p      guest.Plugin
 	config json.RawMessage
+	opts   []guest.NativeOption
 	pool   sync.Pool
 }
 
@@ -45,7 +46,7 @@ func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi
 	r, _ := n.pool.Get().(*guest.Native)
 	if r == nil {
 		var err error
-		if r, err = guest.NewNative(n.p, 1<<20); err != nil {
+		if r, err = guest.NewNative(n.p, 1<<20, n.opts...); err != nil {
 			return rejected(req.Locale, n.name, err)
 		}
 	}
@@ -59,11 +60,11 @@ func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi
 			delete(req.State, k)
 		}
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return rejected(req.Locale, n.name, err)
-	}
+	buf := envelopes.Get().(*[]byte)
+	b := req.AppendJSON((*buf)[:0])
 	v, err := r.Call(ctx, b)
+	*buf = b
+	envelopes.Put(buf)
 	if err != nil {
 		return rejected(req.Locale, n.name, err)
 	}
@@ -72,6 +73,8 @@ func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi
 	}
 	return v
 }
+
+var envelopes = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 func rejected(l abi.Locale, name string, err error) abi.Verdict {
 	o := abi.Rejected(abi.GuardUnavailable, abi.GuardUnavailable.Reason(l, "plugin", name, "detail", err.Error()), abi.NextRetryLater.Text(l))
