@@ -22,7 +22,7 @@ func TestAppendJSON(t *testing.T) {
 			Provenance: map[string]string{"spaceId": "EVIDENCE", "title": "USER"},
 			Contract:   json.RawMessage(`{"sideEffect":"WRITE"}`), Schema: json.RawMessage(`{"type":"object"}`),
 			OutputSchema: json.RawMessage(`{"type":"object"}`), Config: json.RawMessage(`{"limit":3}`),
-			State: map[string]json.RawMessage{"state.node": json.RawMessage(`{"nodeId":"n1"}`), "state.ledger": json.RawMessage(`{"entries":[]}`)},
+			State:  map[string]json.RawMessage{"state.node": json.RawMessage(`{"nodeId":"n1"}`), "state.ledger": json.RawMessage(`{"entries":[]}`)},
 			Result: &res, Response: json.RawMessage(`{"code":200}`), Locale: abi.LocaleEN}},
 		{"text needing escapes", abi.Request{ABI: 1, Kind: abi.RoleGuard, Tool: "t", ArgsText: "{\"a\":\n\t\x01 <b>&\u2028 \xff 中文"}},
 	}
