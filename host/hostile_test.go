@@ -173,6 +173,19 @@ func TestConfig(t *testing.T) {
 	}
 }
 
+// TestVerify checks a module without its config, as an install does.
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	h := newHost(t)
+	m, digest, err := h.Verify(context.Background(), host.Source{Name: "configured", Bytes: testdata.Bytes(t, "configured")}, host.Policy{})
+	if err != nil || m.Name != "configured" || digest != host.Digest(testdata.Bytes(t, "configured")) {
+		t.Fatalf("verify: %v %s %s", err, m.Name, digest)
+	}
+	if _, _, err := h.Verify(context.Background(), host.Source{Name: "wrongabi", Bytes: testdata.WAT(t, "wrongabi")}, host.Policy{}); !errors.Is(err, host.ErrABIVersion) {
+		t.Fatalf("verify wrongabi: %v", err)
+	}
+}
+
 // TestSandbox checks that a plugin sees no files, no network, no
 // environment, and deterministic stand-ins for the clock and randomness.
 func TestSandbox(t *testing.T) {

@@ -148,7 +148,7 @@ func (h *Host) prewarm(ctx context.Context, p *Plugin, name string) (abi.Manifes
 
 // finishLoad checks what depends on the manifest and registers the plugin.
 func (h *Host) finishLoad(ctx context.Context, p *Plugin, m abi.Manifest, limits abi.Limits, impl instanceImpl, box *sandbox, name string) error {
-	if err := checkConfig(m, p.policy.Config); err != nil {
+	if err := checkConfig(m, p.policy.Config); err != nil && !p.policy.verifyOnly {
 		impl.close(ctx)
 		return fmt.Errorf("host: load %s: %w", name, err)
 	}
@@ -236,4 +236,19 @@ func importsModule(cm wazero.CompiledModule, module string) bool {
 		}
 	}
 	return false
+}
+
+// Verify checks a module as Load does — digest pin, shape, ABI version,
+// manifest, limits, a pre-warmed start — except its config, which whoever
+// attaches the plugin supplies later. It returns the manifest and the hex
+// sha256, and keeps nothing loaded.
+func (h *Host) Verify(ctx context.Context, src Source, pol Policy) (abi.Manifest, string, error) {
+	pol.verifyOnly = true
+	p, err := h.Load(ctx, src, pol)
+	if err != nil {
+		return abi.Manifest{}, "", err
+	}
+	m, d := p.Manifest(), p.Digest()
+	_ = p.Close(ctx)
+	return m, d, nil
 }

@@ -52,6 +52,10 @@ type Policy struct {
 	// Config is the plugin's configuration (a JSON object), checked against
 	// the manifest's configSchema at load.
 	Config json.RawMessage
+
+	// verifyOnly skips the config check (Verify: a module installed before
+	// anyone configures it).
+	verifyOnly bool
 }
 
 func (p Policy) withDefaults() Policy {
