@@ -350,3 +350,55 @@ var messages = map[string]string{
 	"approved write times out: never repeated": "工具 create_site 在 200ms 内没有返回。下一步：等待写结果核实完成，不要再次调用该写工具",
 	"tool not in the catalog":                  "工具 drop_database 不在本节点可调用范围内。下一步：只调用本节点工具目录中的工具",
 }
+
+// TestClassificationBuiltins is the builtin rows of TOOL_OBSERVATION §5,
+// through the wasm build of the control builtins: a rule the model broke is
+// REJECTED with the builtin's own code and next step; any other failure of a
+// builtin is FAILED (TOOL_ERROR); a builtin that crashes is FAILED too.
+func TestClassificationBuiltins(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	path, err := testdata.Build("./plugins/builtins/control/cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := host.ReadSource(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.Load(ctx, src, host.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		tool    string
+		args    string
+		state   map[string]json.RawMessage
+		outcome abi.Outcome
+		code    abi.Code
+		message string
+	}{
+		{"a rule the model broke (ToolRejectedException)", "builtin_node_approval", `{"summary":"建站","toolName":"create_site"}`, views(nil),
+			abi.OutcomeRejected, abi.ApprovalNotGated, "申请确认前没有被写入闸门拦下的写调用。下一步：先直接调用写工具，被拦下后再按提示申请确认"},
+		{"any other builtin failure", "builtin_node_approval", `{"summary":"建站","toolName":"create_site"}`,
+			map[string]json.RawMessage{string(abi.CapStateApproval): json.RawMessage(`{"gated":{"tool":"create_site","args":{},"argsDigest":"d"}}`)},
+			abi.OutcomeFailed, abi.ToolError, "工具 builtin_node_approval 发生未知错误：缺少运行态 state.node。下一步：调用 builtin_node_fail 说明原因"},
+		{"a tool the plugin does not provide", "builtin_drop_everything", `{}`, nil,
+			abi.OutcomeRejected, abi.CatalogDenied, "工具 builtin_drop_everything 不在本节点可调用范围内。下一步：只调用本节点工具目录中的工具"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := p.Builtin(ctx, "acme", &abi.Request{Tool: tt.tool, Args: json.RawMessage(tt.args), State: tt.state})
+			o := v.Observation
+			if o == nil || o.Outcome != tt.outcome || o.Code != tt.code || o.Message() != tt.message {
+				t.Fatalf("got %+v\nwant %v %s %q", o, tt.outcome, tt.code, tt.message)
+			}
+		})
+	}
+}
