@@ -1,0 +1,76 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
+)
+
+// Builtin is a loaded builtin plugin. *host.Plugin satisfies it; so does
+// NativeBuiltin.
+type Builtin interface {
+	Manifest() abi.Manifest
+	// Builtin runs one of the plugin's tools; a plugin failure is already
+	// an observation.
+	Builtin(ctx context.Context, tenant string, req *abi.Request) abi.Verdict
+}
+
+// NativeBuiltin runs a builtin plugin in-process with the host's
+// conventions (only its granted state views, the request's locale, a panic
+// or broken result contract as FAILED). It is for tests and benchmarks;
+// production builtins run as wasm through the host.
+func NativeBuiltin(p guest.Plugin, opts ...guest.NativeOption) Builtin {
+	return &nativeBuiltin{p: p, opts: opts}
+}
+
+type nativeBuiltin struct {
+	p    guest.Plugin
+	opts []guest.NativeOption
+	pool sync.Pool
+}
+
+func (n *nativeBuiltin) Manifest() abi.Manifest { return n.p.Manifest }
+
+func (n *nativeBuiltin) Builtin(ctx context.Context, _ string, req *abi.Request) abi.Verdict {
+	l := req.Locale
+	if !n.p.Manifest.Provides(req.Tool) {
+		o := abi.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(l, "tool", req.Tool), abi.NextCatalog.Text(l))
+		o.Locale = l
+		return abi.Verdict{Observation: &o}
+	}
+	r, _ := n.pool.Get().(*guest.Native)
+	if r == nil {
+		var err error
+		if r, err = guest.NewNative(n.p, 1<<20, n.opts...); err != nil {
+			return n.failed(l, err)
+		}
+	}
+	defer n.pool.Put(r)
+	req.ABI, req.Kind = abi.Version, abi.RoleBuiltin
+	for k := range req.State {
+		if c := abi.Capability(k); !c.IsStateView() || !n.p.Manifest.Grants(c) {
+			delete(req.State, k)
+		}
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return n.failed(l, err)
+	}
+	v, err := r.Call(ctx, b)
+	if err != nil {
+		return n.failed(l, err)
+	}
+	if v.Observation != nil {
+		v.Observation.Locale = l
+	}
+	return v
+}
+
+func (n *nativeBuiltin) failed(l abi.Locale, err error) abi.Verdict {
+	o := abi.Failed(abi.PluginTrap, abi.PluginTrap.Reason(l, "plugin", n.p.Manifest.Name, "detail", err.Error()), abi.NextRetryLater.Text(l))
+	o.Locale = l
+	return abi.Verdict{Observation: &o}
+}

@@ -1,0 +1,73 @@
+package loop
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+)
+
+// The spec's defaults, and ours where the spec gives none (docs/RATIONALE.md
+// should carry the why).
+const (
+	// DefaultNoProgressLimit is the number of consecutive no-progress turns
+	// that fails a node. TOOL_OBSERVATION gives no number; its §1 incident
+	// (five rejected builtin_output_set calls, then "连续无进展" failed the
+	// node) shows the runtime it describes stopping at five, so we do too.
+	DefaultNoProgressLimit = 5
+	// DefaultMaxRounds bounds the model turns of a node, the backstop that
+	// TOOL_OBSERVATION §3 leaves DEFERRED to. The spec gives no number.
+	DefaultMaxRounds = 20
+	// DefaultDelegateMaxDepth is state.delegate-max-depth (CONTRACT_SPEC §15).
+	DefaultDelegateMaxDepth = 2
+	// DefaultReconfirmAfter is state.reconfirm-after (CONTRACT_SPEC §14.1).
+	DefaultReconfirmAfter = 24 * time.Hour
+)
+
+// Config holds the loop's limits. Start from DefaultConfig; New validates
+// it once and never fills a zero in later.
+type Config struct {
+	// NoProgressLimit: the node fails when this many consecutive turns made
+	// no progress (§6).
+	NoProgressLimit int
+	// MaxRounds: the node fails after this many model turns without leaving
+	// the loop.
+	MaxRounds int
+	// DelegateMaxDepth: a delegated node's depth may not exceed it.
+	DelegateMaxDepth int
+	// ReconfirmAfter: a CONFIRM that arrives later than this after the
+	// approval was asked does not run the write; the user is asked again.
+	ReconfirmAfter time.Duration
+	// Locale of every model-facing text.
+	Locale abi.Locale
+	// Tenant whose plugin instances run the node's calls.
+	Tenant string
+	// Now is the clock of approvals; nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the spec's defaults.
+func DefaultConfig() Config {
+	return Config{
+		NoProgressLimit:  DefaultNoProgressLimit,
+		MaxRounds:        DefaultMaxRounds,
+		DelegateMaxDepth: DefaultDelegateMaxDepth,
+		ReconfirmAfter:   DefaultReconfirmAfter,
+		Locale:           abi.LocaleZH,
+	}
+}
+
+// Validate reports a limit that is missing or out of range.
+func (c Config) Validate() error {
+	switch {
+	case c.NoProgressLimit < 1:
+		return fmt.Errorf("loop: no-progress limit %d: %w", c.NoProgressLimit, ErrInvalidConfig)
+	case c.MaxRounds < 1:
+		return fmt.Errorf("loop: max rounds %d: %w", c.MaxRounds, ErrInvalidConfig)
+	case c.DelegateMaxDepth < 0:
+		return fmt.Errorf("loop: delegate max depth %d: %w", c.DelegateMaxDepth, ErrInvalidConfig)
+	case c.ReconfirmAfter <= 0:
+		return fmt.Errorf("loop: reconfirm-after %v: %w", c.ReconfirmAfter, ErrInvalidConfig)
+	}
+	return nil
+}

@@ -1,0 +1,15 @@
+package loop
+
+import "errors"
+
+// ErrUnknownSkill: a node names a skill the runner was not given.
+var ErrUnknownSkill = errors.New("unknown skill")
+
+// ErrNotSuspended: a resume names a node that is not suspended that way.
+var ErrNotSuspended = errors.New("node is not suspended that way")
+
+// ErrInvalidConfig: a Config limit is missing or out of range.
+var ErrInvalidConfig = errors.New("invalid loop config")
+
+// ErrUnknownDecision: an approval decision other than CONFIRM, REJECT, CANCEL.
+var ErrUnknownDecision = errors.New("unknown approval decision")

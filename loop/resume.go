@@ -1,0 +1,167 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
+)
+
+// Decision is the user's answer to an approval (CONTRACT_SPEC §14.1).
+type Decision string
+
+// Decisions.
+const (
+	Confirm Decision = "CONFIRM"
+	Reject  Decision = "REJECT"
+	Cancel  Decision = "CANCEL"
+)
+
+// AnswerFollowUp resumes a node suspended for FOLLOW_UP with the user's
+// answer and runs it on. The answer enters the conversation with its
+// question and expected fields, and those fields count as USER sources
+// (state.followup.current) for the calls that follow.
+func (r *Runner) AnswerFollowUp(ctx context.Context, nodeID, answer string) (Exit, error) {
+	f, err := r.store.AnswerFollowUp(nodeID, answer)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: answer: %w: %w", ErrNotSuspended, err)
+	}
+	n, err := r.store.Node(nodeID)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	text := r.text(txtAnswer, f.Question, answer)
+	if len(f.ExpectedFields) > 0 {
+		text = r.text(txtAnswerFields, f.Question, strings.Join(f.ExpectedFields, ", "), answer)
+	}
+	if err := r.store.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: text}); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	r.emit(n, Event{Kind: KindResume, Status: abi.SuspendFollowUp, Message: text, Stalls: n.Stalls})
+	return r.Run(ctx, nodeID)
+}
+
+// Approve resumes a node suspended for APPROVAL with the user's decision
+// (CONTRACT_SPEC §14.1):
+//
+//   - CONFIRM within reconfirm-after: the store checks that the held
+//     arguments still have the digest the user was shown, marks the write
+//     approved, and the write runs through the whole chain (the WriteGate
+//     and the Fingerprint see state.approval.approved and let it through).
+//     The model reads the result as the answer to a call of the write, and
+//     the node runs on: it must still finish by itself.
+//   - CONFIRM later than reconfirm-after: nothing runs; the node is
+//     suspended again and the user asked again.
+//   - REJECT: the write does not run; the node and the task are cancelled
+//     and Exit.Reply says what was not done.
+//   - CANCEL: the task is cancelled.
+func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, error) {
+	n, err := r.store.Node(nodeID)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: approve: %w", err)
+	}
+	s := n.Suspension
+	if n.Status != state.Suspended || s == nil || s.Kind != abi.SuspendApproval {
+		return Exit{}, fmt.Errorf("loop: approve node %s (%s): %w", nodeID, n.Status, ErrNotSuspended)
+	}
+	now := r.cfg.Now()
+	switch d {
+	case Confirm:
+	case Reject, Cancel:
+		return r.refuse(n, d)
+	default:
+		return Exit{}, fmt.Errorf("loop: approve node %s: %q: %w", nodeID, d, ErrUnknownDecision)
+	}
+	if now.Sub(s.At) > r.cfg.ReconfirmAfter {
+		if err := r.store.Resuspend(nodeID, now); err != nil {
+			return Exit{}, fmt.Errorf("loop: %w", err)
+		}
+		l := r.cfg.Locale
+		o := abi.Deferred(abi.ApprovalExpired, abi.ApprovalExpired.Reason(l, "tool", s.Tool), abi.NextReconfirm.Text(l))
+		o.Locale = l
+		e := toolEvent(Event{Tool: s.Tool, Stalls: n.Stalls}, o)
+		e.Kind, e.Status = KindSuspend, abi.SuspendApproval
+		r.emit(n, e)
+		n, err = r.store.Node(nodeID)
+		if err != nil {
+			return Exit{}, fmt.Errorf("loop: %w", err)
+		}
+		return exitOf(n), nil
+	}
+	g, err := r.store.Approve(nodeID, now)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: approve node %s: %w", nodeID, err)
+	}
+	r.emit(n, Event{Kind: KindResume, Tool: g.Tool, Status: abi.SuspendApproval, Message: string(Confirm), Stalls: n.Stalls})
+	sk, ok := r.skills[n.SkillKey]
+	if !ok {
+		return Exit{}, fmt.Errorf("loop: node %s: skill %q: %w", n.ID, n.SkillKey, ErrUnknownSkill)
+	}
+	n, err = r.store.Node(nodeID)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	cat, err := r.catalog(n, sk)
+	if err != nil {
+		return Exit{}, err
+	}
+	views, err := r.store.Views(nodeID)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	// The approved write is shown to the model as a call of the write with
+	// the held arguments, answered by its result.
+	callID := "approved_" + g.CallID
+	if err := r.store.AppendMessages(nodeID, model.Message{Role: model.RoleAssistant,
+		ToolCalls: []model.ToolCall{{ID: callID, Name: g.Tool, Arguments: string(g.Args)}}}); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	res := r.business(ctx, n, sk, cat, callID, g.Tool, g.Args, views)
+	if err := r.store.Apply(nodeID, res.Effects); err != nil {
+		return Exit{}, fmt.Errorf("loop: %s: %w", g.Tool, err)
+	}
+	if err := r.store.ClearApproval(nodeID); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	obs := res.Observation
+	if err := r.store.AppendMessages(nodeID, model.Message{Role: model.RoleTool, ToolCallID: callID, Content: obs.Message()}); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	c := &Counter{Limit: r.cfg.NoProgressLimit, MaxRounds: r.cfg.MaxRounds, Stalls: n.Stalls, Rounds: n.Rounds}
+	c.AfterCall(obs.Outcome, false, false)
+	r.emit(n, toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs))
+	if err := r.store.SetProgress(nodeID, c.Stalls, c.Rounds); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	if c.Exhausted() {
+		return r.fail(n, c, r.text(txtNoProgress, fmt.Sprint(c.Stalls)))
+	}
+	return r.Run(ctx, nodeID)
+}
+
+// refuse ends a node whose approval the user rejected, or a task the user
+// cancelled: the held write does not run.
+func (r *Runner) refuse(n state.Node, d Decision) (Exit, error) {
+	s := n.Suspension
+	id := txtRejected
+	if d == Cancel {
+		id = txtCancelled
+	}
+	reply := r.text(id, s.Tool, s.Question)
+	if err := r.store.ClearApproval(n.ID); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.SetNodeStatus(n.ID, state.Cancelled, reply); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.SetTaskStatus(n.TaskID, state.Cancelled); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	r.emit(n, Event{Kind: KindResume, Tool: s.Tool, Status: abi.SuspendApproval, Message: string(d), Stalls: n.Stalls})
+	r.emit(n, Event{Kind: KindNode, Status: string(state.Cancelled), Message: reply, Stalls: n.Stalls})
+	r.emit(n, Event{Kind: KindTask, Status: string(state.Cancelled), Message: reply})
+	return Exit{Status: state.Cancelled, Reason: reply, Reply: reply}, nil
+}

@@ -1,0 +1,383 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/loop/catalog"
+	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
+)
+
+// Skill is one skill as the runner runs it: the loaded skill, its guard
+// chain and its business tools' definitions.
+type Skill struct {
+	Skill *contract.Skill
+	Chain *chain.Chain
+	Tools []catalog.BusinessTool
+}
+
+// Options are what a Runner is built from.
+type Options struct {
+	Model model.Model
+	Store state.Store
+	Agent contract.AgentProfile
+	// Skills by skill key.
+	Skills []Skill
+	// Builtins are the tenant's builtin plugins.
+	Builtins []Builtin
+	// Sink receives the trace; nil drops it.
+	Sink   Sink
+	Config Config
+}
+
+// Runner runs the nodes of one session.
+type Runner struct {
+	model     model.Model
+	store     state.Store
+	agent     contract.AgentProfile
+	skills    map[string]Skill
+	builtins  map[string]Builtin
+	manifests []abi.Manifest
+	sink      Sink
+	cfg       Config
+	seq       atomic.Int64
+}
+
+// New checks the options and builds a runner.
+func New(o Options) (*Runner, error) {
+	if err := o.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Model == nil || o.Store == nil {
+		return nil, fmt.Errorf("loop: a model and a store are required: %w", ErrInvalidConfig)
+	}
+	r := &Runner{model: o.Model, store: o.Store, agent: o.Agent, skills: map[string]Skill{}, builtins: map[string]Builtin{},
+		sink: o.Sink, cfg: o.Config}
+	if r.cfg.Now == nil {
+		r.cfg.Now = time.Now
+	}
+	for _, s := range o.Skills {
+		if s.Skill == nil || s.Chain == nil {
+			return nil, fmt.Errorf("loop: skill without contract or chain: %w", ErrInvalidConfig)
+		}
+		r.skills[s.Skill.Profile.SkillKey] = s
+	}
+	for _, b := range o.Builtins {
+		m := b.Manifest()
+		r.builtins[m.Name] = b
+		r.manifests = append(r.manifests, m)
+	}
+	return r, nil
+}
+
+// Exit is how a node left the loop.
+type Exit struct {
+	// Status is the node's status: DONE, FAILED, CANCELLED, SUSPENDED, or
+	// RUNNING when it waits for a delegated pre-node.
+	Status state.Status
+	// Suspension is what the user is asked, when SUSPENDED.
+	Suspension *state.Suspension
+	// Output is the finish output; Reason why it failed or was cancelled.
+	Output string
+	Reason string
+	// Delegation is the pre-node to run first, when the node delegated.
+	Delegation *abi.Delegation
+	// Reply is what the user is told when an approval was refused or the
+	// task cancelled (what was not done).
+	Reply string
+}
+
+func (r *Runner) emit(n state.Node, e Event) {
+	if r.sink == nil {
+		return
+	}
+	e.Seq = r.seq.Add(1)
+	e.Task, e.Node = n.TaskID, n.ID
+	if e.Level == "" {
+		e.Level = "INFO"
+	}
+	r.sink.Emit(e)
+}
+
+func exitOf(n state.Node) Exit {
+	return Exit{Status: n.Status, Suspension: n.Suspension, Output: n.Output, Reason: n.Reason}
+}
+
+// Run runs a node until it leaves the loop. A node that is not RUNNING is
+// returned as it is. Errors are the host failing (model, store); a node
+// that fails is an Exit.
+func (r *Runner) Run(ctx context.Context, nodeID string) (Exit, error) {
+	n, err := r.store.Node(nodeID)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: run: %w", err)
+	}
+	if n.Status != state.Running {
+		return exitOf(n), nil
+	}
+	sk, ok := r.skills[n.SkillKey]
+	if !ok {
+		return Exit{}, fmt.Errorf("loop: node %s: skill %q: %w", n.ID, n.SkillKey, ErrUnknownSkill)
+	}
+	if n.Target == "" && n.Rounds == 0 {
+		// CONTRACT_SPEC §10.1 order 2: the contract's target, when it is a
+		// write tool of the skill.
+		if t := sk.Skill.Contract.Target; t != "" && sk.Skill.Contract.Tool(t).IsWrite() && slices.Contains(sk.Skill.ToolNames, t) {
+			if err := r.store.SetTarget(n.ID, t, false); err != nil {
+				return Exit{}, fmt.Errorf("loop: %w", err)
+			}
+		}
+	}
+	c := &Counter{Limit: r.cfg.NoProgressLimit, MaxRounds: r.cfg.MaxRounds, Stalls: n.Stalls, Rounds: n.Rounds}
+	for {
+		if err := ctx.Err(); err != nil {
+			return Exit{}, fmt.Errorf("loop: node %s: %w", n.ID, err)
+		}
+		if !c.Turn() {
+			return r.fail(n, c, r.text(txtMaxRounds, fmt.Sprint(r.cfg.MaxRounds)))
+		}
+		exit, done, err := r.turn(ctx, n.ID, sk, c)
+		if err != nil || done {
+			return exit, err
+		}
+		if err := r.store.SetProgress(n.ID, c.Stalls, c.Rounds); err != nil {
+			return Exit{}, fmt.Errorf("loop: %w", err)
+		}
+		if c.Exhausted() {
+			return r.fail(n, c, r.text(txtNoProgress, fmt.Sprint(c.Stalls)))
+		}
+	}
+}
+
+// fail ends a node the loop gave up on.
+func (r *Runner) fail(n state.Node, c *Counter, reason string) (Exit, error) {
+	if err := r.store.SetProgress(n.ID, c.Stalls, c.Rounds); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.SetNodeStatus(n.ID, state.Failed, reason); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	r.emit(n, Event{Kind: KindNode, Status: string(state.Failed), Message: reason, Stalls: c.Stalls, Level: "WARN"})
+	n.Status, n.Reason, n.Suspension = state.Failed, reason, nil
+	return exitOf(n), nil
+}
+
+// turn plays one model turn. done reports that the node left the loop.
+func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) (Exit, bool, error) {
+	n, err := r.store.Node(nodeID)
+	if err != nil {
+		return Exit{}, true, fmt.Errorf("loop: %w", err)
+	}
+	cat, err := r.catalog(n, sk)
+	if err != nil {
+		return Exit{}, true, err
+	}
+	history, err := r.store.Messages(n.ID)
+	if err != nil {
+		return Exit{}, true, fmt.Errorf("loop: %w", err)
+	}
+	system := NodePrompt(PromptInput{Locale: r.cfg.Locale, Agent: r.agent, Manual: sk.Skill.Profile.SkillManual,
+		Catalog: cat.Prompt(r.cfg.Locale), Phase: PhaseHint(sk.Skill.Contract, n.Outputs, r.cfg.Locale)})
+	req := model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: system}}, history...)}
+	for _, d := range cat.Definitions() {
+		req.Tools = append(req.Tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: d.InputSchema})
+	}
+	resp, err := r.model.Complete(ctx, req)
+	if err != nil {
+		return Exit{}, true, fmt.Errorf("loop: node %s: model: %w", n.ID, err)
+	}
+	msg := resp.Message
+	msg.Role = model.RoleAssistant
+	if err := r.store.AppendMessages(n.ID, msg); err != nil {
+		return Exit{}, true, fmt.Errorf("loop: %w", err)
+	}
+	if len(msg.ToolCalls) == 0 {
+		c.TextOnly()
+		r.emit(n, Event{Kind: KindReact, Status: "no_tool_calls", Message: msg.Content, Stalls: c.Stalls})
+		return Exit{}, false, nil
+	}
+	skip := false
+	for i, tc := range msg.ToolCalls {
+		if skip {
+			if err := r.skipped(n, tc, c); err != nil {
+				return Exit{}, true, err
+			}
+			continue
+		}
+		obs, err := r.call(ctx, n, sk, cat, tc)
+		if err != nil {
+			return Exit{}, true, err
+		}
+		if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: obs.Message()}); err != nil {
+			return Exit{}, true, fmt.Errorf("loop: %w", err)
+		}
+		after, err := r.store.Node(n.ID)
+		if err != nil {
+			return Exit{}, true, fmt.Errorf("loop: %w", err)
+		}
+		delegated := len(after.Delegations) > len(n.Delegations)
+		exited := after.Status != state.Running || delegated
+		step := c.AfterCall(obs.Outcome, exited, tc.Name == toolFinish && obs.Outcome != abi.OutcomeSuccess)
+		r.emit(n, toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs))
+		switch step {
+		case StepNextTurn:
+			skip = true
+		case StepExit:
+			for _, rest := range msg.ToolCalls[i+1:] {
+				if err := r.skipped(n, rest, c); err != nil {
+					return Exit{}, true, err
+				}
+			}
+			if err := r.store.SetProgress(n.ID, c.Stalls, c.Rounds); err != nil {
+				return Exit{}, true, fmt.Errorf("loop: %w", err)
+			}
+			return r.exited(after, delegated), true, nil
+		}
+		n = after
+	}
+	return Exit{}, false, nil
+}
+
+// exited reports how a control builtin took the node out of the loop.
+func (r *Runner) exited(n state.Node, delegated bool) Exit {
+	e := exitOf(n)
+	switch {
+	case delegated:
+		d := n.Delegations[len(n.Delegations)-1]
+		e.Delegation = &d
+	case n.Status == state.Suspended:
+		s := n.Suspension
+		r.emit(n, Event{Kind: KindSuspend, Tool: s.Tool, Status: s.Kind, Message: s.Question, Stalls: n.Stalls})
+	default:
+		level := "INFO"
+		if n.Status == state.Failed {
+			level = "WARN"
+		}
+		msg := n.Output
+		if msg == "" {
+			msg = n.Reason
+		}
+		r.emit(n, Event{Kind: KindNode, Status: string(n.Status), Message: msg, Stalls: n.Stalls, Level: level})
+	}
+	return e
+}
+
+// skipped answers a call skipped with the rest of its wave, so that every
+// call of the assistant message has its tool message.
+func (r *Runner) skipped(n state.Node, tc model.ToolCall, c *Counter) error {
+	text := r.text(txtSkipped)
+	if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: text}); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	r.emit(n, Event{Kind: KindTool, Tool: tc.Name, Status: "SKIPPED", Message: text, Stalls: c.Stalls})
+	return nil
+}
+
+// catalog builds the node's tool catalog from its state now.
+func (r *Runner) catalog(n state.Node, sk Skill) (*catalog.Catalog, error) {
+	cat, err := catalog.New(catalog.Input{
+		Builtins: r.manifests, Contract: sk.Skill.Contract, ToolNames: sk.Skill.ToolNames, Business: sk.Tools,
+		Node: catalog.Node{
+			WriteGated:        n.Gated != nil,
+			DelegatableSkills: n.Delegatable,
+			Depth:             n.Depth,
+			MaxDepth:          r.cfg.DelegateMaxDepth,
+			OutputsUsed:       catalog.OutputsUsed(sk.Skill.Contract, n.HasDependents),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loop: node %s: %w", n.ID, err)
+	}
+	return cat, nil
+}
+
+// call runs one tool call and applies its effects.
+func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.Catalog, tc model.ToolCall) (abi.Observation, error) {
+	views, err := r.store.Views(n.ID)
+	if err != nil {
+		return abi.Observation{}, fmt.Errorf("loop: %w", err)
+	}
+	visible := cat.Business()
+	for _, d := range cat.Definitions() {
+		if !slices.Contains(visible, d.Name) {
+			visible = append(visible, d.Name)
+		}
+	}
+	views[string(abi.CapStateCatalog)], _ = json.Marshal(abi.CatalogView{Tools: visible})
+	l := r.cfg.Locale
+	if plugin := cat.Plugin(tc.Name); plugin != "" {
+		b := r.builtins[plugin]
+		req := &abi.Request{Tool: tc.Name, CallID: tc.ID, State: views, Locale: l}
+		if json.Valid([]byte(tc.Arguments)) {
+			req.Args = json.RawMessage(tc.Arguments)
+		} else {
+			req.ArgsText = tc.Arguments
+		}
+		v := b.Builtin(ctx, r.cfg.Tenant, req)
+		if v.Observation == nil {
+			o := abi.Failed(abi.PluginContractViolation, abi.PluginContractViolation.Reason(l, "plugin", plugin, "detail", "no observation"),
+				abi.NextReportFailure.Text(l))
+			o.Locale = l
+			return o, nil
+		}
+		obs := *v.Observation
+		if obs.Outcome == abi.OutcomeSuccess {
+			if err := r.store.Apply(n.ID, v.Effects); err != nil {
+				return abi.Observation{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
+			}
+		}
+		return obs, nil
+	}
+	res := r.business(ctx, n, sk, cat, tc.ID, tc.Name, []byte(tc.Arguments), views)
+	if err := r.store.Apply(n.ID, res.Effects); err != nil {
+		return abi.Observation{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
+	}
+	obs := res.Observation
+	if obs.Outcome == abi.OutcomeDeferred && obs.Code == abi.ApprovalRequired {
+		if err := r.store.Gate(n.ID, tc.Name, tc.ID, res.Args); err != nil {
+			return abi.Observation{}, fmt.Errorf("loop: %w", err)
+		}
+	}
+	if t := sk.Skill.Contract.Tool(tc.Name); t.IsWrite() && n.Target == "" && cat.Visible(tc.Name) {
+		// §10.1 order 3: the first write call claims the target.
+		if err := r.store.SetTarget(n.ID, tc.Name, true); err != nil {
+			return abi.Observation{}, fmt.Errorf("loop: %w", err)
+		}
+	}
+	return obs, nil
+}
+
+// business runs a business call through the skill's chain, limited to the
+// node's catalog.
+func (r *Runner) business(ctx context.Context, n state.Node, sk Skill, cat *catalog.Catalog, callID, tool string, args []byte, views map[string]json.RawMessage) chain.Result {
+	ch := *sk.Chain
+	ch.Visible = cat.Visible
+	call := chain.Call{Tenant: r.cfg.Tenant, CallID: callID, Tool: tool, Args: args, State: views, Locale: r.cfg.Locale,
+		ToolContract: sk.Skill.Contract.Tool(tool), Contract: toolContract(n.Contract, tool)}
+	for _, d := range sk.Tools {
+		if d.Name == tool {
+			call.Schema = d.InputSchema
+		}
+	}
+	return ch.Run(ctx, call)
+}
+
+// toolContract returns tools.<tool> of a contract's JSON, or nil.
+func toolContract(c json.RawMessage, tool string) json.RawMessage {
+	var doc struct {
+		Tools map[string]json.RawMessage `json:"tools"`
+	}
+	if len(c) == 0 || json.Unmarshal(c, &doc) != nil {
+		return nil
+	}
+	return doc.Tools[tool]
+}
+
+const toolFinish = "builtin_node_finish"

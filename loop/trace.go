@@ -1,0 +1,90 @@
+package loop
+
+import (
+	"sync"
+
+	"github.com/agentwarden/warden/abi"
+)
+
+// Kind is the kind of a trace event.
+type Kind string
+
+// Event kinds.
+const (
+	KindTask    Kind = "TASK"
+	KindNode    Kind = "NODE"
+	KindReact   Kind = "REACT"
+	KindTool    Kind = "TOOL"
+	KindSuspend Kind = "SUSPEND"
+	KindResume  Kind = "RESUME"
+)
+
+// Event is one structured trace record. Empty fields are left out of JSON.
+type Event struct {
+	Seq  int64  `json:"seq"`
+	Task string `json:"task,omitempty"`
+	Node string `json:"node,omitempty"`
+	Kind Kind   `json:"kind"`
+	Tool string `json:"tool,omitempty"`
+	// Outcome, Code (wire form, "agent_runtime.42221"), Name (the code's
+	// name, "APPROVAL_REQUIRED") and Category describe a tool call's
+	// observation.
+	Outcome  string `json:"outcome,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Name     string `json:"name,omitempty"`
+	Category string `json:"category,omitempty"`
+	Message  string `json:"message,omitempty"`
+	// Stalls is the no-progress count after the event.
+	Stalls int `json:"stalls"`
+	// Status is the node's status (NODE, SUSPEND, RESUME), SKIPPED for a
+	// call skipped with the rest of its wave, or a REACT event's note
+	// (no_tool_calls).
+	Status string `json:"status,omitempty"`
+	// Level is WARN for a FAILED outcome and for a failed node, else INFO.
+	Level string `json:"level"`
+}
+
+// Sink receives trace events in order. Emit must not block for long.
+type Sink interface {
+	Emit(Event)
+}
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(Event)
+
+// Emit calls f.
+func (f SinkFunc) Emit(e Event) { f(e) }
+
+// Recorder is a Sink that keeps every event, for tests and replays.
+type Recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Emit records e.
+func (r *Recorder) Emit(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+// Events returns the events so far.
+func (r *Recorder) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}
+
+// toolEvent fills an event from an observation.
+func toolEvent(e Event, o abi.Observation) Event {
+	e.Kind = KindTool
+	e.Outcome = o.Outcome.String()
+	e.Message = o.Message()
+	if i, ok := o.Info(); ok {
+		e.Code, e.Name, e.Category = i.Wire, string(i.Code), string(i.Category)
+	}
+	if o.Outcome == abi.OutcomeFailed {
+		e.Level = "WARN"
+	}
+	return e
+}
