@@ -34,6 +34,7 @@
 //	ungranted      emits an effect its manifest was not granted
 //	configured     has a config schema (load-time config checks)
 //	services       calls the host services (query, digest, an unknown one)
+//	goodv2         version 2.0.0 of good, for hot-swap tests
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:

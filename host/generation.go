@@ -1,0 +1,211 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+)
+
+// ErrIncompatible is returned when a candidate generation does not fit the
+// slot it would replace (another name, role or phases).
+var ErrIncompatible = errors.New("candidate generation is incompatible")
+
+// ErrNoPrevious is returned by Rollback when there is nothing to roll back to.
+var ErrNoPrevious = errors.New("no previous generation")
+
+// Slot serves one plugin through successive generations, so the platform
+// can roll a new version of a guard out, or back, under load. A call takes
+// the current generation and finishes on it; Swap installs a new generation
+// atomically; a replaced generation is closed when its last call returns. A
+// candidate that fails to load, to start, or its self-test never replaces
+// the serving one.
+type Slot struct {
+	name string
+	h    *Host
+
+	cur atomic.Pointer[generation]
+
+	mu      sync.Mutex // serialises Swap and Rollback
+	prev    *candidate
+	number  uint64
+	history []GenerationInfo
+}
+
+// generation is one loaded plugin of a slot with its in-flight calls.
+type generation struct {
+	p       *Plugin
+	info    GenerationInfo
+	src     candidate
+	refs    atomic.Int64
+	retired atomic.Bool
+	closed  sync.Once
+}
+
+type candidate struct {
+	src Source
+	pol Policy
+}
+
+// GenerationInfo describes one generation of a slot.
+type GenerationInfo struct {
+	Number    uint64
+	Ref       string // name@version
+	Digest    string
+	Installed time.Time
+	Retired   time.Time
+}
+
+// SelfTest checks a candidate generation before it serves; return an error to
+// keep the old one. It runs on the loaded candidate, before the swap.
+type SelfTest func(ctx context.Context, p *Plugin) error
+
+// NewSlot loads the first generation of a slot.
+func (h *Host) NewSlot(ctx context.Context, name string, src Source, pol Policy, test SelfTest) (*Slot, error) {
+	s := &Slot{name: name, h: h}
+	if _, err := s.Swap(ctx, src, pol, test); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Name is the slot's chain position name.
+func (s *Slot) Name() string { return s.name }
+
+// Current describes the serving generation.
+func (s *Slot) Current() GenerationInfo { return s.cur.Load().info }
+
+// History lists every generation installed, oldest first.
+func (s *Slot) History() []GenerationInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]GenerationInfo(nil), s.history...)
+}
+
+// Plugin returns the serving generation's plugin (for stats and inspection;
+// calls should go through the slot so a swap cannot close it under them).
+func (s *Slot) Plugin() *Plugin { return s.cur.Load().p }
+
+func (s *Slot) acquire() *generation {
+	for {
+		g := s.cur.Load()
+		g.refs.Add(1)
+		if s.cur.Load() == g {
+			return g
+		}
+		s.release(g) // swapped meanwhile: take the new one
+	}
+}
+
+func (s *Slot) release(g *generation) {
+	if g.refs.Add(-1) == 0 && g.retired.Load() {
+		g.close()
+	}
+}
+
+func (g *generation) close() {
+	g.closed.Do(func() { _ = g.p.Close(context.Background()) })
+}
+
+// Guard runs the serving generation as a guard.
+func (s *Slot) Guard(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	g := s.acquire()
+	defer s.release(g)
+	return g.p.Guard(ctx, tenant, req)
+}
+
+// Builtin runs the serving generation as a builtin.
+func (s *Slot) Builtin(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	g := s.acquire()
+	defer s.release(g)
+	return g.p.Builtin(ctx, tenant, req)
+}
+
+// Swap loads a candidate (digest pin, compile, config, pre-warm), runs the
+// self-test, and only then makes it the serving generation. Calls in flight
+// finish on the generation they started on; it is closed after the last.
+func (s *Slot) Swap(ctx context.Context, src Source, pol Policy, test SelfTest) (GenerationInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.swapLocked(ctx, candidate{src, pol}, test)
+}
+
+func (s *Slot) swapLocked(ctx context.Context, c candidate, test SelfTest) (GenerationInfo, error) {
+	p, err := s.h.Load(ctx, c.src, c.pol)
+	if err != nil {
+		return GenerationInfo{}, fmt.Errorf("host: slot %s: candidate: %w", s.name, err)
+	}
+	old := s.cur.Load()
+	if old != nil {
+		om, nm := old.p.Manifest(), p.Manifest()
+		if om.Name != nm.Name || om.Role != nm.Role || !samePhases(om.Phases, nm.Phases) {
+			_ = p.Close(ctx)
+			return GenerationInfo{}, fmt.Errorf("host: slot %s: %s %s %v replacing %s %s %v: %w",
+				s.name, nm.Name, nm.Role, nm.Phases, om.Name, om.Role, om.Phases, ErrIncompatible)
+		}
+	}
+	if test != nil {
+		if err := test(ctx, p); err != nil {
+			_ = p.Close(ctx)
+			return GenerationInfo{}, fmt.Errorf("host: slot %s: self-test of %s: %w", s.name, p.Ref(), err)
+		}
+	}
+	s.number++
+	g := &generation{p: p, src: c, info: GenerationInfo{Number: s.number, Ref: p.Ref(), Digest: p.Digest(), Installed: time.Now()}}
+	s.cur.Store(g)
+	s.history = append(s.history, g.info)
+	if old != nil {
+		s.prev = &old.src
+		for i := range s.history {
+			if s.history[i].Number == old.info.Number {
+				s.history[i].Retired = time.Now()
+			}
+		}
+		old.retired.Store(true)
+		if old.refs.Load() == 0 {
+			old.close()
+		}
+	}
+	return g.info, nil
+}
+
+// Rollback makes the previous generation's module serve again, as a new
+// generation (its compiled code comes from the cache).
+func (s *Slot) Rollback(ctx context.Context, test SelfTest) (GenerationInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prev == nil {
+		return GenerationInfo{}, fmt.Errorf("host: slot %s: %w", s.name, ErrNoPrevious)
+	}
+	return s.swapLocked(ctx, *s.prev, test)
+}
+
+// Close retires the serving generation; it closes after its last call.
+func (s *Slot) Close() {
+	if g := s.cur.Load(); g != nil {
+		g.retired.Store(true)
+		if g.refs.Load() == 0 {
+			g.close()
+		}
+	}
+}
+
+func samePhases(a, b []abi.Phase) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, p := range a {
+		found := false
+		for _, q := range b {
+			found = found || p == q
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
