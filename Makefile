@@ -9,7 +9,7 @@ FUZZTIME  ?= 5s
 PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
 	examples/builtins/*/cmd/main.go examples/extism-guard/cmd/main.go internal/testdata/guests/*/main.go)))
 
-.PHONY: all build plugins test fuzz check bench demo clean
+.PHONY: all build plugins test fuzz check bench demo quickstart clean
 
 all: build plugins
 
@@ -52,7 +52,13 @@ check:
 bench: plugins
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./host/ ./internal/jsonschema/
 
+# The main job on embedded defaults: a website-creation task against the
+# example MCP server, with the scripted model (examples/scenarios/demo).
 demo:
+	$(GO) run ./cmd/warden run examples/scenarios/demo/website.yaml
+
+# A tour of the foundation: skill store, a wasm guard, a hostile guard.
+quickstart:
 	$(GO) run ./examples/quickstart
 
 clean:

@@ -30,6 +30,29 @@ type parser struct {
 	key   string
 	errs  []*LoadError
 	warns []Warning
+	// single parses one tool's contract on its own: references to other
+	// tools of the skill (verify.tool, fallback) cannot be checked.
+	single bool
+}
+
+// ParseTool parses one tool's contract (a skill's tools.<name> object) on
+// its own, as a guard receives it. Every rule that concerns the tool alone
+// applies; the ones that look up another tool of the skill (verify.tool and
+// fallback must name a key of tools) cannot, and are the skill load's job.
+func ParseTool(name string, raw []byte) (*Tool, error) {
+	key, _ := json.Marshal(name)
+	src := make([]byte, 0, len(raw)+len(key)+16)
+	src = append(src, `{"tools":{`...)
+	src = append(src, key...)
+	src = append(src, ':')
+	src = append(src, raw...)
+	src = append(src, `}}`...)
+	p := &parser{key: "tool " + name, single: true}
+	c := p.contract(src)
+	if len(p.errs) > 0 {
+		return nil, &ValidationError{SkillKey: p.key, Problems: p.errs}
+	}
+	return c.Tools[name], nil
 }
 
 func (p *parser) fail(rule Rule, path, format string, args ...any) {
@@ -136,6 +159,7 @@ func (p *parser) crossChecks(c *Contract) {
 			switch {
 			case vt == "":
 				p.fail(RuleVerifyTool, base+".verify.tool", "verify.tool is empty")
+			case c.Tools[vt] == nil && p.single:
 			case c.Tools[vt] == nil:
 				p.fail(RuleVerifyTool, base+".verify.tool", "%q is not a key of tools", vt)
 			case c.Tools[vt].IsWrite():
@@ -148,6 +172,7 @@ func (p *parser) crossChecks(c *Contract) {
 				p.fail(RuleFallback, base+".fallback", "fallback is only allowed on sideEffect NONE tools")
 			case fb == name:
 				p.fail(RuleFallback, base+".fallback", "fallback is the tool itself")
+			case c.Tools[fb] == nil && p.single:
 			case c.Tools[fb] == nil:
 				p.fail(RuleFallback, base+".fallback", "%q is not a key of tools", fb)
 			case c.Tools[fb].IsWrite():

@@ -44,6 +44,10 @@ type Config struct {
 	Tenant string
 	// Now is the clock of approvals; nil means time.Now.
 	Now func() time.Time
+	// Reflect adds the diagnose and fix-proposal steps of
+	// TOOL_USE_RELIABILITY (二、2) to the prompt after a turn that ended
+	// on a non-success. The observation's next step stays what to do.
+	Reflect bool
 }
 
 // DefaultConfig returns the spec's defaults.
@@ -54,6 +58,7 @@ func DefaultConfig() Config {
 		DelegateMaxDepth: DefaultDelegateMaxDepth,
 		ReconfirmAfter:   DefaultReconfirmAfter,
 		Locale:           abi.LocaleZH,
+		Reflect:          true,
 	}
 }
 

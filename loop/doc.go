@@ -12,5 +12,12 @@
 //
 // A node leaves the loop when a control builtin ends or suspends it, when
 // the no-progress limit or the round limit is reached, or when it
-// delegates. A suspended node is resumed with AnswerFollowUp or Approve.
+// delegates. A suspended node is resumed with AnswerFollowUp, Approve or
+// AnswerVerify. A write whose outcome is unknown is verified (or asked of
+// the user) before the node's next turn.
+//
+// RunTask runs one user turn as a task graph: planned by the model (or a
+// single node, or the fallback), provider pre-nodes inserted, inputs bound
+// when a node starts, delegated pre-nodes run before their delegator;
+// ResumeTask goes on after a suspended node was resumed.
 package loop

@@ -170,11 +170,17 @@ type setup struct {
 	guards   map[string]chain.Guard
 	builtins []loop.Builtin
 	config   func(*loop.Config)
+	// contract replaces skillContract.
+	contract string
 }
 
 func newHarness(t *testing.T, s setup) *harness {
 	t.Helper()
-	parsed, _, err := contract.Parse("site.builder", []byte(skillContract))
+	src := skillContract
+	if s.contract != "" {
+		src = s.contract
+	}
+	parsed, _, err := contract.Parse("site.builder", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +209,7 @@ func newHarness(t *testing.T, s setup) *harness {
 	}
 	h.store = st
 	must(t, st.CreateTask(state.Task{ID: "t1", Objective: userAsk}))
-	must(t, st.CreateNode(state.Node{ID: "n1", TaskID: "t1", SkillKey: "site.builder", Contract: json.RawMessage(skillContract),
+	must(t, st.CreateNode(state.Node{ID: "n1", TaskID: "t1", SkillKey: "site.builder", Contract: json.RawMessage(src),
 		ToolNames: toolNames, Skills: []string{"site.builder"}}))
 	must(t, st.AddUserMessage(userAsk))
 	must(t, st.AppendMessages("n1", model.Message{Role: model.RoleUser, Content: userAsk}))

@@ -69,18 +69,30 @@ type PromptInput struct {
 	Catalog string
 	// Phase is PhaseHint's text; "" leaves the section out.
 	Phase string
+	// Inputs is InputsHint's text; "" leaves the section out.
+	Inputs string
+	// Reflect is ReflectHint's text, after a non-success; "" leaves it out.
+	Reflect string
 }
 
+// ReflectHint guides the model, after a tool call that did not succeed,
+// through the diagnose and fix-proposal steps of TOOL_USE_RELIABILITY
+// (二、2): what category of error, which step, on what evidence, why; then
+// which fix and the corrected call. It never replaces the observation's
+// next step: the fix must follow it.
+func ReflectHint(l abi.Locale) string { return textFor(l, txtReflect) }
+
 // NodePrompt assembles the system prompt of a node: the rules, the agent's
-// profile, the skill manual, the tool catalogue and the phase hint.
+// profile, the skill manual, the node's inputs, the tool catalogue, the
+// phase hint and, after a non-success, the reflection steps.
 func NodePrompt(in PromptInput) string {
 	en := in.Locale == abi.LocaleEN
-	titles := []string{"身份", "职责", "边界", "风格", "原则", "技能手册", "工具目录", "阶段提示"}
+	titles := []string{"身份", "职责", "边界", "风格", "原则", "技能手册", "节点输入", "工具目录", "阶段提示", "失败反思"}
 	if en {
-		titles = []string{"Identity", "Mission", "Boundaries", "Style", "Principles", "Skill manual", "Tools", "Phase"}
+		titles = []string{"Identity", "Mission", "Boundaries", "Style", "Principles", "Skill manual", "Inputs", "Tools", "Phase", "Reflection"}
 	}
 	a := in.Agent
-	texts := []string{a.IdentityDesc, a.MissionDesc, a.BoundaryDesc, a.StyleDesc, a.PrincipleDesc, in.Manual, in.Catalog, in.Phase}
+	texts := []string{a.IdentityDesc, a.MissionDesc, a.BoundaryDesc, a.StyleDesc, a.PrincipleDesc, in.Manual, in.Inputs, in.Catalog, in.Phase, in.Reflect}
 	var b strings.Builder
 	b.WriteString(ReactPrompt(in.Locale))
 	for i, t := range texts {

@@ -120,6 +120,9 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}
 	res := r.business(ctx, n, sk, cat, callID, g.Tool, g.Args, views)
+	if err := r.record(n, sk, callID, g.Tool, res); err != nil {
+		return Exit{}, err
+	}
 	if err := r.store.Apply(nodeID, res.Effects); err != nil {
 		return Exit{}, fmt.Errorf("loop: %s: %w", g.Tool, err)
 	}
@@ -127,6 +130,7 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}
 	obs := res.Observation
+	r.reflect.Store(nodeID, obs.Outcome != abi.OutcomeSuccess)
 	if err := r.store.AppendMessages(nodeID, model.Message{Role: model.RoleTool, ToolCallID: callID, Content: obs.Message()}); err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}

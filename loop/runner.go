@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,12 @@ type Runner struct {
 	sink      Sink
 	cfg       Config
 	seq       atomic.Int64
+	// order is the skill keys in the order of Options.Skills.
+	order  []string
+	graphs graphs
+	// reflect remembers, per node, that its last wave ended on a
+	// non-success, for the next prompt's reflection steps.
+	reflect sync.Map
 }
 
 // New checks the options and builds a runner.
@@ -67,6 +74,9 @@ func New(o Options) (*Runner, error) {
 	for _, s := range o.Skills {
 		if s.Skill == nil || s.Chain == nil {
 			return nil, fmt.Errorf("loop: skill without contract or chain: %w", ErrInvalidConfig)
+		}
+		if _, dup := r.skills[s.Skill.Profile.SkillKey]; !dup {
+			r.order = append(r.order, s.Skill.Profile.SkillKey)
 		}
 		r.skills[s.Skill.Profile.SkillKey] = s
 	}
@@ -140,6 +150,11 @@ func (r *Runner) Run(ctx context.Context, nodeID string) (Exit, error) {
 		if err := ctx.Err(); err != nil {
 			return Exit{}, fmt.Errorf("loop: node %s: %w", n.ID, err)
 		}
+		// A write whose outcome is unknown is settled before the model
+		// goes on (§14.3): verified, or asked.
+		if exit, done, err := r.settleUncertain(ctx, n.ID, sk); err != nil || done {
+			return exit, err
+		}
 		if !c.Turn() {
 			return r.fail(n, c, r.text(txtMaxRounds, fmt.Sprint(r.cfg.MaxRounds)))
 		}
@@ -183,8 +198,13 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 	if err != nil {
 		return Exit{}, true, fmt.Errorf("loop: %w", err)
 	}
-	system := NodePrompt(PromptInput{Locale: r.cfg.Locale, Agent: r.agent, Manual: sk.Skill.Profile.SkillManual,
-		Catalog: cat.Prompt(r.cfg.Locale), Phase: PhaseHint(sk.Skill.Contract, n.Outputs, r.cfg.Locale)})
+	in := PromptInput{Locale: r.cfg.Locale, Agent: r.agent, Manual: sk.Skill.Profile.SkillManual,
+		Catalog: cat.Prompt(r.cfg.Locale), Phase: PhaseHint(sk.Skill.Contract, n.Outputs, r.cfg.Locale),
+		Inputs: InputsHint(sk.Skill.Contract, n.Inputs, r.cfg.Locale)}
+	if failed, _ := r.reflect.Load(n.ID); r.cfg.Reflect && failed == true {
+		in.Reflect = ReflectHint(r.cfg.Locale)
+	}
+	system := NodePrompt(in)
 	req := model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: system}}, history...)}
 	for _, d := range cat.Definitions() {
 		req.Tools = append(req.Tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: d.InputSchema})
@@ -215,6 +235,7 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		if err != nil {
 			return Exit{}, true, err
 		}
+		r.reflect.Store(n.ID, obs.Outcome != abi.OutcomeSuccess)
 		if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: obs.Message()}); err != nil {
 			return Exit{}, true, fmt.Errorf("loop: %w", err)
 		}
@@ -336,6 +357,9 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 		return obs, nil
 	}
 	res := r.business(ctx, n, sk, cat, tc.ID, tc.Name, []byte(tc.Arguments), views)
+	if err := r.record(n, sk, tc.ID, tc.Name, res); err != nil {
+		return abi.Observation{}, err
+	}
 	if err := r.store.Apply(n.ID, res.Effects); err != nil {
 		return abi.Observation{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
 	}
@@ -352,6 +376,18 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 		}
 	}
 	return obs, nil
+}
+
+// record keeps the bound arguments of a write that was sent, for its
+// verification should its outcome be unknown.
+func (r *Runner) record(n state.Node, sk Skill, callID, tool string, res chain.Result) error {
+	if !res.Invoked || !sk.Skill.Contract.Tool(tool).IsWrite() || res.Args == nil {
+		return nil
+	}
+	if err := r.store.RecordCall(n.TaskID, callID, res.Args); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	return nil
 }
 
 // business runs a business call through the skill's chain, limited to the
@@ -377,7 +413,26 @@ func toolContract(c json.RawMessage, tool string) json.RawMessage {
 	if len(c) == 0 || json.Unmarshal(c, &doc) != nil {
 		return nil
 	}
-	return doc.Tools[tool]
+	return withoutVerify(doc.Tools[tool])
+}
+
+// withoutVerify drops verify from a tool's contract: verification is the
+// loop's (§14.3), no guard reads it, and it names another tool that a
+// guard's one-tool view of the contract cannot resolve.
+func withoutVerify(t json.RawMessage) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(t, &fields) != nil {
+		return t
+	}
+	if _, ok := fields["verify"]; !ok {
+		return t
+	}
+	delete(fields, "verify")
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return t
+	}
+	return b
 }
 
 const toolFinish = "builtin_node_finish"

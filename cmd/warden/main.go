@@ -19,6 +19,7 @@ func main() {
 const usage = `usage: warden <command> [arguments]
 
 commands:
+  run [--json] [--wasm] FILE...  run scenario files and check their expectations
   skill validate PATH    validate a skill_contract file or a skill-store directory
   plugin inspect FILE    show a plugin's ABI version, manifest, imports and digest
   plugin test FILE       run the conformance checks against a plugin
@@ -31,6 +32,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr)
 	case "skill":
 		return cmdSkill(ctx, args[1:], stdout, stderr)
 	case "plugin":

@@ -46,11 +46,11 @@ func ctTool(req []byte) (*contract.Tool, error) {
 	if ok {
 		return p.tool, p.err
 	}
-	c, _, err := contract.Parse("request", []byte(`{"tools":{"tool":`+raw.Raw+`}}`))
-	if err == nil {
-		p.tool = c.Tool("tool")
+	name := gjson.GetBytes(req, abi.FieldTool).String()
+	if name == "" {
+		name = "tool"
 	}
-	p.err = err
+	p.tool, p.err = contract.ParseTool(name, []byte(raw.Raw))
 	ctToolCache.Lock()
 	if ctToolCache.m == nil || len(ctToolCache.m) >= ctToolCacheMax {
 		ctToolCache.m = map[[sha256.Size]byte]ctParsed{}

@@ -1,7 +1,6 @@
 package services
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -103,9 +102,9 @@ const toolCacheMax = 512
 // requestToolContract parses the request's contract (the skill's
 // tools.<name> object) with the contract package. A request without a
 // contract gets the contract of an unconfigured tool: NONE, no success, no
-// extracts (CONTRACT_SPEC §1.3). verify is left out: it names another tool
-// of the skill, which the request does not carry, and no service here needs
-// it.
+// extracts (CONTRACT_SPEC §1.3). It is parsed on its own
+// (contract.ParseTool): verify and fallback name other tools of the skill,
+// which the request does not carry.
 func requestToolContract(req []byte) (*contract.Tool, error) {
 	name := gjson.GetBytes(req, abi.FieldTool).String()
 	raw := gjson.GetBytes(req, abi.FieldContract)
@@ -119,29 +118,14 @@ func requestToolContract(req []byte) (*contract.Tool, error) {
 	if ok {
 		return t, nil
 	}
-	var src bytes.Buffer
-	src.WriteString(`{"tools":{"t":{`)
-	n := 0
-	raw.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "verify" {
-			return true
-		}
-		if n > 0 {
-			src.WriteByte(',')
-		}
-		src.WriteString(k.Raw)
-		src.WriteByte(':')
-		src.WriteString(v.Raw)
-		n++
-		return true
-	})
-	src.WriteString(`}}}`)
-	c, _, err := contract.Parse("request", src.Bytes())
+	parseName := name
+	if parseName == "" {
+		parseName = "tool"
+	}
+	t, err := contract.ParseTool(parseName, []byte(raw.Raw))
 	if err != nil {
 		return nil, fmt.Errorf("services: contract of tool %q: %w", name, err)
 	}
-	t = c.Tool("t")
-	t.Name = name
 	toolCache.Lock()
 	if len(toolCache.m) >= toolCacheMax {
 		clear(toolCache.m)

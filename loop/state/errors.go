@@ -27,3 +27,6 @@ var ErrNotGated = errors.New("no write is held for approval")
 // ErrDigestMismatch: the arguments of the held write are not the ones the
 // user was asked to confirm.
 var ErrDigestMismatch = errors.New("approved arguments changed")
+
+// ErrNotUncertain: a verdict names a write whose outcome is not unknown.
+var ErrNotUncertain = errors.New("write outcome is not unknown")

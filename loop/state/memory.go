@@ -63,6 +63,8 @@ type task struct {
 	shared   map[string]json.RawMessage
 	ledger   []abi.LedgerEntry
 	answered []abi.FollowUp
+	// calls are the bound arguments of write calls, by call id.
+	calls map[string]json.RawMessage
 }
 
 type node struct {
@@ -451,6 +453,7 @@ func (d data) clone() data {
 		tc := *t
 		tc.shared = maps.Clone(t.shared)
 		tc.ledger = slices.Clone(t.ledger)
+		tc.calls = maps.Clone(t.calls)
 		c.tasks[id] = &tc
 	}
 	for id, n := range d.nodes {

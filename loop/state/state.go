@@ -144,6 +144,15 @@ type Store interface {
 	// all or nothing.
 	Apply(nodeID string, effects []abi.Effect) error
 
+	// RecoverWrites marks every STARTED write UNKNOWN_PRE_CALL when the
+	// process starts again; RecordCall and CallArgs keep a write call's
+	// bound arguments for its verification; SettleUncertain records the
+	// verdict on a write whose outcome was unknown (§14.3).
+	RecoverWrites() ([]abi.LedgerEntry, error)
+	RecordCall(taskID, callID string, args json.RawMessage) error
+	CallArgs(taskID, callID string) (json.RawMessage, bool)
+	SettleUncertain(taskID, tool, key string, took bool, result *abi.Observation) error
+
 	// Reads of the shared state, for the loop and tests.
 	Ledger(taskID string) ([]abi.LedgerEntry, error)
 	Evidence(nodeID string) ([]abi.EvidenceItem, error)

@@ -25,8 +25,15 @@
 // (the latest observation). When the conversation does not match, Complete
 // returns an error wrapping [ErrDiverged] that names the turn, what the script
 // expected and what it saw: a script written for one course of events must
-// not silently keep playing on another. Code and outcome are read from the
-// top-level "code", "wire" and "outcome" fields of the tool message's JSON.
+// not silently keep playing on another.
+//
+// The loop writes an observation's plain message as the tool message
+// (TOOL_OBSERVATION §6: "原因。下一步：…"), so outcome and code are not in
+// the text. A host that runs the loop sets an [Observer] with
+// [Model.SetObserver]; Expect.Outcome and Expect.Code then match what it
+// reports for the last tool message. Without an observer they are read from
+// the top-level "outcome", "code" and "wire" fields of the message's JSON,
+// for conversations recorded by hosts that send JSON.
 //
 // When the script has no turn left, Complete returns [ErrExhausted].
 package scripted

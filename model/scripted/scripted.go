@@ -72,12 +72,38 @@ type Expect struct {
 	Contains string `json:"contains,omitempty"`
 }
 
+// Observed is what the host knows of an observation beyond the tool
+// message's text: the loop writes only Message() as the tool message
+// (TOOL_OBSERVATION §6), so outcome and code travel beside it.
+type Observed struct {
+	// Outcome is SUCCESS, FAILED, REJECTED or DEFERRED.
+	Outcome string
+	// Code is the code's name ("APPROVAL_REQUIRED"), Wire its wire form
+	// ("agent_runtime.42221"); both empty for a success.
+	Code string
+	Wire string
+}
+
+// Observer reports the observation that the tool message answering callID
+// carries; ok is false when the host knows of none.
+type Observer func(callID string) (o Observed, ok bool)
+
 // Model replays a script. It is safe for concurrent use; turns are handed
 // out in order.
 type Model struct {
-	mu    sync.Mutex
-	turns []Turn
-	next  int
+	mu       sync.Mutex
+	turns    []Turn
+	next     int
+	observer Observer
+}
+
+// SetObserver makes Expect.Outcome and Expect.Code match what o reports for
+// the last tool message, instead of reading JSON from its text. A scenario
+// runner sets it before the first Complete.
+func (m *Model) SetObserver(o Observer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.observer = o
 }
 
 var _ model.Model = (*Model)(nil)
@@ -155,7 +181,7 @@ func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response
 	n := m.next + 1
 	t := m.turns[m.next]
 	if t.Expect != nil {
-		if err := check(*t.Expect, req.Messages); err != nil {
+		if err := check(*t.Expect, req.Messages, m.observer); err != nil {
 			return model.Response{}, fmt.Errorf("model/scripted: turn %d: %w: %s", n, ErrDiverged, err)
 		}
 	}
@@ -180,8 +206,10 @@ func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response
 	return resp, nil
 }
 
-// check returns why e does not hold for the last tool message of ms.
-func check(e Expect, ms []model.Message) error {
+// check returns why e does not hold for the last tool message of ms. With
+// an observer, outcome and code come from it; without one, from the
+// message's JSON (a conversation recorded by a host that sends JSON).
+func check(e Expect, ms []model.Message, observe Observer) error {
 	last := -1
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i].Role == model.RoleTool {
@@ -199,13 +227,23 @@ func check(e Expect, ms []model.Message) error {
 		return fmt.Errorf("%s answers tool %q, script expects %q", where, tool, e.Tool)
 	}
 	if e.Outcome != "" || e.Code != "" {
-		var obs struct {
-			Outcome string `json:"outcome"`
-			Code    string `json:"code"`
-			Wire    string `json:"wire"`
-		}
-		if err := json.Unmarshal([]byte(msg.Content), &obs); err != nil {
-			return fmt.Errorf("%s is not a JSON observation (%v): %q", where, err, msg.Content)
+		var obs Observed
+		if observe != nil {
+			o, ok := observe(msg.ToolCallID)
+			if !ok {
+				return fmt.Errorf("%s: the host reports no observation for it", where)
+			}
+			obs = o
+		} else {
+			var j struct {
+				Outcome string `json:"outcome"`
+				Code    string `json:"code"`
+				Wire    string `json:"wire"`
+			}
+			if err := json.Unmarshal([]byte(msg.Content), &j); err != nil {
+				return fmt.Errorf("%s is not a JSON observation (%v): %q", where, err, msg.Content)
+			}
+			obs = Observed(j)
 		}
 		if e.Outcome != "" && e.Outcome != obs.Outcome {
 			return fmt.Errorf("%s has outcome %q, script expects %q", where, obs.Outcome, e.Outcome)

@@ -298,3 +298,66 @@ func TestConcurrentTurnsAreHandedOutOnce(t *testing.T) {
 		t.Errorf("Complete after the script = %v, want ErrExhausted", err)
 	}
 }
+
+// The loop's tool messages are plain text; outcome and code come from the
+// host's observer.
+func TestCompleteObserver(t *testing.T) {
+	t.Parallel()
+	call := model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "call_1_1", Name: "create_site", Arguments: `{}`}}}
+	user := model.Message{Role: model.RoleUser, Content: "go"}
+	plain := observation("call_1_1", "该写操作须经用户确认。下一步：调用 builtin_node_approval")
+	deferred := func(id string) (Observed, bool) {
+		if id != "call_1_1" {
+			return Observed{}, false
+		}
+		return Observed{Outcome: "DEFERRED", Code: "APPROVAL_REQUIRED", Wire: "agent_runtime.42221"}, true
+	}
+	tests := []struct {
+		name     string
+		expect   Expect
+		observer Observer
+		wantErr  string
+	}{
+		{name: "code by name", expect: Expect{Code: "APPROVAL_REQUIRED", Outcome: "DEFERRED"}, observer: deferred},
+		{name: "code by wire form", expect: Expect{Code: "agent_runtime.42221", Tool: "create_site", Contains: "下一步："}, observer: deferred},
+		{
+			name:     "outcome differs",
+			expect:   Expect{Outcome: "SUCCESS"},
+			observer: deferred,
+			wantErr:  `model/scripted: turn 1: conversation diverged from the script: last observation (tool "create_site", call "call_1_1") has outcome "DEFERRED", script expects "SUCCESS"`,
+		},
+		{
+			name:     "code differs",
+			expect:   Expect{Code: "WRITE_IN_FLIGHT"},
+			observer: deferred,
+			wantErr:  `model/scripted: turn 1: conversation diverged from the script: last observation (tool "create_site", call "call_1_1") has code "APPROVAL_REQUIRED", script expects "WRITE_IN_FLIGHT"`,
+		},
+		{
+			name:     "observer knows nothing",
+			expect:   Expect{Outcome: "DEFERRED"},
+			observer: func(string) (Observed, bool) { return Observed{}, false },
+			wantErr:  `model/scripted: turn 1: conversation diverged from the script: last observation (tool "create_site", call "call_1_1"): the host reports no observation for it`,
+		},
+		{name: "contains only needs no observer", expect: Expect{Contains: "须经用户确认"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := New([]Turn{{Expect: &tt.expect, Text: "next"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.observer != nil {
+				m.SetObserver(tt.observer)
+			}
+			_, err = m.Complete(context.Background(), model.Request{Messages: []model.Message{user, call, plain}})
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.wantErr {
+				t.Fatalf("Complete error = %q, want %q", got, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,299 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/model/scripted"
+)
+
+// Scenario is one scenario file. See docs/SCENARIOS.md for every field.
+type Scenario struct {
+	// Name defaults to the file name.
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Pending, when set, says why the scenario cannot pass yet; it is
+	// reported as skipped, never as passed, and not run.
+	Pending string `json:"pending,omitempty"`
+	// Locale of the model-facing texts: zh (default) or en.
+	Locale string                `json:"locale,omitempty"`
+	Agent  contract.AgentProfile `json:"agent"`
+	// User is the user's message that opens the task.
+	User   string  `json:"user"`
+	Skills []Skill `json:"skills"`
+	// Skill is the skill_key the node runs; empty means the first skill.
+	Skill  string          `json:"skill,omitempty"`
+	Tools  Tools           `json:"tools"`
+	Config Config          `json:"config,omitempty"`
+	Model  []scripted.Turn `json:"model"`
+	// Replies answer the node's suspensions in order.
+	Replies []Reply `json:"replies,omitempty"`
+	Expect  Expect  `json:"expect"`
+
+	// File is where the scenario was read from; relative paths in it
+	// (tools.mcp.dir) resolve against the module root found above it.
+	File string `json:"-"`
+}
+
+// Skill is one skill: its profile, its contract inline, its tools.
+type Skill struct {
+	SkillKey  string `json:"skill_key"`
+	SkillName string `json:"skill_name,omitempty"`
+	Manual    string `json:"manual,omitempty"`
+	// Contract is the skill_contract, inline (YAML or JSON object).
+	Contract  json.RawMessage `json:"contract"`
+	ToolNames []string        `json:"toolNames"`
+}
+
+// Tools are the business tools: an MCP server, scripted tools, or both
+// (a scripted tool shadows an MCP tool of the same name).
+type Tools struct {
+	MCP      *MCP           `json:"mcp,omitempty"`
+	Scripted []ScriptedTool `json:"scripted,omitempty"`
+}
+
+// MCP is an MCP server: a command started as a child (stdio), a Go package
+// built first and started as a child, or a URL (streamable HTTP).
+type MCP struct {
+	// Build is a main package relative to the module root
+	// ("./examples/mcp-cms"); it is built into a temporary directory and
+	// started with Args.
+	Build   string   `json:"build,omitempty"`
+	Command []string `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	Env     []string `json:"env,omitempty"`
+	URL     string   `json:"url,omitempty"`
+}
+
+// ScriptedTool is an in-memory tool with canned responses and faults.
+type ScriptedTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Write       bool            `json:"write,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	// Responses answer the calls that run, in order; the last repeats.
+	// Each is a JSON value (the tool's body).
+	Responses []json.RawMessage `json:"responses,omitempty"`
+	// Faults apply to the tool's calls in order (the i-th to call i+1).
+	Faults []Fault `json:"faults,omitempty"`
+}
+
+// Fault is what goes wrong with one call of a scripted tool.
+type Fault struct {
+	// Kind: none, timeout, unreachable, error, iserror, business, empty,
+	// partial, commit-then-timeout.
+	Kind  string          `json:"kind"`
+	Delay string          `json:"delay,omitempty"`
+	Text  string          `json:"text,omitempty"`
+	Body  json.RawMessage `json:"body,omitempty"`
+}
+
+// Config overrides the loop's limits and the invoker's defaults.
+type Config struct {
+	NoProgressLimit int    `json:"no_progress_limit,omitempty"`
+	MaxRounds       int    `json:"max_rounds,omitempty"`
+	ReconfirmAfter  string `json:"reconfirm_after,omitempty"`
+	// ToolTimeout is the invoker's timeout for tools without timeoutMs.
+	ToolTimeout string `json:"tool_timeout,omitempty"`
+	// RealBackoff makes retries really wait; by default the invoker's
+	// sleeps are recorded (expect.tools.backoff) and return at once.
+	RealBackoff bool `json:"real_backoff,omitempty"`
+}
+
+// Reply is the scripted user's answer to one suspension: a follow-up
+// answer, an approval decision, or whether an uncertain write took effect.
+type Reply struct {
+	Answer   string `json:"answer,omitempty"`
+	Decision string `json:"decision,omitempty"`
+	// Verified answers a VERIFY suspension: yes or no.
+	Verified string `json:"verified,omitempty"`
+	// After is how long after the suspension the user replies ("25h"
+	// exercises reconfirm-after); 0 by default.
+	After string `json:"after,omitempty"`
+}
+
+// Expect is what must hold after the run.
+type Expect struct {
+	// Status is the node's final status (DONE, FAILED, CANCELLED,
+	// SUSPENDED); TaskStatus the task's.
+	Status     string `json:"status,omitempty"`
+	TaskStatus string `json:"task_status,omitempty"`
+	// Output and Reason must be contained in the node's output and reason.
+	Output string `json:"output,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Suspension is the kind of the final suspension (APPROVAL, FOLLOW_UP).
+	Suspension string `json:"suspension,omitempty"`
+	// Ordered events must appear in this order (others may come between);
+	// Unordered ones anywhere; Absent ones nowhere.
+	Ordered   []Event `json:"ordered,omitempty"`
+	Unordered []Event `json:"unordered,omitempty"`
+	Absent    []Event `json:"absent,omitempty"`
+	// Prompts checks the system prompts the model was sent.
+	Prompts *Prompts    `json:"prompts,omitempty"`
+	Tools   *ToolChecks `json:"tools,omitempty"`
+}
+
+// Event matches a trace event; empty fields match anything.
+type Event struct {
+	Kind    string `json:"kind,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
+	// Code matches the code's name (APPROVAL_REQUIRED) or wire form.
+	Code     string `json:"code,omitempty"`
+	Category string `json:"category,omitempty"`
+	Status   string `json:"status,omitempty"`
+	Level    string `json:"level,omitempty"`
+	// Message must be equal to the event's message; Contains contained in
+	// it, each of them.
+	Message  string   `json:"message,omitempty"`
+	Contains []string `json:"contains,omitempty"`
+	Stalls   *int     `json:"stalls,omitempty"`
+}
+
+// Prompts are checks on every system prompt the model was sent.
+type Prompts struct {
+	Contain    []string `json:"contain,omitempty"`
+	NotContain []string `json:"not_contain,omitempty"`
+}
+
+// ToolChecks are checks on the business tools' side.
+type ToolChecks struct {
+	// NoDuplicateWrites: no write call repeats an earlier one with the same
+	// arguments (scripted tools).
+	NoDuplicateWrites bool `json:"no_duplicate_writes,omitempty"`
+	// Calls is how many times each tool was called (scripted tools).
+	Calls map[string]int `json:"calls,omitempty"`
+	// Backoff is the invoker's waits between attempts, in order ("1s").
+	Backoff []string `json:"backoff,omitempty"`
+}
+
+// Load reads a scenario file (YAML or JSON), refusing unknown keys.
+func Load(path string) (Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Scenario{}, fmt.Errorf("scenario: %w: %w", ErrInvalidScenario, err)
+	}
+	s, err := Parse(b)
+	if err != nil {
+		return Scenario{}, fmt.Errorf("scenario: %s: %w", path, err)
+	}
+	s.File = path
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return s, nil
+}
+
+// Parse decodes and checks a scenario. The error wraps ErrInvalidScenario.
+func Parse(b []byte) (Scenario, error) {
+	var s Scenario
+	if err := yaml.UnmarshalStrict(b, &s); err != nil {
+		return Scenario{}, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
+	}
+	if err := s.validate(); err != nil {
+		return Scenario{}, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
+	}
+	return s, nil
+}
+
+func (s *Scenario) validate() error {
+	if s.Pending != "" {
+		return nil
+	}
+	if len(s.Skills) == 0 {
+		return fmt.Errorf("no skills")
+	}
+	if s.User == "" {
+		return fmt.Errorf("no user message")
+	}
+	if s.Locale != "" && s.Locale != "zh" && s.Locale != "en" {
+		return fmt.Errorf("locale %q: want zh or en", s.Locale)
+	}
+	keys := map[string]bool{}
+	for i, sk := range s.Skills {
+		if sk.SkillKey == "" || len(sk.Contract) == 0 {
+			return fmt.Errorf("skill %d: skill_key and contract are required", i+1)
+		}
+		keys[sk.SkillKey] = true
+	}
+	if s.Skill != "" && !keys[s.Skill] {
+		return fmt.Errorf("skill %q is not among the skills", s.Skill)
+	}
+	if m := s.Tools.MCP; m != nil {
+		n := 0
+		for _, set := range []bool{m.Build != "", len(m.Command) > 0, m.URL != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("tools.mcp: exactly one of build, command, url")
+		}
+	}
+	for _, t := range s.Tools.Scripted {
+		if t.Name == "" {
+			return fmt.Errorf("a scripted tool has no name")
+		}
+		for i, f := range t.Faults {
+			if _, ok := faultKinds[f.Kind]; !ok {
+				return fmt.Errorf("tool %s: fault %d: unknown kind %q", t.Name, i+1, f.Kind)
+			}
+			if f.Delay != "" {
+				if _, err := time.ParseDuration(f.Delay); err != nil {
+					return fmt.Errorf("tool %s: fault %d: %w", t.Name, i+1, err)
+				}
+			}
+		}
+	}
+	for i, r := range s.Replies {
+		set := 0
+		for _, v := range []string{r.Answer, r.Decision, r.Verified} {
+			if v != "" {
+				set++
+			}
+		}
+		switch {
+		case set != 1:
+			return fmt.Errorf("reply %d: exactly one of answer, decision, verified", i+1)
+		case r.Verified != "" && r.Verified != "yes" && r.Verified != "no":
+			return fmt.Errorf("reply %d: verified %q: want yes or no", i+1, r.Verified)
+		case r.Decision != "" && r.Decision != "CONFIRM" && r.Decision != "REJECT" && r.Decision != "CANCEL":
+			return fmt.Errorf("reply %d: decision %q: want CONFIRM, REJECT or CANCEL", i+1, r.Decision)
+		}
+		if r.After != "" {
+			if _, err := time.ParseDuration(r.After); err != nil {
+				return fmt.Errorf("reply %d: %w", i+1, err)
+			}
+		}
+	}
+	for _, d := range []string{s.Config.ReconfirmAfter, s.Config.ToolTimeout} {
+		if d != "" {
+			if _, err := time.ParseDuration(d); err != nil {
+				return fmt.Errorf("config: %w", err)
+			}
+		}
+	}
+	for _, d := range s.Expect.toolBackoff() {
+		if _, err := time.ParseDuration(d); err != nil {
+			return fmt.Errorf("expect.tools.backoff: %w", err)
+		}
+	}
+	if _, err := scripted.New(s.Model); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (e Expect) toolBackoff() []string {
+	if e.Tools == nil {
+		return nil
+	}
+	return e.Tools.Backoff
+}

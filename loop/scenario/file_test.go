@@ -1,0 +1,48 @@
+package scenario
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	const base = "user: hi\nskills: [{skill_key: k, contract: {tools: {}}, toolNames: []}]\nmodel: [{text: ok}]\n"
+	tests := []struct {
+		name    string
+		src     string
+		wantErr string
+	}{
+		{name: "minimal", src: base},
+		{name: "pending needs nothing else", src: "pending: no loop support yet\n"},
+		{name: "unknown key", src: base + "expekt: {}\n", wantErr: `invalid scenario: error unmarshaling JSON: while decoding JSON: json: unknown field "expekt"`},
+		{name: "no skills", src: "user: hi\nmodel: []\n", wantErr: "invalid scenario: no skills"},
+		{name: "no user", src: "skills: [{skill_key: k, contract: {}}]\n", wantErr: "invalid scenario: no user message"},
+		{name: "bad locale", src: base + "locale: fr\n", wantErr: `invalid scenario: locale "fr": want zh or en`},
+		{name: "unknown run skill", src: base + "skill: other\n", wantErr: `invalid scenario: skill "other" is not among the skills`},
+		{name: "mcp twice", src: base + "tools: {mcp: {url: http://x, build: ./y}}\n", wantErr: "invalid scenario: tools.mcp: exactly one of build, command, url"},
+		{name: "unknown fault", src: base + "tools: {scripted: [{name: t, faults: [{kind: slow}]}]}\n", wantErr: `invalid scenario: tool t: fault 1: unknown kind "slow"`},
+		{name: "bad delay", src: base + "tools: {scripted: [{name: t, faults: [{kind: none, delay: soon}]}]}\n", wantErr: `invalid scenario: tool t: fault 1: time: invalid duration "soon"`},
+		{name: "reply with two answers", src: base + "replies: [{answer: a, decision: CONFIRM}]\n", wantErr: "invalid scenario: reply 1: exactly one of answer, decision, verified"},
+		{name: "unknown decision", src: base + "replies: [{decision: MAYBE}]\n", wantErr: `invalid scenario: reply 1: decision "MAYBE": want CONFIRM, REJECT or CANCEL`},
+		{name: "bad verified", src: base + "replies: [{verified: perhaps}]\n", wantErr: `invalid scenario: reply 1: verified "perhaps": want yes or no`},
+		{name: "bad after", src: base + "replies: [{decision: CONFIRM, after: 1d}]\n", wantErr: `invalid scenario: reply 1: time: unknown unit "d" in duration "1d"`},
+		{name: "empty model turn", src: "user: hi\nskills: [{skill_key: k, contract: {}}]\nmodel: [{}]\n", wantErr: "invalid scenario: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(tt.src))
+			got := ""
+			if err != nil {
+				got = err.Error()
+				if !errors.Is(err, ErrInvalidScenario) {
+					t.Errorf("not ErrInvalidScenario: %v", err)
+				}
+			}
+			if got != tt.wantErr {
+				t.Fatalf("Parse error = %q, want %q", got, tt.wantErr)
+			}
+		})
+	}
+}

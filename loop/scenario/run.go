@@ -1,0 +1,420 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/loop/catalog"
+	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/plugins/builtins/control"
+	"github.com/agentwarden/warden/plugins/builtins/env"
+	"github.com/agentwarden/warden/plugins/builtins/node"
+	"github.com/agentwarden/warden/plugins/guards/argbinding"
+	"github.com/agentwarden/warden/plugins/guards/argpolicy"
+	"github.com/agentwarden/warden/plugins/guards/evidence"
+	"github.com/agentwarden/warden/plugins/guards/fingerprint"
+	"github.com/agentwarden/warden/plugins/guards/paramcontract"
+	"github.com/agentwarden/warden/plugins/guards/responsecontract"
+	"github.com/agentwarden/warden/plugins/guards/writegate"
+)
+
+// Clock is where every scenario's clock starts, so traces and approval
+// times are the same on every run.
+var Clock = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// Options say how to run a scenario.
+type Options struct {
+	// Wasm loads the first-party guards and builtins as wasm through the
+	// host (built from this repository); false runs them in-process.
+	Wasm bool
+	// Model replaces the scripted turns with a real model; the scenario's
+	// expectations are then not checked (Report.Unchecked).
+	Model model.Model
+	// Sink also receives every trace event as it happens.
+	Sink loop.Sink
+}
+
+// Report is what a run came to.
+type Report struct {
+	Name string
+	File string
+	// Pending is the scenario's pending reason; a pending scenario is
+	// skipped, never passed.
+	Pending string
+	// Unchecked: a real model played, so expectations were not checked.
+	Unchecked bool
+	Status    state.Status
+	Task      state.Status
+	Events    []loop.Event
+	// Mismatches lists every expectation that did not hold.
+	Mismatches []string
+	Duration   time.Duration
+}
+
+// Skipped reports a pending scenario.
+func (r Report) Skipped() bool { return r.Pending != "" }
+
+// Passed reports a scenario that ran and met every expectation.
+func (r Report) Passed() bool { return !r.Skipped() && len(r.Mismatches) == 0 }
+
+const (
+	sessionID = "s1"
+	taskID    = "t1"
+	nodeID    = "n1"
+)
+
+// Run runs a scenario and checks its expectations. The error is the setup
+// failing (tools, plugins); an expectation that does not hold, including a
+// model script that diverged, is a mismatch in the report.
+func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
+	rep = Report{Name: s.Name, File: s.File, Pending: s.Pending, Unchecked: o.Model != nil}
+	if s.Pending != "" {
+		return rep, nil
+	}
+	start := time.Now()
+	defer func() { rep.Duration = time.Since(start) }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	locale := abi.LocaleZH
+	if s.Locale == "en" {
+		locale = abi.LocaleEN
+	}
+	now := Clock
+	var clockMu sync.Mutex
+	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
+
+	// Tools.
+	local := scriptedServer(s.Tools.Scripted)
+	rt := &router{scripted: map[string]bool{}, local: local}
+	for _, t := range s.Tools.Scripted {
+		rt.scripted[t.Name] = true
+	}
+	defs := map[string]catalog.BusinessTool{}
+	if s.Tools.MCP != nil {
+		c, err := dialMCP(ctx, s.Tools.MCP, s.File)
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: mcp: %w", s.Name, ErrSetup, err)
+		}
+		defer c.Close()
+		rt.remote = c
+		ts, err := c.ListTools(ctx)
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: mcp: %w", s.Name, ErrSetup, err)
+		}
+		for _, t := range ts {
+			defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+		}
+	}
+	lts, _ := local.ListTools(ctx)
+	for _, t := range lts {
+		defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+	}
+
+	// Plugins.
+	guards, builtins, err := plugins(ctx, o.Wasm, clock)
+	if err != nil {
+		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+	}
+	var sleeps []time.Duration
+	var sleepMu sync.Mutex
+	inv := &chain.Invoker{Caller: rt}
+	if d := s.Config.ToolTimeout; d != "" {
+		inv.DefaultTimeout, _ = time.ParseDuration(d)
+	}
+	if !s.Config.RealBackoff {
+		inv.Sleep = func(ctx context.Context, d time.Duration) error {
+			sleepMu.Lock()
+			sleeps = append(sleeps, d)
+			sleepMu.Unlock()
+			return ctx.Err()
+		}
+	}
+
+	// Skills.
+	var skills []loop.Skill
+	var run Skill
+	for i, sk := range s.Skills {
+		parsed, _, err := contract.Parse(sk.SkillKey, sk.Contract)
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
+		}
+		ch, err := chain.New(guards, nil, inv)
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
+		var bts []catalog.BusinessTool
+		for _, n := range sk.ToolNames {
+			d, ok := defs[n]
+			if !ok {
+				return rep, fmt.Errorf("scenario %s: %w: skill %s: tool %s is neither scripted nor served", s.Name, ErrInvalidScenario, sk.SkillKey, n)
+			}
+			bts = append(bts, d)
+		}
+		skills = append(skills, loop.Skill{Skill: &contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey,
+			SkillName: sk.SkillName, SkillManual: sk.Manual}, Contract: parsed, ToolNames: sk.ToolNames}, Chain: ch, Tools: bts})
+		if (s.Skill == "" && i == 0) || s.Skill == sk.SkillKey {
+			run = sk
+		}
+	}
+
+	// Store, task and node.
+	st, err := state.NewMemory(state.Options{SessionID: sessionID, Now: clock})
+	if err != nil {
+		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+	}
+	var keys []string
+	for _, sk := range s.Skills {
+		keys = append(keys, sk.SkillKey)
+	}
+	for _, err := range []error{
+		st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
+		st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
+			ToolNames: run.ToolNames, Skills: keys}),
+		st.AddUserMessage(s.User),
+		st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),
+	} {
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
+	}
+
+	// Model and loop.
+	rec := &loop.Recorder{}
+	var sink loop.Sink = rec
+	if o.Sink != nil {
+		sink = loop.SinkFunc(func(e loop.Event) { rec.Emit(e); o.Sink.Emit(e) })
+	}
+	prompts := &promptLog{}
+	var script *scripted.Model
+	m := o.Model
+	if m == nil {
+		script, _ = scripted.New(s.Model)
+		script.SetObserver(observer(st, rec))
+		m = script
+	}
+	cfg := loop.DefaultConfig()
+	cfg.Locale, cfg.Tenant, cfg.Now = locale, "scenario", clock
+	if s.Config.NoProgressLimit > 0 {
+		cfg.NoProgressLimit = s.Config.NoProgressLimit
+	}
+	if s.Config.MaxRounds > 0 {
+		cfg.MaxRounds = s.Config.MaxRounds
+	}
+	if d := s.Config.ReconfirmAfter; d != "" {
+		cfg.ReconfirmAfter, _ = time.ParseDuration(d)
+	}
+	runner, err := loop.New(loop.Options{Model: prompts.wrap(m), Store: st, Agent: s.Agent, Skills: skills,
+		Builtins: builtins, Sink: sink, Config: cfg})
+	if err != nil {
+		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+	}
+
+	// Drive the node through its suspensions with the scripted user.
+	var miss []string
+	exit, err := runner.Run(ctx, nodeID)
+	for i := 0; err == nil; i++ {
+		if exit.Delegation != nil {
+			miss = append(miss, fmt.Sprintf("the node delegated to %s; scenarios run one node", exit.Delegation.SkillKey))
+			break
+		}
+		if exit.Status != state.Suspended || exit.Suspension == nil || i >= len(s.Replies) {
+			break
+		}
+		r := s.Replies[i]
+		if d, _ := time.ParseDuration(r.After); d > 0 {
+			advance(d)
+		}
+		switch kind := exit.Suspension.Kind; {
+		case kind == abi.SuspendFollowUp && r.Answer != "":
+			exit, err = runner.AnswerFollowUp(ctx, nodeID, r.Answer)
+		case kind == abi.SuspendApproval && r.Decision != "":
+			exit, err = runner.Approve(ctx, nodeID, loop.Decision(r.Decision))
+		case kind == abi.SuspendVerify && r.Verified != "":
+			exit, err = runner.AnswerVerify(ctx, nodeID, r.Verified == "yes")
+		default:
+			miss = append(miss, fmt.Sprintf("reply %d: the node is suspended for %s, the reply does not answer it", i+1, kind))
+			err = errStop
+		}
+	}
+	if err != nil && !errors.Is(err, errStop) {
+		if o.Model == nil || !errors.Is(err, scripted.ErrExhausted) {
+			miss = append(miss, "run: "+err.Error())
+		}
+	}
+	rep.Events = rec.Events()
+	n, nerr := st.Node(nodeID)
+	t, terr := st.Task(taskID)
+	if nerr != nil || terr != nil {
+		return rep, fmt.Errorf("scenario %s: %w", s.Name, errors.Join(nerr, terr))
+	}
+	rep.Status, rep.Task = n.Status, t.Status
+	if o.Model != nil {
+		return rep, nil
+	}
+	if r := script.Remaining(); r > 0 {
+		miss = append(miss, fmt.Sprintf("%d scripted model turns were not played", r))
+	}
+	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, sleeps)...)
+	rep.Mismatches = miss
+	return rep, nil
+}
+
+var errStop = errors.New("stop")
+
+// observer tells the scripted model the outcome and code of a tool
+// message: the k-th tool message of the node answers the k-th TOOL event
+// (the loop emits one TOOL event per tool message, in the same order).
+func observer(st *state.Memory, rec *loop.Recorder) scripted.Observer {
+	return func(callID string) (scripted.Observed, bool) {
+		msgs, err := st.Messages(nodeID)
+		if err != nil {
+			return scripted.Observed{}, false
+		}
+		k := -1
+		for _, m := range msgs {
+			if m.Role != model.RoleTool {
+				continue
+			}
+			k++
+			if m.ToolCallID == callID {
+				break
+			}
+		}
+		i := -1
+		for _, e := range rec.Events() {
+			if e.Kind != loop.KindTool || e.Node != nodeID {
+				continue
+			}
+			if i++; i == k {
+				return scripted.Observed{Outcome: e.Outcome, Code: e.Name, Wire: e.Code}, e.Outcome != ""
+			}
+		}
+		return scripted.Observed{}, false
+	}
+}
+
+// promptLog keeps the system prompt of every model request.
+type promptLog struct {
+	mu  sync.Mutex
+	sys []string
+}
+
+func (p *promptLog) wrap(m model.Model) model.Model { return &promptModel{m, p} }
+
+func (p *promptLog) systems() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.sys)
+}
+
+type promptModel struct {
+	model.Model
+	log *promptLog
+}
+
+func (m *promptModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	if len(req.Messages) > 0 && req.Messages[0].Role == model.RoleSystem {
+		m.log.mu.Lock()
+		m.log.sys = append(m.log.sys, req.Messages[0].Content)
+		m.log.mu.Unlock()
+	}
+	return m.Model.Complete(ctx, req)
+}
+
+var firstParty = map[string]guest.Plugin{
+	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
+	"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
+	"Evidence": evidence.Plugin,
+}
+
+// plugins returns the first-party guards and builtins, in-process or as
+// wasm.
+func plugins(ctx context.Context, wasm bool, clock func() time.Time) (map[string]chain.Guard, []loop.Builtin, error) {
+	guards := map[string]chain.Guard{}
+	if !wasm {
+		for name, p := range firstParty {
+			guards[name] = chain.Native(name, p, nil)
+		}
+		return guards, []loop.Builtin{loop.NativeBuiltin(control.Plugin), loop.NativeBuiltin(node.Plugin),
+			loop.NativeBuiltin(env.Plugin, guest.WithClock(clock))}, nil
+	}
+	var builtins []loop.Builtin
+	for name := range firstParty {
+		p, err := load(ctx, "./"+filepath.ToSlash(filepath.Join("plugins/guards", chain.PluginDir(name), "cmd")))
+		if err != nil {
+			return nil, nil, fmt.Errorf("guard %s: %w", name, err)
+		}
+		guards[name] = chain.Wasm(name, p)
+	}
+	for _, b := range []string{"control", "node", "env"} {
+		p, err := load(ctx, "./plugins/builtins/"+b+"/cmd")
+		if err != nil {
+			return nil, nil, fmt.Errorf("builtin %s: %w", b, err)
+		}
+		builtins = append(builtins, p)
+	}
+	return guards, builtins, nil
+}
+
+// The wasm host and its plugins are shared by every scenario of the
+// process: building and compiling ten plugins once is what makes --wasm
+// affordable. Plugins are stateless between calls (DESIGN), so sharing
+// them across scenarios leaks nothing; the host's clock is the scenarios'
+// fixed start.
+var shared struct {
+	sync.Mutex
+	h       *host.Host
+	plugins map[string]*host.Plugin
+}
+
+func load(ctx context.Context, pkg string) (*host.Plugin, error) {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.h == nil {
+		h, err := host.New(host.Options{CacheDir: filepath.Join(testdata.Root(), "bin", "cache"), Clock: func() time.Time { return Clock }})
+		if err != nil {
+			return nil, err
+		}
+		shared.h, shared.plugins = h, map[string]*host.Plugin{}
+	}
+	if p, ok := shared.plugins[pkg]; ok {
+		return p, nil
+	}
+	path, err := testdata.Build(pkg)
+	if err != nil {
+		return nil, err
+	}
+	src, err := host.ReadSource(path, "")
+	if err != nil {
+		return nil, err
+	}
+	p, err := shared.h.Load(context.WithoutCancel(ctx), src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}})
+	if err != nil {
+		return nil, err
+	}
+	shared.plugins[pkg] = p
+	return p, nil
+}
+
+// eventJSON is for mismatch texts.
+func eventJSON(e loop.Event) string {
+	b, _ := json.Marshal(e)
+	return string(b)
+}

@@ -1,0 +1,322 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
+)
+
+// TaskInput is one user turn to run as a task.
+type TaskInput struct {
+	// ID names the task; its nodes are "<ID>.<plan node id>".
+	ID        string
+	Objective string
+	// Skills are the candidate skills the user's intent selected, in order
+	// of preference; empty means every skill of the runner.
+	Skills []string
+}
+
+// TaskExit is how a task stopped.
+type TaskExit struct {
+	// Status is DONE, FAILED, CANCELLED, or SUSPENDED while a node waits
+	// for the user.
+	Status state.Status
+	Plan   Plan
+	// Node is the node that suspended, failed or cancelled the task.
+	Node       string
+	Suspension *state.Suspension
+	// Output joins the outputs of the task's finished nodes; Reason is why
+	// it failed or was cancelled; Reply what the user is told then.
+	Output string
+	Reason string
+	Reply  string
+}
+
+// graph is a task's plan as it runs: which node waits for which delegated
+// pre-node.
+type graph struct {
+	id, objective string
+	plan          Plan
+	waiting       map[string]string // delegating node → delegated pre-node
+}
+
+func (g *graph) nodeID(planID string) string { return g.id + "." + planID }
+
+type graphs struct {
+	mu sync.Mutex
+	m  map[string]*graph
+}
+
+// ErrUnknownTask: a resume names a task this runner did not start.
+var ErrUnknownTask = errors.New("unknown task")
+
+// RunTask plans a task graph for the objective and runs its nodes in
+// order (CONTRACT_SPEC §3, §7, §10.1, §15): each node is created when it
+// starts, with its inputs bound, its completion target from the plan and
+// its upstream nodes' evidence; a provider pre-node whose shared outputs
+// already exist is SKIPPED; a node that delegates waits for its
+// pre-node. The task stops at the first node that suspends (resume that
+// node, then call ResumeTask), fails or is cancelled.
+func (r *Runner) RunTask(ctx context.Context, in TaskInput) (TaskExit, error) {
+	cands := slices.DeleteFunc(slices.Clone(in.Skills), func(k string) bool { _, ok := r.skills[k]; return !ok })
+	if len(in.Skills) == 0 {
+		cands = slices.Clone(r.order)
+	}
+	if len(cands) == 0 {
+		return TaskExit{}, fmt.Errorf("loop: task %s: no candidate skill: %w", in.ID, ErrUnknownSkill)
+	}
+	if err := r.store.CreateTask(state.Task{ID: in.ID, Objective: in.Objective}); err != nil {
+		return TaskExit{}, fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.AddUserMessage(in.Objective); err != nil {
+		return TaskExit{}, fmt.Errorf("loop: %w", err)
+	}
+	p, err := r.plan(ctx, in.Objective, cands)
+	if err != nil {
+		return TaskExit{}, err
+	}
+	g := &graph{id: in.ID, objective: in.Objective, plan: p, waiting: map[string]string{}}
+	r.graphs.mu.Lock()
+	if r.graphs.m == nil {
+		r.graphs.m = map[string]*graph{}
+	}
+	r.graphs.m[in.ID] = g
+	r.graphs.mu.Unlock()
+	var keys []string
+	for _, n := range p.Nodes {
+		keys = append(keys, n.ID+":"+n.SkillKey)
+	}
+	msg := string(p.Source) + " " + strings.Join(keys, " ")
+	if p.Problem != "" {
+		msg += " (" + p.Problem + ")"
+	}
+	r.emitTask(in.ID, Event{Kind: KindTask, Status: "PLANNED", Message: msg})
+	return r.drive(ctx, g)
+}
+
+// ResumeTask runs a task on after the node that suspended it was resumed
+// (AnswerFollowUp, Approve, AnswerVerify).
+func (r *Runner) ResumeTask(ctx context.Context, taskID string) (TaskExit, error) {
+	r.graphs.mu.Lock()
+	g := r.graphs.m[taskID]
+	r.graphs.mu.Unlock()
+	if g == nil {
+		return TaskExit{}, fmt.Errorf("loop: resume task %s: %w", taskID, ErrUnknownTask)
+	}
+	return r.drive(ctx, g)
+}
+
+func (r *Runner) emitTask(taskID string, e Event) {
+	r.emit(state.Node{TaskID: taskID}, e)
+}
+
+// drive runs the graph's nodes in plan order until one stops the task.
+func (r *Runner) drive(ctx context.Context, g *graph) (TaskExit, error) {
+	out := TaskExit{Plan: g.plan}
+	var outputs []string
+	for _, pn := range g.plan.Nodes {
+		id := g.nodeID(pn.ID)
+		if _, err := r.store.Node(id); errors.Is(err, state.ErrNotFound) {
+			if err := r.startNode(g, pn); err != nil {
+				return TaskExit{}, err
+			}
+		} else if err != nil {
+			return TaskExit{}, fmt.Errorf("loop: %w", err)
+		}
+		n, err := r.runNode(ctx, g, id)
+		if err != nil {
+			return TaskExit{}, err
+		}
+		switch n.Status {
+		case state.Done:
+			outputs = append(outputs, n.Output)
+			continue
+		case state.Skipped:
+			continue
+		case state.Suspended:
+			out.Status, out.Node, out.Suspension = state.Suspended, n.ID, n.Suspension
+			if err := r.store.SetTaskStatus(g.id, state.Suspended); err != nil {
+				return TaskExit{}, fmt.Errorf("loop: %w", err)
+			}
+			r.emitTask(g.id, Event{Kind: KindTask, Status: string(state.Suspended), Message: n.Suspension.Question})
+			return out, nil
+		case state.Cancelled:
+			out.Status, out.Node, out.Reason, out.Reply = state.Cancelled, n.ID, n.Reason, n.Reason
+		default:
+			out.Status, out.Node, out.Reason = state.Failed, n.ID, n.Reason
+		}
+		if err := r.store.SetTaskStatus(g.id, out.Status); err != nil {
+			return TaskExit{}, fmt.Errorf("loop: %w", err)
+		}
+		if out.Status == state.Failed {
+			r.emitTask(g.id, Event{Kind: KindTask, Status: string(out.Status), Message: out.Reason, Level: "WARN"})
+		} else if t, _ := r.store.Task(g.id); t.Status != state.Cancelled {
+			r.emitTask(g.id, Event{Kind: KindTask, Status: string(out.Status), Message: out.Reason})
+		}
+		return out, nil
+	}
+	out.Status, out.Output = state.Done, strings.Join(outputs, "\n")
+	if err := r.store.SetTaskStatus(g.id, state.Done); err != nil {
+		return TaskExit{}, fmt.Errorf("loop: %w", err)
+	}
+	r.emitTask(g.id, Event{Kind: KindTask, Status: string(state.Done), Message: out.Output})
+	return out, nil
+}
+
+// startNode creates a planned node when it starts: inputs bound, target
+// from the plan, upstream evidence, delegatable skills; a provider
+// pre-node whose shared outputs all exist is created SKIPPED.
+func (r *Runner) startNode(g *graph, pn PlanNode) error {
+	sk := r.skills[pn.SkillKey]
+	c := sk.Skill.Contract
+	var upstream []string
+	for i := len(pn.DependsOn) - 1; i >= 0; i-- {
+		upstream = append(upstream, g.nodeID(pn.DependsOn[i]))
+	}
+	inputs, err := r.bindInputs(g.id, c, upstream, nil)
+	if err != nil {
+		return err
+	}
+	dependents := slices.ContainsFunc(g.plan.Nodes, func(o PlanNode) bool { return slices.Contains(o.DependsOn, pn.ID) })
+	n := r.newNode(g.nodeID(pn.ID), g.id, sk, 0, "")
+	n.Upstream, n.Inputs, n.HasDependents, n.Target = upstream, inputs, dependents, pn.Target
+	skip := false
+	if pn.Provider {
+		skip, err = r.sharedOutputsExist(g.id, c)
+		if err != nil {
+			return err
+		}
+	}
+	objective := g.objective
+	if o := strings.TrimSpace(pn.Objective); o != "" && o != g.objective {
+		objective = r.text(txtNodeObjective, g.objective, o)
+	}
+	if skip {
+		n.Status, n.Reason = state.Skipped, "shared outputs exist"
+	}
+	if err := r.store.CreateNode(n); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleUser, Content: objective}); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	status := state.Running
+	if skip {
+		status = state.Skipped
+	}
+	r.emit(n, Event{Kind: KindNode, Status: string(status), Message: objective})
+	return nil
+}
+
+// newNode is a node of a skill with the runner's view of the agent.
+func (r *Runner) newNode(id, taskID string, sk Skill, depth int, parent string) state.Node {
+	key := sk.Skill.Profile.SkillKey
+	var delegatable []string
+	for _, k := range r.order {
+		c := r.skills[k].Skill.Contract
+		if k != key && c.Delegatable && !slices.ContainsFunc(c.ToolNames(), func(t string) bool { return c.Tool(t).IsWrite() }) {
+			delegatable = append(delegatable, k)
+		}
+	}
+	return state.Node{ID: id, TaskID: taskID, SkillKey: key, Depth: depth, ParentID: parent,
+		Contract: []byte(sk.Skill.Profile.SkillContract), ToolNames: slices.Clone(sk.Skill.ToolNames),
+		Skills: slices.Clone(r.order), Delegatable: delegatable, DelegateMaxDepth: r.cfg.DelegateMaxDepth}
+}
+
+// sharedOutputsExist reports whether a skill declares shared outputs and
+// every one of them already has a value (§7: the pre-node is SKIPPED).
+func (r *Runner) sharedOutputsExist(taskID string, c *contract.Contract) (bool, error) {
+	shared, err := r.store.Shared(taskID)
+	if err != nil {
+		return false, fmt.Errorf("loop: %w", err)
+	}
+	session := r.store.SessionValues()
+	declared := 0
+	for _, k := range c.OutputNames() {
+		var ok bool
+		switch c.Outputs[k].Share {
+		case contract.ShareTask:
+			_, ok = shared[k]
+		case contract.ShareSession:
+			_, ok = session[k]
+		default:
+			continue
+		}
+		declared++
+		if !ok {
+			return false, nil
+		}
+	}
+	return declared > 0, nil
+}
+
+// runNode runs a node, running first each pre-node it delegates to
+// (§15): the delegated skill runs as a child node, and the delegating node
+// then reads the result as a message and goes on. A failed pre-node does
+// not fail the task. It returns the node that stopped: the node itself
+// when it ended, or a pre-node that suspended.
+func (r *Runner) runNode(ctx context.Context, g *graph, id string) (state.Node, error) {
+	for {
+		if child, ok := g.waiting[id]; ok {
+			cn, err := r.runNode(ctx, g, child)
+			if err != nil {
+				return state.Node{}, err
+			}
+			if !cn.Status.Ended() {
+				return cn, nil
+			}
+			delete(g.waiting, id)
+			text := r.text(txtDelegationDone, cn.SkillKey, cn.Output)
+			if cn.Status != state.Done {
+				text = r.text(txtDelegationFailed, cn.SkillKey, string(cn.Status), cn.Reason)
+			}
+			if err := r.store.AppendMessages(id, model.Message{Role: model.RoleUser, Content: text}); err != nil {
+				return state.Node{}, fmt.Errorf("loop: %w", err)
+			}
+			parent, err := r.store.Node(id)
+			if err != nil {
+				return state.Node{}, fmt.Errorf("loop: %w", err)
+			}
+			r.emit(parent, Event{Kind: KindResume, Status: "DELEGATION", Message: text, Stalls: parent.Stalls})
+		}
+		exit, err := r.Run(ctx, id)
+		if err != nil {
+			return state.Node{}, err
+		}
+		n, err := r.store.Node(id)
+		if err != nil {
+			return state.Node{}, fmt.Errorf("loop: %w", err)
+		}
+		if exit.Delegation == nil || n.Status != state.Running {
+			return n, nil
+		}
+		d := exit.Delegation
+		sk, ok := r.skills[d.SkillKey]
+		if !ok {
+			return state.Node{}, fmt.Errorf("loop: node %s delegates %q: %w", id, d.SkillKey, ErrUnknownSkill)
+		}
+		child := r.newNode(fmt.Sprintf("%s.d%d", id, len(n.Delegations)), n.TaskID, sk, n.Depth+1, id)
+		if child.Inputs, err = r.bindInputs(n.TaskID, sk.Skill.Contract, nil, nil); err != nil {
+			return state.Node{}, err
+		}
+		if err := r.store.CreateNode(child); err != nil {
+			return state.Node{}, fmt.Errorf("loop: %w", err)
+		}
+		objective := d.Objective
+		if strings.TrimSpace(objective) == "" {
+			objective = sk.Skill.Profile.ShortDesc()
+		}
+		if err := r.store.AppendMessages(child.ID, model.Message{Role: model.RoleUser, Content: objective}); err != nil {
+			return state.Node{}, fmt.Errorf("loop: %w", err)
+		}
+		r.emit(child, Event{Kind: KindNode, Status: string(state.Running), Message: objective})
+		g.waiting[id] = child.ID
+	}
+}

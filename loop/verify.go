@@ -1,0 +1,184 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
+)
+
+// Recover marks the writes a previous process left STARTED as
+// UNKNOWN_PRE_CALL (CONTRACT_SPEC §14.3): call it once when a runner
+// takes over a store that outlived its process. Each such write is
+// verified when its node is opened again; it is never issued again
+// before that.
+func (r *Runner) Recover() ([]abi.LedgerEntry, error) {
+	l, err := r.store.RecoverWrites()
+	if err != nil {
+		return nil, fmt.Errorf("loop: recover: %w", err)
+	}
+	return l, nil
+}
+
+// uncertain returns the node's writes whose outcome is unknown.
+func (r *Runner) uncertain(n state.Node) ([]abi.LedgerEntry, error) {
+	l, err := r.store.Ledger(n.TaskID)
+	if err != nil {
+		return nil, fmt.Errorf("loop: %w", err)
+	}
+	return slices.DeleteFunc(l, func(e abi.LedgerEntry) bool {
+		return (e.State != abi.LedgerUnknown && e.State != abi.LedgerUnknownPreCall) || (e.NodeID != "" && e.NodeID != n.ID)
+	}), nil
+}
+
+// originalArgs returns the arguments a write call was sent with: as the
+// store recorded them, else as the model gave them in the call.
+func (r *Runner) originalArgs(n state.Node, callID string) []byte {
+	if a, ok := r.store.CallArgs(n.TaskID, callID); ok {
+		return a
+	}
+	msgs, _ := r.store.Messages(n.ID)
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if tc.ID == callID {
+				return []byte(tc.Arguments)
+			}
+		}
+	}
+	return []byte("{}")
+}
+
+// settleUncertain verifies the node's writes whose outcome is unknown,
+// before the node goes on (CONTRACT_SPEC §14.3, §6.4). With verify
+// configured, the verify tool is called through the skill's invoker with
+// verify.args and judged by its own success: success settles the write
+// SUCCESS, a business failure FAILED, and the model reads the verdict as
+// the answer to a call of the verify tool. Without verify, or when the
+// verify call itself fails, the node is suspended for VERIFY and the user
+// is asked; done reports that.
+func (r *Runner) settleUncertain(ctx context.Context, nodeID string, sk Skill) (Exit, bool, error) {
+	n, err := r.store.Node(nodeID)
+	if err != nil {
+		return Exit{}, true, fmt.Errorf("loop: %w", err)
+	}
+	open, err := r.uncertain(n)
+	if err != nil {
+		return Exit{}, true, err
+	}
+	l := r.cfg.Locale
+	for _, e := range open {
+		orig := r.originalArgs(n, e.CallID)
+		wt := sk.Skill.Contract.Tool(e.Tool)
+		if v := wt.Verify; wt != nil && v != nil && slices.Contains(sk.Skill.ToolNames, v.Tool) && sk.Chain.Invoker != nil {
+			args, err := v.BuildArgs(orig)
+			if err == nil {
+				vt := sk.Skill.Contract.Tool(v.Tool)
+				inv := sk.Chain.Invoker.Invoke(ctx, chain.Invocation{Tool: v.Tool, Args: args, Contract: vt, Locale: l})
+				if inv.Observation.Outcome == abi.OutcomeSuccess {
+					verdict := vt.Judge(inv.Response)
+					var text string
+					var result *abi.Observation
+					if verdict.OK {
+						text = r.text(txtVerifyTook, e.Tool, v.Tool)
+						o := abi.Success(text, inv.Response)
+						o.Locale = l
+						result = &o
+					} else {
+						text = r.text(txtVerifyNotTook, e.Tool, v.Tool, verdict.Message)
+					}
+					if err := r.store.SettleUncertain(n.TaskID, e.Tool, e.Key, verdict.OK, result); err != nil {
+						return Exit{}, true, fmt.Errorf("loop: %w", err)
+					}
+					callID := "verify_" + e.CallID
+					if err := r.store.AppendMessages(n.ID,
+						model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: callID, Name: v.Tool, Arguments: string(args)}}},
+						model.Message{Role: model.RoleTool, ToolCallID: callID, Content: text}); err != nil {
+						return Exit{}, true, fmt.Errorf("loop: %w", err)
+					}
+					outcome := abi.OutcomeSuccess
+					if !verdict.OK {
+						outcome = abi.OutcomeFailed
+					}
+					r.emit(n, Event{Kind: KindTool, Tool: v.Tool, Outcome: outcome.String(), Status: abi.SuspendVerify, Message: text, Stalls: n.Stalls})
+					continue
+				}
+				r.emit(n, toolEvent(Event{Tool: v.Tool, Status: abi.SuspendVerify, Stalls: n.Stalls}, inv.Observation))
+			}
+		}
+		q := r.text(txtVerifyAsk, e.Tool, string(orig))
+		eff, err := effect(abi.EffectNodeSuspend, abi.NodeSuspend{Kind: abi.SuspendVerify, Question: q, Tool: e.Tool, Args: orig, ArgsDigest: e.ArgsDigest})
+		if err != nil {
+			return Exit{}, true, err
+		}
+		if err := r.store.Apply(n.ID, []abi.Effect{eff}); err != nil {
+			return Exit{}, true, fmt.Errorf("loop: %w", err)
+		}
+		if n, err = r.store.Node(n.ID); err != nil {
+			return Exit{}, true, fmt.Errorf("loop: %w", err)
+		}
+		r.emit(n, Event{Kind: KindSuspend, Tool: e.Tool, Status: abi.SuspendVerify, Message: q, Stalls: n.Stalls})
+		return exitOf(n), true, nil
+	}
+	return Exit{}, false, nil
+}
+
+// AnswerVerify resumes a node suspended for VERIFY with the user's answer
+// to "did the write take effect?" (CONTRACT_SPEC §14.3): yes settles the
+// write SUCCESS (it is not issued again, and it counts as completed for
+// the finish check), no settles it FAILED (the model may issue it again).
+// The answer enters the conversation and the node runs on.
+func (r *Runner) AnswerVerify(ctx context.Context, nodeID string, took bool) (Exit, error) {
+	n, err := r.store.Node(nodeID)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: answer verify: %w", err)
+	}
+	s := n.Suspension
+	if n.Status != state.Suspended || s == nil || s.Kind != abi.SuspendVerify {
+		return Exit{}, fmt.Errorf("loop: answer verify node %s (%s): %w", nodeID, n.Status, ErrNotSuspended)
+	}
+	open, err := r.uncertain(n)
+	if err != nil {
+		return Exit{}, err
+	}
+	i := slices.IndexFunc(open, func(e abi.LedgerEntry) bool { return e.Tool == s.Tool && e.ArgsDigest == s.ArgsDigest })
+	if i < 0 {
+		return Exit{}, fmt.Errorf("loop: answer verify node %s: write %s: %w", nodeID, s.Tool, state.ErrNotUncertain)
+	}
+	e := open[i]
+	text, answer := r.text(txtUserNotTook, e.Tool), "NO"
+	var result *abi.Observation
+	if took {
+		text, answer = r.text(txtUserTook, e.Tool), "YES"
+		o := abi.Success(text, nil)
+		o.Locale = r.cfg.Locale
+		result = &o
+	}
+	if err := r.store.SettleUncertain(n.TaskID, e.Tool, e.Key, took, result); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.SetNodeStatus(nodeID, state.Running, ""); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.AddUserMessage(answer); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: text}); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	r.emit(n, Event{Kind: KindResume, Tool: e.Tool, Status: abi.SuspendVerify, Message: answer, Stalls: n.Stalls})
+	return r.Run(ctx, nodeID)
+}
+
+// effect encodes one effect the loop applies itself.
+func effect(kind string, payload any) (abi.Effect, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return abi.Effect{}, fmt.Errorf("loop: %s: %w", kind, err)
+	}
+	return abi.Effect{Kind: kind, Payload: b}, nil
+}
