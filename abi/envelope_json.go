@@ -14,6 +14,8 @@ import (
 // state views are the bulk of its bytes; it produces the same document as
 // json.Marshal for valid raw fields, without the re-scan.
 func (r *Request) AppendJSON(dst []byte) []byte {
+	// Small fields first: a guest's path lookups stop at the first match, so
+	// the large ones (arguments, state views, the response) come last.
 	dst = append(dst, `{"abi":`...)
 	dst = appendInt(dst, r.ABI)
 	dst = append(dst, `,"kind":`...)
@@ -28,12 +30,10 @@ func (r *Request) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"callId":`...)
 		dst = appendString(dst, r.CallID)
 	}
-	dst = appendRaw(dst, "args", r.Args)
-	if r.ArgsText != "" {
-		dst = append(dst, `,"argsText":`...)
-		dst = appendString(dst, r.ArgsText)
+	if r.Locale != "" {
+		dst = append(dst, `,"locale":`...)
+		dst = appendString(dst, string(r.Locale))
 	}
-	dst = appendRaw(dst, "bound", r.Bound)
 	if len(r.Provenance) > 0 {
 		dst = append(dst, `,"provenance":{`...)
 		keys := make([]string, 0, len(r.Provenance))
@@ -51,10 +51,20 @@ func (r *Request) AppendJSON(dst []byte) []byte {
 		}
 		dst = append(dst, '}')
 	}
+	dst = appendRaw(dst, "config", r.Config)
+	if r.Result != nil && r.Result.Outcome.Valid() {
+		dst = append(dst, `,"result":`...)
+		dst = r.Result.AppendJSON(dst)
+	}
 	dst = appendRaw(dst, "contract", r.Contract)
 	dst = appendRaw(dst, "schema", r.Schema)
 	dst = appendRaw(dst, "outputSchema", r.OutputSchema)
-	dst = appendRaw(dst, "config", r.Config)
+	dst = appendRaw(dst, "bound", r.Bound)
+	dst = appendRaw(dst, "args", r.Args)
+	if r.ArgsText != "" {
+		dst = append(dst, `,"argsText":`...)
+		dst = appendString(dst, r.ArgsText)
+	}
 	if len(r.State) > 0 {
 		dst = append(dst, `,"state":{`...)
 		keys := make([]string, 0, len(r.State))
@@ -77,15 +87,7 @@ func (r *Request) AppendJSON(dst []byte) []byte {
 		}
 		dst = append(dst, '}')
 	}
-	if r.Result != nil && r.Result.Outcome.Valid() {
-		dst = append(dst, `,"result":`...)
-		dst = r.Result.AppendJSON(dst)
-	}
 	dst = appendRaw(dst, "response", r.Response)
-	if r.Locale != "" {
-		dst = append(dst, `,"locale":`...)
-		dst = appendString(dst, string(r.Locale))
-	}
 	return append(dst, '}')
 }
 
