@@ -3,6 +3,7 @@ package testdata
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -109,4 +110,97 @@ func Effects(v abi.Verdict) []string {
 		out = append(out, e.Kind+" "+string(e.Payload))
 	}
 	return out
+}
+
+// Builtin is one builtin call and what it must produce, for CheckBuiltin.
+type Builtin struct {
+	Tool   string
+	Args   string
+	State  map[abi.Capability]any // a value is marshalled, or used as is when a string
+	Locale abi.Locale
+
+	Outcome abi.Outcome
+	Code    abi.Code
+	Message string
+	Effects string // JSON array of {kind, payload}; "" = none
+	Data    string // JSON; "" = none
+}
+
+// CheckBuiltin calls a builtin natively and through its wasm build,
+// requires the same verdict from both, and checks it against c.
+func (p *Pair) CheckBuiltin(t *testing.T, c Builtin) {
+	t.Helper()
+	ctx := context.Background()
+	req := abi.Request{ABI: abi.Version, Kind: abi.RoleBuiltin, Tool: c.Tool, Args: json.RawMessage(c.Args), Locale: c.Locale,
+		State: map[string]json.RawMessage{}}
+	for k, v := range c.State {
+		b, ok := v.(string)
+		raw := json.RawMessage(b)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		req.State[string(k)] = raw
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := guest.NewNative(p.plugin, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv, err := n.Call(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nv.Observation != nil {
+		nv.Observation.Locale = c.Locale
+	}
+	wv := p.Wasm(t).Builtin(ctx, "t", &req)
+	nj, _ := json.Marshal(nv)
+	wj, _ := json.Marshal(wv)
+	if string(nj) != string(wj) {
+		t.Fatalf("native and wasm differ:\nnative %s\nwasm   %s", nj, wj)
+	}
+	o := nv.Observation
+	if o == nil {
+		t.Fatalf("no observation: %s", nj)
+	}
+	if o.Outcome != c.Outcome || o.Code != c.Code {
+		t.Fatalf("got %v %s, want %v %s\n%s", o.Outcome, o.Code, c.Outcome, c.Code, nj)
+	}
+	if got := o.Message(); got != c.Message {
+		t.Fatalf("message:\n got %q\nwant %q", got, c.Message)
+	}
+	var effects []byte
+	if len(nv.Effects) > 0 {
+		effects, _ = json.Marshal(nv.Effects)
+	}
+	SameJSON(t, "effects", effects, c.Effects)
+	SameJSON(t, "data", o.Data, c.Data)
+}
+
+// SameJSON fails the test unless got and want are equal JSON ("" and an
+// empty got both mean none).
+func SameJSON(t *testing.T, what string, got []byte, want string) {
+	t.Helper()
+	if len(got) == 0 || want == "" {
+		if len(got) != 0 || want != "" {
+			t.Fatalf("%s:\n got %s\nwant %s", what, got, want)
+		}
+		return
+	}
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: %v: %s", what, err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: bad expectation: %v", what, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s:\n got %s\nwant %s", what, got, want)
+	}
 }
