@@ -1,10 +1,8 @@
 package services
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"strings"
-	"sync"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
@@ -15,49 +13,16 @@ import (
 // the request, parsed once per distinct text, and a contract.Scope that
 // reads the request's state views.
 
-// ctToolCacheMax bounds the parsed-contract cache; past it the cache starts
-// over, which costs a re-parse and never a wrong answer.
-const ctToolCacheMax = 1024
-
-type ctParsed struct {
-	tool *contract.Tool
-	err  error
-}
-
-var ctToolCache struct {
-	sync.Mutex
-	m map[[sha256.Size]byte]ctParsed
-}
-
 // ctTool returns the parsed contract of the request's tool (the
 // envelope's contract, i.e. tools.<name> of the skill), or nil when the
-// request carries none. Contracts are cached by the sha256 of their text:
-// the same skill is called again and again, and parsing is the expensive
-// part of binding. A cached *contract.Tool is shared and only read.
+// request carries none. Parsing is shared with the response services
+// (requestToolContract), cached by the contract's text.
 func ctTool(req []byte) (*contract.Tool, error) {
 	raw := gjson.GetBytes(req, abi.FieldContract)
 	if !raw.Exists() || raw.Type == gjson.Null {
 		return nil, nil
 	}
-	key := sha256.Sum256([]byte(raw.Raw))
-	ctToolCache.Lock()
-	p, ok := ctToolCache.m[key]
-	ctToolCache.Unlock()
-	if ok {
-		return p.tool, p.err
-	}
-	name := gjson.GetBytes(req, abi.FieldTool).String()
-	if name == "" {
-		name = "tool"
-	}
-	p.tool, p.err = contract.ParseTool(name, []byte(raw.Raw))
-	ctToolCache.Lock()
-	if ctToolCache.m == nil || len(ctToolCache.m) >= ctToolCacheMax {
-		ctToolCache.m = map[[sha256.Size]byte]ctParsed{}
-	}
-	ctToolCache.m[key] = p
-	ctToolCache.Unlock()
-	return p.tool, p.err
+	return requestToolContract(req)
 }
 
 // ctStatePath is the envelope path of a state view, with an optional sub-path.

@@ -68,7 +68,7 @@ func TestContractToolCache(t *testing.T) {
 	if err != nil || a == nil {
 		t.Fatal(err)
 	}
-	b, _ := ctTool([]byte(`{"tool":"other","contract":{"args":{"cached":{"const":1}}}}`))
+	b, _ := ctTool([]byte(`{"callId":"another call","contract":{"args":{"cached":{"const":1}}}}`))
 	if a != b {
 		t.Fatal("the same contract text was parsed twice")
 	}
