@@ -18,10 +18,10 @@
 package control
 
 import (
-	"strings"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/plugins/builtins/internal/relay"
 	"github.com/tidwall/gjson"
 )
 
@@ -76,34 +76,34 @@ var Plugin = guest.Plugin{
 func handle(c *guest.Call) {
 	switch c.Tool() {
 	case FollowUp:
-		if argMissing(c, "question") {
+		if relay.ArgMissing(c, "question") {
 			return
 		}
-		relay(c, "builtin.follow_up")
+		relay.Decision(c, "builtin.follow_up")
 	case Approval:
 		if !c.Has(guest.StatePath(abi.CapStateApproval, "gated.tool")) {
 			l := c.Locale()
 			c.Rejected(abi.ApprovalNotGated, abi.ApprovalNotGated.Reason(l), abi.NextCallWriteFirst.Text(l))
 			return
 		}
-		if argMissing(c, "summary") {
+		if relay.ArgMissing(c, "summary") {
 			return
 		}
-		relay(c, "builtin.approval")
+		relay.Decision(c, "builtin.approval")
 	case Finish:
-		if blank(c.Get("args.output")) {
+		if relay.Blank(c.Get("args.output")) {
 			l := c.Locale()
 			c.Rejected(abi.FinishMissingOutput, abi.FinishMissingOutput.Reason(l), abi.NextFinishOutput.Text(l))
 			return
 		}
-		relay(c, "builtin.finish")
+		relay.Decision(c, "builtin.finish")
 	case Fail:
 		fail(c)
 	case Delegate:
-		if argMissing(c, "skillKey") {
+		if relay.ArgMissing(c, "skillKey") {
 			return
 		}
-		relay(c, "builtin.delegate")
+		relay.Decision(c, "builtin.delegate")
 	default:
 		l := c.Locale()
 		c.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(l, "tool", c.Tool()), abi.NextCatalog.Text(l))
@@ -114,8 +114,8 @@ func handle(c *guest.Call) {
 // JSON text, so nothing is encoded in the guest.
 func fail(c *guest.Call) {
 	r := c.Get("args.reason")
-	if r.Type != gjson.String || blank(r) {
-		rejectArg(c, "reason")
+	if r.Type != gjson.String || relay.Blank(r) {
+		relay.RejectArg(c, "reason")
 		return
 	}
 	c.Effect(abi.EffectNodeFail, []byte(`{"reason":`+r.Raw+`}`))
@@ -124,51 +124,4 @@ func fail(c *guest.Call) {
 		return
 	}
 	c.Success("节点已标记为失败", nil)
-}
-
-func blank(r gjson.Result) bool { return strings.TrimSpace(r.String()) == "" }
-
-// argMissing rejects the call when a required string argument is blank.
-func argMissing(c *guest.Call, name string) bool {
-	if !blank(c.Get("args." + name)) {
-		return false
-	}
-	rejectArg(c, name)
-	return true
-}
-
-func rejectArg(c *guest.Call, name string) {
-	l := c.Locale()
-	detail := name + " 不能为空"
-	if l == abi.LocaleEN {
-		detail = name + " must not be empty"
-	}
-	c.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", c.Tool(), "detail", detail), abi.NextFixArgs.Text(l))
-}
-
-// relay runs a builtin.* host service and reports its decision: the
-// outcome, code and texts it chose, and on success its effect and data.
-func relay(c *guest.Call, service string) {
-	out, err := c.Service(service, nil)
-	if err != nil {
-		l := c.Locale()
-		c.Failed(abi.ToolError, abi.ToolError.Reason(l, "tool", c.Tool(), "detail", err.Error()), abi.NextFail.Text(l), nil)
-		return
-	}
-	d := gjson.ParseBytes(out)
-	switch d.Get("outcome").Str {
-	case "SUCCESS":
-		if k := d.Get("effect").Str; k != "" {
-			c.Effect(k, []byte(d.Get("payload").Raw))
-		}
-		var data []byte
-		if r := d.Get("data"); r.Exists() {
-			data = []byte(r.Raw)
-		}
-		c.Success(d.Get("text").Str, data)
-	case "REJECTED":
-		c.Rejected(abi.Code(d.Get("code").Str), d.Get("text").Str, d.Get("next").Str)
-	default:
-		c.Failed(abi.Code(d.Get("code").Str), d.Get("text").Str, d.Get("next").Str, nil)
-	}
 }

@@ -21,11 +21,10 @@
 package node
 
 import (
-	"strings"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
-	"github.com/tidwall/gjson"
+	"github.com/agentwarden/warden/plugins/builtins/internal/relay"
 )
 
 // Tool names.
@@ -75,23 +74,23 @@ var Plugin = guest.Plugin{
 func handle(c *guest.Call) {
 	switch c.Tool() {
 	case OutputSet:
-		relay(c, "builtin.output_set")
+		relay.Decision(c, "builtin.output_set")
 	case StateSet:
-		if argMissing(c, "key") {
+		if relay.ArgMissing(c, "key") {
 			return
 		}
 		if !c.Has("args.value") {
-			rejectArg(c, "value")
+			relay.RejectArg(c, "value")
 			return
 		}
-		relay(c, "builtin.state_set")
+		relay.Decision(c, "builtin.state_set")
 	case EvidenceGet:
-		if blank(c.Get("args.evidenceId")) {
+		if relay.Blank(c.Get("args.evidenceId")) {
 			l := c.Locale()
 			c.Rejected(abi.EvidencePathInvalid, abi.EvidencePathInvalid.Reason(l), abi.NextCiteEvidence.Text(l))
 			return
 		}
-		relay(c, "builtin.evidence_get")
+		relay.Decision(c, "builtin.evidence_get")
 	case SessionInfo:
 		sessionInfo(c)
 	default:
@@ -119,51 +118,4 @@ func sessionInfo(c *guest.Call) {
 	}
 	c.Success(abi.Fill(t, "session", info.Get("sessionId").String(), "node", info.Get("nodeId").String(),
 		"status", info.Get("status").String()), []byte(info.Raw))
-}
-
-func blank(r gjson.Result) bool { return strings.TrimSpace(r.String()) == "" }
-
-// argMissing rejects the call when a required string argument is blank.
-func argMissing(c *guest.Call, name string) bool {
-	if !blank(c.Get("args." + name)) {
-		return false
-	}
-	rejectArg(c, name)
-	return true
-}
-
-func rejectArg(c *guest.Call, name string) {
-	l := c.Locale()
-	detail := name + " 不能为空"
-	if l == abi.LocaleEN {
-		detail = name + " must not be empty"
-	}
-	c.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", c.Tool(), "detail", detail), abi.NextFixArgs.Text(l))
-}
-
-// relay runs a builtin.* host service and reports its decision: the
-// outcome, code and texts it chose, and on success its effect and data.
-func relay(c *guest.Call, service string) {
-	out, err := c.Service(service, nil)
-	if err != nil {
-		l := c.Locale()
-		c.Failed(abi.ToolError, abi.ToolError.Reason(l, "tool", c.Tool(), "detail", err.Error()), abi.NextFail.Text(l), nil)
-		return
-	}
-	d := gjson.ParseBytes(out)
-	switch d.Get("outcome").Str {
-	case "SUCCESS":
-		if k := d.Get("effect").Str; k != "" {
-			c.Effect(k, []byte(d.Get("payload").Raw))
-		}
-		var data []byte
-		if r := d.Get("data"); r.Exists() {
-			data = []byte(r.Raw)
-		}
-		c.Success(d.Get("text").Str, data)
-	case "REJECTED":
-		c.Rejected(abi.Code(d.Get("code").Str), d.Get("text").Str, d.Get("next").Str)
-	default:
-		c.Failed(abi.Code(d.Get("code").Str), d.Get("text").Str, d.Get("next").Str, nil)
-	}
 }
