@@ -20,6 +20,7 @@ const usage = `usage: warden <command> [arguments]
 
 commands:
   run [--json] [--wasm] FILE...  run scenario files and check their expectations
+  serve --skills DIR --keys FILE --model … --tools …  serve the HTTP API
   skill validate PATH    validate a skill_contract file or a skill-store directory
   plugin inspect FILE    show a plugin's ABI version, manifest, imports and digest
   plugin test FILE       run the conformance checks against a plugin
@@ -34,6 +35,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return cmdServe(ctx, args[1:], stdout, stderr)
 	case "skill":
 		return cmdSkill(ctx, args[1:], stdout, stderr)
 	case "plugin":

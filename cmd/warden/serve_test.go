@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	tenantKey = "acme-key-0123456789"
+	adminKey  = "admin-key-0123456789"
+)
+
+// serveFixture writes a skill store with one skill over mcp-cms's
+// query_space, a keys file and a model script.
+func serveFixture(t *testing.T) (skills, keys, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	skills = filepath.Join(dir, "skills")
+	files := map[string]string{
+		"agent_profile.yaml":       "- {id: 1, agent_code: cms, agent_name: CMS, status: ACTIVE}\n",
+		"agent_skill_binding.yaml": "- {agent_id: 1, skill_id: 10, enabled_flag: 1}\n",
+		"skill_tool_binding.yaml":  "- {skill_id: 10, tool_name: query_space, enabled_flag: 1}\n",
+		"skill_profile.yaml": `- id: 10
+  skill_key: cms.space
+  skill_name: Space lookup
+  skill_manual: Look the space up.
+  skill_contract:
+    tools:
+      query_space:
+        label: Look up a space
+        success: {path: code, op: EQ, value: 200}
+  status: ACTIVE
+`,
+	}
+	if err := os.MkdirAll(skills, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(skills, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys = filepath.Join(dir, "keys.json")
+	writeFile(t, keys, `{"tenants":[{"tenant":"acme","agent":"cms","keys":["`+tenantKey+`"]}],"admin_keys":["`+adminKey+`"]}`)
+	script = filepath.Join(dir, "script.json")
+	writeFile(t, script, `[{"tool_calls":[{"name":"query_space","arguments":{"spaceId":"sp-1"}}]},
+		{"expect":{"tool":"query_space","outcome":"SUCCESS"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"found Marketing"}}]}]`)
+	return skills, keys, script
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestServeConfigErrors(t *testing.T) {
+	skills, keys, script := serveFixture(t)
+	dir := t.TempDir()
+	badKeys := filepath.Join(dir, "bad.json")
+	writeFile(t, badKeys, `{"tenants":[{"tenant":"acme","agent":"cms","keys":["short"]}]}`)
+	unknownKeys := filepath.Join(dir, "unknown.json")
+	writeFile(t, unknownKeys, `{"tenant":[]}`)
+	base := []string{"--skills", skills, "--keys", keys, "--model", "scripted", "--model-script", script,
+		"--tools", "mcp-command", "--mcp-command", "mcp-cms"}
+	with := func(extra ...string) []string { return append(append([]string{}, base...), extra...) }
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"bad addr", with("--addr", "nohost"), nil, `--addr (WARDEN_ADDR): "nohost" is not HOST:PORT`},
+		{"bad addr from env", base, map[string]string{"WARDEN_ADDR": "x"}, `--addr (WARDEN_ADDR): "x" is not HOST:PORT`},
+		{"flag wins over env", with("--addr", "127.0.0.1:0", "--model", "gpt"), map[string]string{"WARDEN_ADDR": "x"}, `--model (WARDEN_MODEL): "gpt" is not scripted or openai`},
+		{"no skills", []string{"--keys", keys}, nil, "--skills (WARDEN_SKILLS): required"},
+		{"skills not a dir", with("--skills", keys), nil, `--skills (WARDEN_SKILLS): "` + keys + `" is not a directory`},
+		{"no keys", []string{"--skills", skills}, nil, "--keys (WARDEN_KEYS): required"},
+		{"short key", with("--keys", badKeys), nil, "--keys (WARDEN_KEYS): " + badKeys + ": tenants[0]: a key is shorter than 16 characters or used twice"},
+		{"unknown key field", with("--keys", unknownKeys), nil, "--keys (WARDEN_KEYS): " + unknownKeys + `: json: unknown field "tenant"`},
+		{"no model", []string{"--skills", skills, "--keys", keys}, nil, "--model (WARDEN_MODEL): required: scripted or openai"},
+		{"scripted without script", []string{"--skills", skills, "--keys", keys, "--model", "scripted"}, nil, "--model-script (WARDEN_MODEL_SCRIPT): required with --model scripted"},
+		{"openai without base url", with("--model", "openai"), nil, "--base-url (WARDEN_BASE_URL): required with --model openai"},
+		{"openai empty key env", with("--model", "openai", "--base-url", "http://x", "--model-name", "m", "--api-key-env", "NO_SUCH_VAR_XYZ"), nil, "--api-key-env (WARDEN_API_KEY_ENV): NO_SUCH_VAR_XYZ is empty"},
+		{"bad tools", with("--tools", "grpc"), nil, `--tools (WARDEN_TOOLS): "grpc" is not mcp-command or mcp-url`},
+		{"mcp url not http", with("--tools", "mcp-url", "--mcp-url", "ftp://x"), nil, `--mcp-url (WARDEN_MCP_URL): "ftp://x" is not an http(s) URL`},
+		{"bad duration env", base, map[string]string{"WARDEN_RUN_TIMEOUT": "soon"}, `--run-timeout (WARDEN_RUN_TIMEOUT): "soon" is not a duration`},
+		{"zero grace", with("--shutdown-grace", "0s"), nil, "--shutdown-grace (WARDEN_SHUTDOWN_GRACE): must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			_, err := loadServeConfig(tt.args, getenv, io.Discard)
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("got %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+	if _, err := loadServeConfig(base, func(string) string { return "" }, io.Discard); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeEndToEnd starts warden serve against the example MCP server,
+// runs one message through the API, then stops it as SIGTERM would.
+func TestServeEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example MCP server")
+	}
+	bin := filepath.Join(t.TempDir(), "mcp-cms")
+	build := exec.Command("go", "build", "-o", bin, "../../examples/mcp-cms")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build mcp-cms: %v\n%s", err, out)
+	}
+	skills, keys, script := serveFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	exited := make(chan int, 1)
+	go func() {
+		exited <- cmdServe(ctx, []string{"--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "scripted",
+			"--model-script", script, "--tools", "mcp-command", "--mcp-command", bin, "--shutdown-grace", "2s"}, &stdout, &stderr)
+	}()
+	addr := regexp.MustCompile(`serving on (http://\S+)`)
+	var base string
+	for deadline := time.Now().Add(20 * time.Second); base == ""; {
+		if m := addr.FindStringSubmatch(stdout.String()); m != nil {
+			base = m[1]
+			break
+		}
+		select {
+		case code := <-exited:
+			t.Fatalf("serve exited %d: %s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	call := func(method, path, key, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	if code, _ := call("GET", "/healthz", "", ""); code != 200 {
+		t.Fatalf("healthz: %d", code)
+	}
+	if code, out := call("POST", "/v1/sessions", "", ""); code != 401 || out["error"].(map[string]any)["code"] != "unauthorized" {
+		t.Fatalf("no key: %d %v", code, out)
+	}
+	code, sess := call("POST", "/v1/sessions", tenantKey, "")
+	if code != 201 {
+		t.Fatalf("create session: %d %v", code, sess)
+	}
+	code, res := call("POST", "/v1/sessions/"+sess["id"].(string)+"/messages", tenantKey, `{"text":"find space sp-1"}`)
+	if code != 200 {
+		t.Fatalf("message: %d %v", code, res)
+	}
+	task := res["task"].(map[string]any)
+	if task["status"] != "DONE" || task["output"] != "found Marketing" {
+		t.Fatalf("task = %v", task)
+	}
+	labelled := false
+	for _, e := range res["events"].([]any) {
+		ev := e.(map[string]any)
+		labelled = labelled || (ev["tool"] == "query_space" && ev["label"] == "Look up a space")
+	}
+	if !labelled {
+		t.Fatalf("no labelled query_space event in %v", res["events"])
+	}
+
+	cancel()
+	select {
+	case code := <-exited:
+		if code != 0 || !strings.Contains(stdout.String(), "warden: stopped") {
+			t.Fatalf("serve exited %d: %s %s", code, stdout.String(), stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+// TestServeRefusesUnservedTool: an agent whose skill names a tool the MCP
+// server does not serve fails at start, naming --skills.
+func TestServeRefusesUnservedTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example MCP server")
+	}
+	bin := filepath.Join(t.TempDir(), "mcp-cms")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../examples/mcp-cms").CombinedOutput(); err != nil {
+		t.Fatalf("build mcp-cms: %v\n%s", err, out)
+	}
+	skills, keys, script := serveFixture(t)
+	writeFile(t, filepath.Join(skills, "skill_tool_binding.yaml"), "- {skill_id: 10, tool_name: list_tags, enabled_flag: 1}\n")
+	var stdout, stderr bytes.Buffer
+	code := cmdServe(context.Background(), []string{"--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "scripted",
+		"--model-script", script, "--tools", "mcp-command", "--mcp-command", bin}, &stdout, &stderr)
+	want := "warden serve: --skills (WARDEN_SKILLS): tenant acme: server: skill cms.space: tool list_tags is not served\n"
+	if code != 1 || !strings.HasSuffix(stderr.String(), want) {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}

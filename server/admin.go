@@ -1,0 +1,221 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/host"
+)
+
+// maxUpload bounds an install request: a base64 module of up to 64 MiB.
+const maxUpload = 88 << 20
+
+var slotName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+
+// Generation is one generation of a slot as the admin API shows it.
+type Generation struct {
+	Number    uint64     `json:"number"`
+	Ref       string     `json:"ref"`
+	Digest    string     `json:"digest"`
+	Installed time.Time  `json:"installed"`
+	Retired   *time.Time `json:"retired,omitempty"`
+}
+
+// SlotInfo is a slot: its serving generation, every generation installed,
+// and the serving plugin's counters.
+type SlotInfo struct {
+	Name        string       `json:"name"`
+	Current     Generation   `json:"current"`
+	Generations []Generation `json:"generations"`
+	Stats       host.Stats   `json:"stats"`
+}
+
+func generation(g host.GenerationInfo) Generation {
+	out := Generation{Number: g.Number, Ref: g.Ref, Digest: g.Digest, Installed: g.Installed}
+	if !g.Retired.IsZero() {
+		r := g.Retired
+		out.Retired = &r
+	}
+	return out
+}
+
+func slotInfo(name string, sl *host.Slot) SlotInfo {
+	in := SlotInfo{Name: name, Current: generation(sl.Current()), Generations: []Generation{}, Stats: sl.Plugin().Stats()}
+	for _, g := range sl.History() {
+		in.Generations = append(in.Generations, generation(g))
+	}
+	return in
+}
+
+func (s *Server) listSlots(w http.ResponseWriter, r *http.Request) error {
+	s.slotMu.Lock()
+	out := []SlotInfo{}
+	for n, sl := range s.slots {
+		out = append(out, slotInfo(n, sl))
+	}
+	s.slotMu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	writeJSON(w, http.StatusOK, map[string]any{"slots": out})
+	return nil
+}
+
+func (s *Server) slot(name string) (*host.Slot, error) {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	sl, ok := s.slots[name]
+	if !ok {
+		return nil, fail(http.StatusNotFound, CodeSlotNotFound, "no slot "+name)
+	}
+	return sl, nil
+}
+
+func (s *Server) getSlot(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("slot")
+	sl, err := s.slot(name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, slotInfo(name, sl))
+	return nil
+}
+
+// Install is the body of an install request.
+type Install struct {
+	// Module is the .wasm module (base64 in JSON).
+	Module []byte `json:"module"`
+	// SHA256 optionally pins the module's digest (hex, "sha256:" allowed).
+	SHA256 string `json:"sha256,omitempty"`
+	// Config is the plugin's configuration, checked against its manifest.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// installSlot loads a module as the next generation of a slot (the first
+// one creates the slot): pin, compile, config, start, self-test, then an
+// atomic swap. A candidate that fails leaves the serving generation alone.
+func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("slot")
+	if !slotName.MatchString(name) {
+		return fail(http.StatusBadRequest, CodeInvalidRequest, "slot name must match "+slotName.String())
+	}
+	var req Install
+	if err := decode(w, r, maxUpload, &req); err != nil {
+		return err
+	}
+	if len(req.Module) == 0 {
+		return fail(http.StatusBadRequest, CodeInvalidRequest, "module is required")
+	}
+	pol := s.opt.Policy
+	pol.Config = req.Config
+	src := host.Source{Name: name, Bytes: req.Module, SHA256: req.SHA256}
+	ctx := context.WithoutCancel(r.Context())
+	// One install or rollback at a time: a slot's generations are serial by
+	// nature, and it keeps two first installs of one name from racing.
+	// The map lock is held only to read and add, never while compiling, so
+	// sessions being created meanwhile are not held up.
+	s.installMu.Lock()
+	defer s.installMu.Unlock()
+	s.slotMu.Lock()
+	sl, exists := s.slots[name]
+	s.slotMu.Unlock()
+	var (
+		info host.GenerationInfo
+		err  error
+	)
+	if exists {
+		info, err = sl.Swap(ctx, src, pol, s.opt.SelfTest)
+	} else {
+		sl, err = s.opt.Host.NewSlot(ctx, name, src, pol, s.opt.SelfTest)
+		if err == nil {
+			info = sl.Current()
+		}
+	}
+	if err != nil {
+		s.log.Warn("plugin candidate refused", "slot", name, "err", err)
+		return candidateError(err)
+	}
+	if !exists {
+		s.slotMu.Lock()
+		s.slots[name] = sl
+		s.slotMu.Unlock()
+	}
+	status := http.StatusOK
+	if !exists {
+		status = http.StatusCreated
+	}
+	s.log.Info("plugin generation installed", "slot", name, "generation", info.Number, "ref", info.Ref, "digest", info.Digest)
+	writeJSON(w, status, slotInfo(name, sl))
+	return nil
+}
+
+// candidateError reports why a candidate was refused.
+func candidateError(err error) error {
+	switch {
+	case errors.Is(err, host.ErrDigestMismatch):
+		return fail(http.StatusUnprocessableEntity, CodeDigestMismatch, err.Error())
+	case errors.Is(err, host.ErrModuleTooLarge):
+		return fail(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, err.Error())
+	case errors.Is(err, ErrSelfTest):
+		return fail(http.StatusUnprocessableEntity, CodeSelfTestFailed, err.Error())
+	default:
+		return fail(http.StatusUnprocessableEntity, CodePluginRejected, err.Error())
+	}
+}
+
+func (s *Server) rollbackSlot(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("slot")
+	s.installMu.Lock()
+	defer s.installMu.Unlock()
+	sl, err := s.slot(name)
+	if err != nil {
+		return err
+	}
+	if _, err := sl.Rollback(context.WithoutCancel(r.Context()), s.opt.SelfTest); err != nil {
+		if errors.Is(err, host.ErrNoPrevious) {
+			return fail(http.StatusConflict, CodeNoPrevious, "the slot has no previous generation")
+		}
+		s.log.Warn("rollback refused", "slot", name, "err", err)
+		return candidateError(err)
+	}
+	writeJSON(w, http.StatusOK, slotInfo(name, sl))
+	return nil
+}
+
+// DefaultSelfTest calls a candidate once in its role with an empty request
+// and refuses it when the plugin itself failed (trapped, timed out, broke
+// the result contract or was unavailable). What the plugin decides about
+// the empty call does not matter; that it decides does.
+func DefaultSelfTest(ctx context.Context, p *host.Plugin) error {
+	m := p.Manifest()
+	var v abi.Verdict
+	switch m.Role {
+	case abi.RoleGuard:
+		phase := abi.PhaseBefore
+		if len(m.Phases) > 0 {
+			phase = m.Phases[0]
+		}
+		v = p.Guard(ctx, "self-test", &abi.Request{Phase: phase, Tool: "self_test", Args: json.RawMessage(`{}`)})
+	case abi.RoleBuiltin:
+		tool := "self_test"
+		if len(m.Tools) > 0 {
+			tool = m.Tools[0].Name
+		}
+		v = p.Builtin(ctx, "self-test", &abi.Request{Tool: tool, Args: json.RawMessage(`{}`)})
+	default:
+		return fmt.Errorf("%w: role %q", ErrSelfTest, m.Role)
+	}
+	if o := v.Observation; o != nil {
+		switch o.Code {
+		case abi.PluginTrap, abi.PluginTimeout, abi.PluginContractViolation, abi.PluginUnavailable,
+			abi.GuardUnavailable, abi.PluginOutputTooLarge, abi.PluginMemoryLimit:
+			return fmt.Errorf("%w: %s: %s", ErrSelfTest, o.Code, o.Text)
+		}
+	}
+	return nil
+}

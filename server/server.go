@@ -1,0 +1,409 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/plugins/builtins/control"
+	"github.com/agentwarden/warden/plugins/builtins/env"
+	"github.com/agentwarden/warden/plugins/builtins/node"
+	"github.com/agentwarden/warden/plugins/guards/argbinding"
+	"github.com/agentwarden/warden/plugins/guards/argpolicy"
+	"github.com/agentwarden/warden/plugins/guards/evidence"
+	"github.com/agentwarden/warden/plugins/guards/fingerprint"
+	"github.com/agentwarden/warden/plugins/guards/paramcontract"
+	"github.com/agentwarden/warden/plugins/guards/responsecontract"
+	"github.com/agentwarden/warden/plugins/guards/writegate"
+	"github.com/agentwarden/warden/tools"
+)
+
+// Agent is what a tenant's sessions run: the agent's profile and its
+// loaded skills.
+type Agent struct {
+	Profile contract.AgentProfile
+	Skills  []*contract.Skill
+}
+
+// Agents gives each tenant its agent. LoaderAgents reads a contract store.
+type Agents interface {
+	Agent(ctx context.Context, tenant string) (Agent, error)
+}
+
+// LoaderAgents loads each tenant's agent from a contract store through a
+// Loader, by the agent code the tenant is bound to.
+type LoaderAgents struct {
+	Loader *contract.Loader
+	// Codes maps a tenant to its agent_code.
+	Codes map[string]string
+}
+
+// Agent loads the tenant's agent.
+func (l LoaderAgents) Agent(ctx context.Context, tenant string) (Agent, error) {
+	code, ok := l.Codes[tenant]
+	if !ok {
+		return Agent{}, fmt.Errorf("server: tenant %s has no agent", tenant)
+	}
+	a, err := l.Loader.Load(ctx, code)
+	if err != nil {
+		return Agent{}, fmt.Errorf("server: load agent %s: %w", code, err)
+	}
+	return Agent{Profile: a.Profile, Skills: a.Skills}, nil
+}
+
+// Options configure a Server. New validates them once.
+type Options struct {
+	// Keys maps a bearer API key to the tenant it acts for.
+	Keys map[string]string
+	// AdminKeys reach the admin API (plugin slots); empty disables it.
+	AdminKeys []string
+
+	Agents Agents
+	// Tools are the business tools every session calls.
+	Tools tools.Provider
+	// NewModel returns the model of a new session.
+	NewModel func(tenant, session string) (model.Model, error)
+	// NewStore returns the state store of a new session; nil means
+	// state.NewMemory.
+	NewStore func(session string) (state.Store, error)
+	// Guards are the first-party guards by chain position name; nil runs
+	// them in-process. A slot installed through the admin API under one of
+	// these names replaces it for sessions created afterwards.
+	Guards map[string]chain.Guard
+	// Builtins are the builtin plugins; nil runs the first-party ones
+	// in-process.
+	Builtins []loop.Builtin
+	// Loop is the loop's config; its Tenant is set per session.
+	Loop loop.Config
+	// ToolTimeout is the invoker's timeout for tools without timeoutMs;
+	// 0 means the invoker's default.
+	ToolTimeout time.Duration
+	// RunTimeout bounds one run of a task (a message or an answer). A run
+	// is not cut when its client goes away, only by this deadline.
+	RunTimeout time.Duration
+
+	// Host loads admin-installed plugin generations; required with
+	// AdminKeys.
+	Host *host.Host
+	// Policy is the policy of admin-installed plugins; its Config is
+	// replaced by the upload's.
+	Policy host.Policy
+	// SelfTest checks a candidate generation before it serves; nil means
+	// DefaultSelfTest.
+	SelfTest host.SelfTest
+
+	Logger *slog.Logger
+	// Now is the server's clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server serves the API. Create it with New; Handler is its routes.
+type Server struct {
+	opt    Options
+	keys   map[[32]byte]string
+	admins [][32]byte
+	log    *slog.Logger
+	ready  atomic.Bool
+
+	mu        sync.Mutex
+	sessions  map[string]*session
+	approvals map[string]*approval
+
+	// installMu serialises installs and rollbacks; slotMu guards slots.
+	installMu sync.Mutex
+	slotMu    sync.Mutex
+	slots     map[string]*host.Slot
+}
+
+// New validates the options and returns a server that is ready.
+func New(o Options) (*Server, error) {
+	switch {
+	case len(o.Keys) == 0:
+		return nil, fmt.Errorf("%w: no tenant keys", ErrConfig)
+	case o.Agents == nil:
+		return nil, fmt.Errorf("%w: no agents", ErrConfig)
+	case o.Tools == nil:
+		return nil, fmt.Errorf("%w: no tools", ErrConfig)
+	case o.NewModel == nil:
+		return nil, fmt.Errorf("%w: no model", ErrConfig)
+	case len(o.AdminKeys) > 0 && o.Host == nil:
+		return nil, fmt.Errorf("%w: admin keys without a plugin host", ErrConfig)
+	case o.RunTimeout < 0 || o.ToolTimeout < 0:
+		return nil, fmt.Errorf("%w: negative timeout", ErrConfig)
+	}
+	if err := o.Loop.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	s := &Server{opt: o, keys: map[[32]byte]string{}, log: o.Logger,
+		sessions: map[string]*session{}, approvals: map[string]*approval{}, slots: map[string]*host.Slot{}}
+	for k, t := range o.Keys {
+		if k == "" || t == "" {
+			return nil, fmt.Errorf("%w: empty key or tenant", ErrConfig)
+		}
+		s.keys[sha256.Sum256([]byte(k))] = t
+	}
+	for _, k := range o.AdminKeys {
+		if k == "" {
+			return nil, fmt.Errorf("%w: empty admin key", ErrConfig)
+		}
+		if _, ok := s.keys[sha256.Sum256([]byte(k))]; ok {
+			return nil, fmt.Errorf("%w: an admin key is also a tenant key", ErrConfig)
+		}
+		s.admins = append(s.admins, sha256.Sum256([]byte(k)))
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.opt.Now == nil {
+		s.opt.Now = time.Now
+	}
+	if s.opt.RunTimeout == 0 {
+		s.opt.RunTimeout = 5 * time.Minute
+	}
+	if s.opt.SelfTest == nil {
+		s.opt.SelfTest = DefaultSelfTest
+	}
+	s.ready.Store(true)
+	return s, nil
+}
+
+// SetReady changes what /readyz answers (false while draining).
+func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
+
+// Close retires every plugin slot.
+func (s *Server) Close() {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	for _, sl := range s.slots {
+		sl.Close()
+	}
+	s.slots = map[string]*host.Slot{}
+}
+
+// Handler returns the API's routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.ready.Load() {
+			writeError(w, fail(http.StatusServiceUnavailable, "not_ready", "the server is not ready"))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+
+	mux.Handle("POST /v1/sessions", s.tenant(s.createSession))
+	mux.Handle("GET /v1/sessions/{session}", s.tenant(s.getSession))
+	mux.Handle("POST /v1/sessions/{session}/messages", s.tenant(s.postMessage))
+	mux.Handle("GET /v1/sessions/{session}/events", s.tenant(s.streamEvents))
+	mux.Handle("GET /v1/sessions/{session}/tasks/{task}", s.tenant(s.getTask))
+	mux.Handle("GET /v1/sessions/{session}/tasks/{task}/trace", s.tenant(s.getTrace))
+	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/follow-up", s.tenant(s.answerFollowUp))
+	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/verify", s.tenant(s.answerVerify))
+	mux.Handle("GET /v1/approvals/{approval}", s.tenant(s.getApproval))
+	mux.Handle("POST /v1/approvals/{approval}", s.tenant(s.decideApproval))
+
+	mux.Handle("GET /admin/v1/slots", s.admin(s.listSlots))
+	mux.Handle("GET /admin/v1/slots/{slot}", s.admin(s.getSlot))
+	mux.Handle("PUT /admin/v1/slots/{slot}", s.admin(s.installSlot))
+	mux.Handle("POST /admin/v1/slots/{slot}/rollback", s.admin(s.rollbackSlot))
+
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, fail(http.StatusNotFound, CodeNotFound, "no route for "+r.Method+" "+r.URL.Path))
+	})
+	return mux
+}
+
+type tenantHandler func(w http.ResponseWriter, r *http.Request, tenant string) error
+
+// tenant authenticates a tenant key and reports the handler's error.
+func (s *Server) tenant(h tenantHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := bearer(r)
+		t, known := s.keys[sha256.Sum256([]byte(key))]
+		if !ok || !known {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
+			writeError(w, fail(http.StatusUnauthorized, CodeUnauthorized, "a valid tenant API key is required"))
+			return
+		}
+		if err := h(w, r, t); err != nil {
+			s.report(w, r, err)
+		}
+	})
+}
+
+// admin authenticates an admin key.
+func (s *Server) admin(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := bearer(r)
+		sum := sha256.Sum256([]byte(key))
+		admin := false
+		for _, a := range s.admins {
+			if subtle.ConstantTimeCompare(a[:], sum[:]) == 1 {
+				admin = true
+			}
+		}
+		if !admin {
+			if _, tenant := s.keys[sum]; ok && tenant {
+				writeError(w, fail(http.StatusForbidden, CodeForbidden, "the admin API needs an admin key"))
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="warden-admin"`)
+			writeError(w, fail(http.StatusUnauthorized, CodeUnauthorized, "a valid admin key is required"))
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.report(w, r, err)
+		}
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, key, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(key), true
+}
+
+func (s *Server) report(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = fail(http.StatusInternalServerError, CodeInternal, "internal error")
+	}
+	if ae.status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", ae.code, "err", err)
+	}
+	writeError(w, ae)
+}
+
+// maxBody bounds a JSON request body.
+const maxBody = 1 << 20
+
+// decode reads exactly one JSON object into v, refusing unknown fields.
+func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, extra := dec.Token(); extra != io.EOF {
+			return fail(http.StatusBadRequest, CodeBadJSON, "the body must hold exactly one JSON object")
+		}
+		return nil
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return fail(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", tooLarge.Limit))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fail(http.StatusBadRequest, CodeUnknownField, strings.TrimPrefix(err.Error(), "json: "))
+	case errors.Is(err, io.EOF):
+		return fail(http.StatusBadRequest, CodeBadJSON, "the body is empty")
+	default:
+		return fail(http.StatusBadRequest, CodeBadJSON, "the body is not valid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	var b ErrorBody
+	b.Error.Code, b.Error.Message = e.code, e.message
+	writeJSON(w, e.status, b)
+}
+
+// firstParty are the first-party guards, by chain position name.
+var firstParty = map[string]guest.Plugin{
+	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
+	"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
+	"Evidence": evidence.Plugin,
+}
+
+// guards returns the first-party guards sessions run now: the configured
+// ones, or in-process ones, with admin slots of the same name in their
+// place.
+func (s *Server) guards() map[string]chain.Guard {
+	g := map[string]chain.Guard{}
+	if s.opt.Guards != nil {
+		for n, v := range s.opt.Guards {
+			g[n] = v
+		}
+	} else {
+		for n, p := range firstParty {
+			g[n] = chain.Native(n, p, nil)
+		}
+	}
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	for n, sl := range s.slots {
+		if _, ok := g[n]; ok {
+			g[n] = sl
+		}
+	}
+	return g
+}
+
+func (s *Server) builtins() []loop.Builtin {
+	if s.opt.Builtins != nil {
+		return s.opt.Builtins
+	}
+	return []loop.Builtin{loop.NativeBuiltin(control.Plugin), loop.NativeBuiltin(node.Plugin),
+		loop.NativeBuiltin(env.Plugin, guest.WithClock(s.opt.Now))}
+}
+
+// Check assembles a session of every tenant once, so that an agent whose
+// skills do not load or name a tool that is not served fails at start,
+// not at a tenant's first request. Nothing is kept.
+func (s *Server) Check(ctx context.Context) error {
+	seen := map[string]bool{}
+	var tenants []string
+	for _, t := range s.keys {
+		if !seen[t] {
+			seen[t] = true
+			tenants = append(tenants, t)
+		}
+	}
+	sort.Strings(tenants)
+	for _, t := range tenants {
+		if _, err := s.assemble(ctx, t); err != nil {
+			return fmt.Errorf("tenant %s: %w", t, err)
+		}
+	}
+	return nil
+}

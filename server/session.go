@@ -1,0 +1,631 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/loop/catalog"
+	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/loop/state"
+)
+
+// maxText bounds a user message or follow-up answer, in bytes.
+const maxText = 32 << 10
+
+// Event is one trace event as the API shows it: the loop's event plus the
+// tool's label from the skill contract.
+type Event struct {
+	loop.Event
+	Label string `json:"label,omitempty"`
+}
+
+// Task is one user turn of a session as the API shows it.
+type Task struct {
+	ID         string            `json:"id"`
+	Objective  string            `json:"objective"`
+	Status     state.Status      `json:"status"`
+	Node       string            `json:"node,omitempty"`
+	Suspension *state.Suspension `json:"suspension,omitempty"`
+	// Approval is the id of the pending approval, when the task waits for
+	// one.
+	Approval string `json:"approval,omitempty"`
+	Output   string `json:"output,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Reply    string `json:"reply,omitempty"`
+}
+
+// Approval is a write held for the user's decision.
+type Approval struct {
+	ID         string          `json:"id"`
+	Session    string          `json:"session"`
+	Task       string          `json:"task"`
+	Node       string          `json:"node"`
+	Tool       string          `json:"tool"`
+	Args       json.RawMessage `json:"args"`
+	ArgsDigest string          `json:"argsDigest"`
+	Question   string          `json:"question,omitempty"`
+	// Status is PENDING until answered, then the decision (CONFIRM,
+	// REJECT, CANCEL), or STALE when the held write changed under it.
+	Status   string     `json:"status"`
+	Created  time.Time  `json:"created"`
+	Answered *time.Time `json:"answered,omitempty"`
+}
+
+type approval struct {
+	Approval
+	tenant string
+}
+
+// session is one tenant's conversation with its agent.
+type session struct {
+	id, tenant string
+	created    time.Time
+	runner     *loop.Runner
+	store      state.Store
+	labels     map[string]string
+
+	// run is held by the request that runs the session's loop.
+	run sync.Mutex
+
+	mu     sync.Mutex
+	events []Event
+	wake   chan struct{} // closed and replaced when events are added
+	tasks  []*Task
+	next   int
+}
+
+func (ss *session) emit(e loop.Event) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.events = append(ss.events, Event{Event: e, Label: ss.labels[e.Tool]})
+	close(ss.wake)
+	ss.wake = make(chan struct{})
+}
+
+// since returns the events after seq and a channel closed at the next one.
+func (ss *session) since(seq int64) ([]Event, <-chan struct{}) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var out []Event
+	for _, e := range ss.events {
+		if e.Seq > seq {
+			out = append(out, e)
+		}
+	}
+	return out, ss.wake
+}
+
+func (ss *session) lastSeq() int64 {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if len(ss.events) == 0 {
+		return 0
+	}
+	return ss.events[len(ss.events)-1].Seq
+}
+
+func (ss *session) task(id string) (*Task, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, t := range ss.tasks {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+func newID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// SessionInfo is a session as the API shows it.
+type SessionInfo struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	Tasks   []Task    `json:"tasks"`
+}
+
+func (ss *session) info() SessionInfo {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	in := SessionInfo{ID: ss.id, Created: ss.created, Tasks: []Task{}}
+	for _, t := range ss.tasks {
+		in.Tasks = append(in.Tasks, *t)
+	}
+	return in
+}
+
+// lookup returns the tenant's session; a foreign one is not found.
+func (s *Server) lookup(tenant, id string) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.sessions[id]
+	if !ok || ss.tenant != tenant {
+		return nil, errSessionNotFound
+	}
+	return ss, nil
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant string) error {
+	var req struct{}
+	if r.ContentLength != 0 {
+		if err := decode(w, r, maxBody, &req); err != nil {
+			return err
+		}
+	}
+	ss, err := s.assemble(r.Context(), tenant)
+	if err != nil {
+		s.log.Error("session setup failed", "tenant", tenant, "err", err)
+		return fail(http.StatusInternalServerError, CodeSetupFailed, "the agent could not be assembled")
+	}
+	s.mu.Lock()
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, ss.info())
+	return nil
+}
+
+// assemble builds a session: its store, its skills with their chains, its
+// model and its runner. Nothing is registered until it all succeeded.
+func (s *Server) assemble(ctx context.Context, tenant string) (*session, error) {
+	id := newID("s_")
+	agent, err := s.opt.Agents.Agent(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	listed, err := s.opt.Tools.ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("server: list tools: %w", err)
+	}
+	defs := map[string]catalog.BusinessTool{}
+	for _, t := range listed {
+		defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	inv := &chain.Invoker{Caller: s.opt.Tools, DefaultTimeout: s.opt.ToolTimeout}
+	guards := s.guards()
+	labels := map[string]string{}
+	var skills []loop.Skill
+	for _, sk := range agent.Skills {
+		ch, err := chain.New(guards, nil, inv)
+		if err != nil {
+			return nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
+		}
+		var bts []catalog.BusinessTool
+		for _, n := range sk.ToolNames {
+			d, ok := defs[n]
+			if !ok {
+				return nil, fmt.Errorf("server: skill %s: tool %s is not served", sk.Profile.SkillKey, n)
+			}
+			bts = append(bts, d)
+			if t := toolOf(sk.Contract, n); t != nil && t.Label != "" && labels[n] == "" {
+				labels[n] = t.Label
+			}
+		}
+		skills = append(skills, loop.Skill{Skill: sk, Chain: ch, Tools: bts})
+	}
+	var st state.Store
+	if s.opt.NewStore != nil {
+		st, err = s.opt.NewStore(id)
+	} else {
+		st, err = state.NewMemory(state.Options{SessionID: id, Now: s.opt.Now})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server: store: %w", err)
+	}
+	m, err := s.opt.NewModel(tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("server: model: %w", err)
+	}
+	ss := &session{id: id, tenant: tenant, created: s.opt.Now(), store: st, labels: labels, wake: make(chan struct{})}
+	if o, ok := m.(observable); ok {
+		o.SetObserver(ss.observer())
+	}
+	cfg := s.opt.Loop
+	cfg.Tenant = tenant
+	if cfg.Now == nil {
+		cfg.Now = s.opt.Now
+	}
+	ss.runner, err = loop.New(loop.Options{Model: m, Store: st, Agent: agent.Profile, Skills: skills,
+		Builtins: s.builtins(), Sink: loop.SinkFunc(ss.emit), Config: cfg})
+	if err != nil {
+		return nil, fmt.Errorf("server: runner: %w", err)
+	}
+	return ss, nil
+}
+
+func toolOf(c *contract.Contract, name string) *contract.Tool {
+	if c == nil {
+		return nil
+	}
+	return c.Tools[name]
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, tenant string) error {
+	ss, err := s.lookup(tenant, r.PathValue("session"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ss.info())
+	return nil
+}
+
+// RunResult is what a message or an answer came to: the task after the
+// run, the events the run added, and the approval it now waits for.
+type RunResult struct {
+	Task     Task      `json:"task"`
+	Approval *Approval `json:"approval,omitempty"`
+	Events   []Event   `json:"events"`
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant string) error {
+	ss, err := s.lookup(tenant, r.PathValue("session"))
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Text string `json:"text"`
+	}
+	if err := decode(w, r, maxBody, &req); err != nil {
+		return err
+	}
+	if err := checkText("text", req.Text); err != nil {
+		return err
+	}
+	if !ss.run.TryLock() {
+		return errSessionBusy
+	}
+	defer ss.run.Unlock()
+	ss.mu.Lock()
+	for _, t := range ss.tasks {
+		if t.Status == state.Suspended {
+			ss.mu.Unlock()
+			return fail(http.StatusConflict, CodeTaskPending, fmt.Sprintf("task %s waits for the user's answer", t.ID))
+		}
+	}
+	ss.next++
+	t := &Task{ID: "t" + strconv.Itoa(ss.next), Objective: req.Text, Status: state.Running}
+	ss.tasks = append(ss.tasks, t)
+	ss.mu.Unlock()
+
+	from := ss.lastSeq()
+	ctx, cancel := s.runContext(r)
+	defer cancel()
+	exit, err := ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text})
+	return s.settle(w, ss, t, from, exit, err)
+}
+
+func checkText(field, v string) error {
+	switch {
+	case v == "":
+		return fail(http.StatusBadRequest, CodeInvalidRequest, field+" is required")
+	case len(v) > maxText:
+		return fail(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("%s exceeds %d bytes", field, maxText))
+	case !utf8.ValidString(v):
+		return fail(http.StatusBadRequest, CodeInvalidRequest, field+" is not valid UTF-8")
+	}
+	return nil
+}
+
+// runContext detaches a run from its client: a run cut halfway would
+// leave a node between a call and its record. Only RunTimeout ends it.
+func (s *Server) runContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), s.opt.RunTimeout)
+}
+
+// settle records how a run left the task, holds a new approval if it asks
+// for one, and answers with the run's events.
+func (s *Server) settle(w http.ResponseWriter, ss *session, t *Task, from int64, exit loop.TaskExit, runErr error) error {
+	var ap *approval
+	ss.mu.Lock()
+	if runErr != nil {
+		t.Status, t.Reason = state.Failed, "the runtime failed"
+	} else {
+		t.Status, t.Node, t.Suspension = exit.Status, exit.Node, exit.Suspension
+		t.Output, t.Reason, t.Reply, t.Approval = exit.Output, exit.Reason, exit.Reply, ""
+	}
+	ss.mu.Unlock()
+	if runErr != nil {
+		s.log.Error("run failed", "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
+		return fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task")
+	}
+	if exit.Status == state.Suspended && exit.Suspension != nil && exit.Suspension.Kind == abi.SuspendApproval {
+		ap = s.hold(ss, t, exit)
+	}
+	evs, _ := ss.since(from)
+	res := RunResult{Events: evs}
+	if res.Events == nil {
+		res.Events = []Event{}
+	}
+	ss.mu.Lock()
+	res.Task = *t
+	ss.mu.Unlock()
+	if ap != nil {
+		a := ap.Approval
+		res.Approval = &a
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// hold records the approval a suspended task asks for: the write the store
+// holds (its bound arguments and their digest), under a fresh id.
+func (s *Server) hold(ss *session, t *Task, exit loop.TaskExit) *approval {
+	sus := exit.Suspension
+	a := &approval{tenant: ss.tenant, Approval: Approval{ID: newID("ap_"), Session: ss.id, Task: t.ID, Node: exit.Node,
+		Tool: sus.Tool, Args: sus.Args, ArgsDigest: sus.ArgsDigest, Question: sus.Question, Status: "PENDING", Created: s.opt.Now()}}
+	if n, err := ss.store.Node(exit.Node); err == nil && n.Gated != nil {
+		a.Tool, a.Args, a.ArgsDigest = n.Gated.Tool, n.Gated.Args, n.Gated.ArgsDigest
+	}
+	if a.ArgsDigest == "" && len(a.Args) > 0 {
+		a.ArgsDigest = state.ArgsDigest(a.Args)
+	}
+	s.mu.Lock()
+	// An earlier approval of the same node that is still pending is
+	// replaced: only the newest question can be answered.
+	for _, old := range s.approvals {
+		if old.Session == ss.id && old.Node == a.Node && old.Status == "PENDING" {
+			old.Status = "STALE"
+		}
+	}
+	s.approvals[a.ID] = a
+	s.mu.Unlock()
+	ss.mu.Lock()
+	t.Approval = a.ID
+	ss.mu.Unlock()
+	return a
+}
+
+func (s *Server) taskOf(r *http.Request, tenant string) (*session, *Task, error) {
+	ss, err := s.lookup(tenant, r.PathValue("session"))
+	if err != nil {
+		return nil, nil, err
+	}
+	t, ok := ss.task(r.PathValue("task"))
+	if !ok {
+		return nil, nil, errTaskNotFound
+	}
+	return ss, t, nil
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request, tenant string) error {
+	ss, t, err := s.taskOf(r, tenant)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	out := *t
+	ss.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getTrace(w http.ResponseWriter, r *http.Request, tenant string) error {
+	ss, t, err := s.taskOf(r, tenant)
+	if err != nil {
+		return err
+	}
+	all, _ := ss.since(0)
+	out := []Event{}
+	for _, e := range all {
+		if e.Task == t.ID {
+			out = append(out, e)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"task": t.ID, "events": out})
+	return nil
+}
+
+// resume answers a task's suspension of the given kind with answer, then
+// runs the task on.
+func (s *Server) resume(w http.ResponseWriter, r *http.Request, tenant, kind string, answer func(ctx context.Context, ss *session, node string) error) error {
+	ss, t, err := s.taskOf(r, tenant)
+	if err != nil {
+		return err
+	}
+	if !ss.run.TryLock() {
+		return errSessionBusy
+	}
+	defer ss.run.Unlock()
+	ss.mu.Lock()
+	waiting := t.Status == state.Suspended && t.Suspension != nil && t.Suspension.Kind == kind
+	node := t.Node
+	ss.mu.Unlock()
+	if !waiting {
+		return fail(http.StatusConflict, CodeNotSuspended, fmt.Sprintf("task %s does not wait for %s", t.ID, kind))
+	}
+	from := ss.lastSeq()
+	ctx, cancel := s.runContext(r)
+	defer cancel()
+	if err := answer(ctx, ss, node); err != nil {
+		if errors.Is(err, loop.ErrNotSuspended) || errors.Is(err, state.ErrNotSuspended) {
+			return fail(http.StatusConflict, CodeNotSuspended, fmt.Sprintf("task %s does not wait for %s", t.ID, kind))
+		}
+		if errors.Is(err, state.ErrDigestMismatch) || errors.Is(err, state.ErrNotGated) {
+			return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one to approve")
+		}
+		return s.settle(w, ss, t, from, loop.TaskExit{}, err)
+	}
+	exit, err := ss.runner.ResumeTask(ctx, t.ID)
+	return s.settle(w, ss, t, from, exit, err)
+}
+
+func (s *Server) answerFollowUp(w http.ResponseWriter, r *http.Request, tenant string) error {
+	var req struct {
+		Answer string `json:"answer"`
+	}
+	if err := decode(w, r, maxBody, &req); err != nil {
+		return err
+	}
+	if err := checkText("answer", req.Answer); err != nil {
+		return err
+	}
+	return s.resume(w, r, tenant, abi.SuspendFollowUp, func(ctx context.Context, ss *session, node string) error {
+		_, err := ss.runner.AnswerFollowUp(ctx, node, req.Answer)
+		return err
+	})
+}
+
+func (s *Server) answerVerify(w http.ResponseWriter, r *http.Request, tenant string) error {
+	var req struct {
+		Took *bool `json:"took"`
+	}
+	if err := decode(w, r, maxBody, &req); err != nil {
+		return err
+	}
+	if req.Took == nil {
+		return fail(http.StatusBadRequest, CodeInvalidRequest, "took is required (true or false)")
+	}
+	return s.resume(w, r, tenant, abi.SuspendVerify, func(ctx context.Context, ss *session, node string) error {
+		_, err := ss.runner.AnswerVerify(ctx, node, *req.Took)
+		return err
+	})
+}
+
+// approvalOf returns the tenant's approval; a foreign one is not found.
+func (s *Server) approvalOf(tenant, id string) (*approval, Approval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.approvals[id]
+	if !ok || a.tenant != tenant {
+		return nil, Approval{}, errApprovalNotFound
+	}
+	return a, a.Approval, nil
+}
+
+func (s *Server) getApproval(w http.ResponseWriter, r *http.Request, tenant string) error {
+	_, a, err := s.approvalOf(tenant, r.PathValue("approval"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant string) error {
+	a, view, err := s.approvalOf(tenant, r.PathValue("approval"))
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Decision string `json:"decision"`
+	}
+	if err := decode(w, r, maxBody, &req); err != nil {
+		return err
+	}
+	d := loop.Decision(req.Decision)
+	if d != loop.Confirm && d != loop.Reject && d != loop.Cancel {
+		return fail(http.StatusBadRequest, CodeInvalidRequest, "decision must be CONFIRM, REJECT or CANCEL")
+	}
+	ss, err := s.lookup(tenant, view.Session)
+	if err != nil {
+		return errApprovalNotFound
+	}
+	if !ss.run.TryLock() {
+		return errSessionBusy
+	}
+	defer ss.run.Unlock()
+	// Under the session's run lock the approval's status cannot change
+	// except here: check it, and use it up, before anything runs.
+	s.mu.Lock()
+	status := a.Status
+	s.mu.Unlock()
+	switch status {
+	case "PENDING":
+	case "STALE":
+		return fail(http.StatusConflict, CodeApprovalStale, "this approval was replaced; answer the task's current one")
+	default:
+		return fail(http.StatusConflict, CodeApprovalUsed, "this approval was already answered ("+status+")")
+	}
+	t, ok := ss.task(view.Task)
+	if !ok {
+		return errApprovalNotFound
+	}
+	n, err := ss.store.Node(view.Node)
+	if err != nil || n.Status != state.Suspended || n.Gated == nil || n.Gated.ArgsDigest != view.ArgsDigest {
+		s.mark(a, "STALE")
+		return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one this approval was asked for")
+	}
+	from := ss.lastSeq()
+	ctx, cancel := s.runContext(r)
+	defer cancel()
+	s.mark(a, string(d))
+	if _, err := ss.runner.Approve(ctx, view.Node, d); err != nil {
+		if errors.Is(err, loop.ErrNotSuspended) || errors.Is(err, state.ErrNotSuspended) ||
+			errors.Is(err, state.ErrDigestMismatch) || errors.Is(err, state.ErrNotGated) {
+			s.mark(a, "STALE")
+			return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one this approval was asked for")
+		}
+		return s.settle(w, ss, t, from, loop.TaskExit{}, err)
+	}
+	exit, err := ss.runner.ResumeTask(ctx, view.Task)
+	return s.settle(w, ss, t, from, exit, err)
+}
+
+func (s *Server) mark(a *approval, status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opt.Now()
+	a.Status, a.Answered = status, &now
+}
+
+// streamEvents sends the session's events as server-sent events, from
+// Last-Event-ID (or ?after=) on, until the client goes away.
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, tenant string) error {
+	ss, err := s.lookup(tenant, r.PathValue("session"))
+	if err != nil {
+		return err
+	}
+	after := r.Header.Get("Last-Event-ID")
+	if q := r.URL.Query().Get("after"); q != "" {
+		after = q
+	}
+	var seq int64
+	if after != "" {
+		if seq, err = strconv.ParseInt(after, 10, 64); err != nil || seq < 0 {
+			return fail(http.StatusBadRequest, CodeInvalidRequest, "after must be a non-negative event sequence number")
+		}
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return fail(http.StatusInternalServerError, CodeInternal, "streaming is not supported")
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": warden events\n\n")
+	fl.Flush()
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	for {
+		evs, wake := ss.since(seq)
+		for _, e := range evs {
+			b, _ := json.Marshal(e)
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Kind, b)
+			seq = e.Seq
+		}
+		fl.Flush()
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-keep.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+		case <-wake:
+		}
+	}
+}
