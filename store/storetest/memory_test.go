@@ -1,0 +1,18 @@
+package storetest_test
+
+import (
+	"testing"
+
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/store/storetest"
+)
+
+func TestMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) state.Store {
+		s, err := state.NewMemory(storetest.Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
