@@ -18,7 +18,6 @@
 package control
 
 import (
-
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/plugins/builtins/internal/relay"

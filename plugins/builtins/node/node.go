@@ -21,7 +21,6 @@
 package node
 
 import (
-
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/plugins/builtins/internal/relay"
