@@ -24,6 +24,7 @@ commands:
   skill validate PATH    validate a skill_contract file or a skill-store directory
   plugin inspect FILE    show a plugin's ABI version, manifest, imports and digest
   plugin test FILE       run the conformance checks against a plugin
+  report tools [--json] FILE...  summarise feedback records per tool and category
 `
 
 // run dispatches a command line and returns the process exit code.
@@ -41,6 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdSkill(ctx, args[1:], stdout, stderr)
 	case "plugin":
 		return cmdPlugin(ctx, args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

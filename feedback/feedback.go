@@ -1,0 +1,235 @@
+// Package feedback turns the loop's TOOL trace events into the structured
+// feedback records of TOOL_USE_RELIABILITY §4 and summarises them per tool
+// and per error category.
+//
+// A Sink appends one JSON line per tool call (successes too, so the §4.1
+// weights add up); Read parses such a file back; Summarize says which tools
+// and categories cause the most stalls.
+package feedback
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/loop"
+)
+
+// Signal weights of TOOL_USE_RELIABILITY §4.1.
+const (
+	// WeightSuccess is the weight of a call whose result was a success.
+	WeightSuccess = 1.5
+	// WeightRecoverable is the weight of a recoverable error that led to a
+	// retry or a change while the node carried on.
+	WeightRecoverable = 1.0
+	// WeightUnrecoverable is the weight of an unrecoverable error, or of a
+	// failure that ended the node (retry budget spent): a person must look.
+	WeightUnrecoverable = 0.0
+)
+
+// Final results of a call (§4.2 最终结果).
+const (
+	// ResultSuccess: the call succeeded.
+	ResultSuccess = "success"
+	// ResultRetrying: the call failed and the node carried on to retry or
+	// change course.
+	ResultRetrying = "retrying"
+	// ResultDeferred: a prerequisite step (approval, verification) comes first.
+	ResultDeferred = "deferred"
+	// ResultFailed: the call failed and nothing more will be tried on its
+	// own: an unrecoverable error, or the node ended with it.
+	ResultFailed = "failed"
+)
+
+// Record is one feedback record (TOOL_USE_RELIABILITY §4.2).
+type Record struct {
+	Time    time.Time `json:"time"`
+	Session string    `json:"session,omitempty"`
+	Task    string    `json:"task,omitempty"`
+	Node    string    `json:"node,omitempty"`
+	// Step is the trace event's sequence number.
+	Step int64  `json:"step"`
+	Tool string `json:"tool"`
+	// ArgsDigest is the call's argument digest, when the Sink was given one.
+	ArgsDigest string `json:"args_digest,omitempty"`
+	// Outcome is SUCCESS, FAILED, REJECTED or DEFERRED.
+	Outcome string `json:"outcome"`
+	// Message is the observation the model was shown.
+	Message string `json:"message,omitempty"`
+	// Code (wire form), Name and Category describe the error, if any.
+	Code        string `json:"code,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Category    string `json:"category,omitempty"`
+	Recoverable bool   `json:"recoverable,omitempty"`
+	// Next is what was done about the error: the code's signal (retry,
+	// change, wait, stop), or stop when the node ended with it.
+	Next string `json:"next,omitempty"`
+	// Status is the node's status after the call.
+	Status string `json:"status,omitempty"`
+	// Stalls is the node's no-progress count after the call; StallsAdded is
+	// how many of them this call contributed (0 or 1).
+	Stalls      int `json:"stalls"`
+	StallsAdded int `json:"stalls_added"`
+	// Result is the final result: success, retrying, deferred or failed.
+	Result string  `json:"result"`
+	Weight float64 `json:"weight"`
+}
+
+// Sink is a loop.Sink that writes a feedback record for every TOOL event
+// of a call that ran or was stopped (skipped calls are left out).
+type Sink struct {
+	// Session is written into every record.
+	Session string
+	// Now stamps records; nil means time.Now.
+	Now func() time.Time
+	// Digest returns the argument digest of a TOOL event, if known; nil
+	// leaves the digest out.
+	Digest func(loop.Event) string
+
+	mu     sync.Mutex
+	w      io.Writer
+	stalls map[string]int // last Stalls seen per task/node
+	err    error
+}
+
+// NewSink returns a Sink appending JSON lines to w.
+func NewSink(w io.Writer, session string) *Sink {
+	return &Sink{w: w, Session: session}
+}
+
+// Err returns the first write error, if any. Emit never blocks the loop on
+// an error: later records are dropped once one write has failed.
+func (s *Sink) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Emit records e if it is a tool call's observation.
+func (s *Sink) Emit(e loop.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stalls == nil {
+		s.stalls = map[string]int{}
+	}
+	key := e.Task + "\x00" + e.Node
+	prev, seen := s.stalls[key]
+	s.stalls[key] = e.Stalls
+	if e.Kind != loop.KindTool || e.Outcome == "" || s.err != nil {
+		return
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	r, err := FromEvent(e, prev, seen)
+	if err != nil {
+		s.err = err
+		return
+	}
+	r.Time = now().UTC()
+	r.Session = s.Session
+	if s.Digest != nil {
+		r.ArgsDigest = s.Digest(e)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		s.err = fmt.Errorf("feedback: %w", err)
+		return
+	}
+	if _, err := s.w.Write(append(b, '\n')); err != nil {
+		s.err = fmt.Errorf("feedback: write: %w", err)
+	}
+}
+
+// FromEvent builds the record of a TOOL event (without time, session and
+// digest). prevStalls is the node's no-progress count before the event,
+// when seen is true; otherwise the outcome alone says whether it stalled.
+func FromEvent(e loop.Event, prevStalls int, seen bool) (Record, error) {
+	o, err := abi.ParseOutcome(e.Outcome)
+	if err != nil {
+		return Record{}, fmt.Errorf("feedback: step %d: %w", e.Seq, err)
+	}
+	r := Record{
+		Task: e.Task, Node: e.Node, Step: e.Seq, Tool: e.Tool,
+		Outcome: e.Outcome, Message: e.Message,
+		Code: e.Code, Name: e.Name, Category: e.Category,
+		Status: e.Status, Stalls: e.Stalls,
+	}
+	if e.Code != "" {
+		if c, err := abi.ParseCode(e.Code); err == nil {
+			if i, ok := c.Info(); ok {
+				r.Recoverable, r.Next = i.Recoverable, string(i.Signal)
+				r.Code, r.Name = i.Wire, string(i.Code)
+				if r.Category == "" {
+					r.Category = string(i.Category)
+				}
+			}
+		}
+	}
+	switch {
+	case seen:
+		r.StallsAdded = max(0, e.Stalls-prevStalls)
+	case o.Stalls() && e.Stalls > 0:
+		r.StallsAdded = 1
+	}
+	ended := e.Status == "FAILED" || e.Status == "CANCELLED"
+	switch o {
+	case abi.OutcomeSuccess:
+		r.Result, r.Weight, r.Next = ResultSuccess, WeightSuccess, ""
+	case abi.OutcomeDeferred:
+		r.Result, r.Weight = ResultDeferred, WeightUnrecoverable
+		if r.Next == "" {
+			r.Next = string(abi.SignalWait)
+		}
+	default: // FAILED, REJECTED
+		retry := r.Next == string(abi.SignalRetry) || r.Next == string(abi.SignalChange)
+		if r.Recoverable && retry && !ended {
+			r.Result, r.Weight = ResultRetrying, WeightRecoverable
+		} else {
+			r.Result, r.Weight = ResultFailed, WeightUnrecoverable
+		}
+		if ended || r.Next == "" {
+			r.Next = string(abi.SignalStop)
+		}
+	}
+	return r, nil
+}
+
+// ErrBadRecord marks a line that is not a feedback record.
+var ErrBadRecord = errors.New("not a feedback record")
+
+// Read parses JSON-line feedback records. Blank lines are skipped; a bad
+// line is an error naming its line number.
+func Read(r io.Reader) ([]Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	var out []Record
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return out, fmt.Errorf("feedback: line %d: %w: %v", n, ErrBadRecord, err)
+		}
+		if rec.Tool == "" {
+			return out, fmt.Errorf("feedback: line %d: %w: no tool", n, ErrBadRecord)
+		}
+		if _, err := abi.ParseOutcome(rec.Outcome); err != nil {
+			return out, fmt.Errorf("feedback: line %d: %w: outcome %q", n, ErrBadRecord, rec.Outcome)
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return out, fmt.Errorf("feedback: read: %w", err)
+	}
+	return out, nil
+}
