@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentwarden/warden/feedback"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/scenario"
 	"github.com/agentwarden/warden/model"
@@ -34,8 +35,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	baseURL := fs.String("base-url", "", "the model's base URL (with --model openai)")
 	keyEnv := fs.String("api-key-env", "", "the environment variable holding the API key (with --model openai)")
 	modelName := fs.String("model-name", "", "the model name (with --model openai)")
+	feedbackPath := fs.String("feedback", "", "append feedback records (TOOL_USE_RELIABILITY §4) to this file; read them with `warden report tools`")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	var records *os.File
+	if *feedbackPath != "" {
+		f, err := os.OpenFile(*feedbackPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "warden run: --feedback: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		records = f
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprint(stderr, runUsage)
@@ -83,7 +95,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !*asJSON {
 			fmt.Fprintf(stdout, "=== %s (%s)\n", s.Name, s.File)
 		}
+		var fb *feedback.Sink
+		if records != nil {
+			fb = feedback.NewSink(records, s.Name)
+		}
 		sink := loop.SinkFunc(func(e loop.Event) {
+			if fb != nil {
+				fb.Emit(e)
+			}
 			if *asJSON {
 				_ = enc.Encode(e)
 			} else {
@@ -94,6 +113,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		})
 		rep, err := scenario.Run(ctx, s, scenario.Options{Wasm: *wasm, Model: m, Sink: sink})
+		if fb != nil && fb.Err() != nil {
+			fmt.Fprintf(stderr, "warden run: --feedback: %v\n", fb.Err())
+			code = max(code, 2)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "warden run: %v\n", err)
 			code = max(code, 2)

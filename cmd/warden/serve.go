@@ -20,10 +20,12 @@ import (
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
 	"github.com/agentwarden/warden/model/openai"
 	"github.com/agentwarden/warden/model/scripted"
 	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/store/sqlstore"
 	"github.com/agentwarden/warden/tools"
 	"github.com/agentwarden/warden/tools/mcp"
 )
@@ -46,6 +48,7 @@ environment. Everything is checked once at start; an error names the flag.
   --mcp-command "CMD ARGS" the MCP server's command line, with --tools mcp-command
   --mcp-url URL           the MCP server's streamable HTTP endpoint, with --tools mcp-url
   --plugin-cache DIR      compiled plugin cache for the admin API (default: in memory)
+  --store KIND            memory, sqlite:PATH or postgres:URL (default memory)
   --run-timeout D         bound on one task run (default 5m)
   --shutdown-grace D      time given to requests in flight on SIGTERM (default 10s)
 `
@@ -65,13 +68,16 @@ type serveConfig struct {
 	MCPCommand  string
 	MCPURL      string
 	PluginCache string
+	Store       string
 	RunTimeout  time.Duration
 	Grace       time.Duration
 
-	// Read from the files above by validate.
-	keys   keysFile
-	script []scripted.Turn
-	apiKey string
+	// Read from the values above by validate.
+	storeDialect sqlstore.Dialect // "" for memory
+	storeDSN     string
+	keys         keysFile
+	script       []scripted.Turn
+	apiKey       string
 }
 
 // keysFile maps API keys to tenants and their agents.
@@ -109,6 +115,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		"addr": &c.Addr, "skills": &c.Skills, "keys": &c.Keys, "model": &c.Model, "model-script": &c.ModelScript,
 		"base-url": &c.BaseURL, "model-name": &c.ModelName, "api-key-env": &c.APIKeyEnv, "tools": &c.Tools,
 		"mcp-command": &c.MCPCommand, "mcp-url": &c.MCPURL, "plugin-cache": &c.PluginCache,
+		"store": &c.Store,
 	}
 	for name, p := range str {
 		fs.StringVar(p, name, "", "")
@@ -211,6 +218,19 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	default:
 		return bad("tools", "%q is not mcp-command or mcp-url", c.Tools)
 	}
+	switch scheme, rest, _ := strings.Cut(c.Store, ":"); {
+	case c.Store == "" || c.Store == "memory":
+		c.Store, c.storeDialect, c.storeDSN = "memory", "", ""
+	case scheme == "sqlite" && rest != "":
+		c.storeDialect, c.storeDSN = sqlstore.SQLite, rest
+	case scheme == "postgres" && rest != "":
+		// The URL keeps its scheme: postgres:postgres://u@h/db.
+		c.storeDialect, c.storeDSN = sqlstore.Postgres, rest
+	case scheme == "sqlite" || scheme == "postgres":
+		return bad("store", "%q has no %s after %s:", c.Store, map[string]string{"sqlite": "PATH", "postgres": "URL"}[scheme], scheme)
+	default:
+		return bad("store", "%q is not memory, sqlite:PATH or postgres:URL", c.Store)
+	}
 	if c.RunTimeout <= 0 {
 		return bad("run-timeout", "must be positive")
 	}
@@ -276,6 +296,19 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	defer stop()
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 
+	// The store first: a bad --store fails before any child process starts.
+	var db *sqlstore.DB
+	if c.storeDialect != "" {
+		var err error
+		if db, err = openStore(ctx, c, log); err != nil {
+			return err
+		}
+		// Deferred first, so it runs last: after the listener's shutdown
+		// and the server's Close, requests in flight finish on an open
+		// database.
+		defer db.Close()
+	}
+
 	var provider interface {
 		tools.Provider
 		Close() error
@@ -324,6 +357,13 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		RunTimeout: c.RunTimeout,
 		Logger:     log,
 	}
+	if db != nil {
+		opts.NewStore = func(id string) (state.Store, error) {
+			// One db.Session per API session, configured as the
+			// in-memory default would be.
+			return db.Session(context.WithoutCancel(ctx), state.Options{SessionID: id})
+		}
+	}
 	if len(c.keys.AdminKeys) > 0 {
 		h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log})
 		if err != nil {
@@ -371,4 +411,66 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "warden: stopped")
 	return nil
+}
+
+// openStore opens the durable store --store names (bringing its schema up
+// to date) and recovers the writes a previous process left STARTED.
+// Every failure names --store.
+func openStore(ctx context.Context, c serveConfig, log *slog.Logger) (*sqlstore.DB, error) {
+	db, err := sqlstore.Open(ctx, c.storeDialect, c.storeDSN)
+	if err != nil {
+		return nil, &configError{"store", err.Error()}
+	}
+	n, err := recoverWrites(ctx, db, c.storeDialect, log)
+	if err != nil {
+		db.Close()
+		return nil, &configError{"store", err.Error()}
+	}
+	log.Info("store opened", "dialect", string(c.storeDialect), "recovered_writes", n)
+	return db, nil
+}
+
+// recoverWrites turns every write a dead process left STARTED into
+// UNKNOWN_PRE_CALL (sqlstore's Store.RecoverWrites), so that its node
+// verifies it instead of issuing it again.
+//
+// The store lists the sessions holding STARTED writes
+// (DB.SessionsWithStartedWrites); each is recovered through its own Store.
+//
+// Only SQLite is recovered at start. It is the one-instance backend: every
+// session in the file belongs to this process, and whatever is STARTED at
+// start was left by a process that is gone. On PostgreSQL many instances
+// share one database, and a write STARTED in it may belong to an instance
+// that is alive and waiting for the tool's answer right now; recovering it
+// would mark a live write uncertain and could have it verified while it
+// runs. Recovery there must only touch the sessions of the instance that
+// died, which needs each session's owner (an instance id with a lease) in
+// the store; the schema has none yet, so on PostgreSQL nothing is
+// recovered here and the STARTED writes stay as they are (logged) until
+// that exists.
+func recoverWrites(ctx context.Context, db *sqlstore.DB, d sqlstore.Dialect, log *slog.Logger) (int, error) {
+	if d != sqlstore.SQLite {
+		log.Warn("writes left STARTED by a dead instance are not recovered on PostgreSQL: sessions have no owning instance yet")
+		return 0, nil
+	}
+	ids, err := db.SessionsWithStartedWrites(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("recover writes: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		st, err := db.Session(ctx, state.Options{SessionID: id})
+		if err != nil {
+			return n, fmt.Errorf("recover writes: %w", err)
+		}
+		marked, err := st.RecoverWrites()
+		if err != nil {
+			return n, fmt.Errorf("recover writes of session %s: %w", id, err)
+		}
+		for _, e := range marked {
+			log.Warn("write left STARTED marked UNKNOWN_PRE_CALL", "session", id, "node", e.NodeID, "tool", e.Tool)
+		}
+		n += len(marked)
+	}
+	return n, nil
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +17,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/store/sqlstore"
 )
 
 const (
@@ -239,5 +246,295 @@ func TestServeRefusesUnservedTool(t *testing.T) {
 	want := "warden serve: --skills (WARDEN_SKILLS): tenant acme: server: skill cms.space: tool list_tags is not served\n"
 	if code != 1 || !strings.HasSuffix(stderr.String(), want) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestServeStoreConfigErrors(t *testing.T) {
+	skills, keys, script := serveFixture(t)
+	base := []string{"--skills", skills, "--keys", keys, "--model", "scripted", "--model-script", script,
+		"--tools", "mcp-command", "--mcp-command", "mcp-cms"}
+	tests := []struct {
+		name, store, env, want string
+	}{
+		{"bad scheme", "mysql:x", "", `--store (WARDEN_STORE): "mysql:x" is not memory, sqlite:PATH or postgres:URL`},
+		{"bare path", "/tmp/w.db", "", `--store (WARDEN_STORE): "/tmp/w.db" is not memory, sqlite:PATH or postgres:URL`},
+		{"sqlite without path", "sqlite:", "", `--store (WARDEN_STORE): "sqlite:" has no PATH after sqlite:`},
+		{"postgres without url", "", "postgres:", `--store (WARDEN_STORE): "postgres:" has no URL after postgres:`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := base
+			if tt.store != "" {
+				args = append(append([]string{}, base...), "--store", tt.store)
+			}
+			_, err := loadServeConfig(args, func(k string) string {
+				if k == "WARDEN_STORE" {
+					return tt.env
+				}
+				return ""
+			}, io.Discard)
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("got %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+	for store, dialect := range map[string]sqlstore.Dialect{"": "", "memory": "", "sqlite:/x/w.db": sqlstore.SQLite,
+		"postgres:postgres://u@127.0.0.1/w": sqlstore.Postgres} {
+		c, err := loadServeConfig(append(append([]string{}, base...), "--store", store), func(string) string { return "" }, io.Discard)
+		if err != nil || c.storeDialect != dialect {
+			t.Fatalf("--store %q: %v %q", store, err, c.storeDialect)
+		}
+	}
+}
+
+// TestServeStoreOpenErrors: a database that cannot be opened or is newer
+// than the build stops warden serve at start, naming --store, before any
+// tool server is started.
+func TestServeStoreOpenErrors(t *testing.T) {
+	skills, keys, script := serveFixture(t)
+	dir := t.TempDir()
+	newer := filepath.Join(dir, "newer.db")
+	db, err := sqlstore.Open(context.Background(), sqlstore.SQLite, newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'now')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	have, _ := sqlstore.SchemaVersion(sqlstore.SQLite)
+	missing := filepath.Join(dir, "no-such-dir", "w.db")
+	tests := []struct{ store, want string }{
+		{"sqlite:" + newer, fmt.Sprintf("warden serve: --store (WARDEN_STORE): sqlstore: migrate: database at version 999, this build knows %d: database schema is newer than this build\n", have)},
+		{"sqlite:" + missing, "warden serve: --store (WARDEN_STORE): sqlstore: migrate: unable to open database file (14)\n"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := cmdServe(context.Background(), []string{"--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "scripted",
+			"--model-script", script, "--tools", "mcp-command", "--mcp-command", "no-such-mcp-server", "--store", tt.store}, &stdout, &stderr)
+		if code != 1 || stderr.String() != tt.want {
+			t.Fatalf("--store %s: exit %d, stderr %q\nwant %q", tt.store, code, stderr.String(), tt.want)
+		}
+	}
+}
+
+// startServe runs cmdServe with args until the returned stop is called;
+// it returns the API's base URL.
+func startServe(t *testing.T, args []string) (base string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	exited := make(chan int, 1)
+	go func() { exited <- cmdServe(ctx, args, &stdout, &stderr) }()
+	addr := regexp.MustCompile(`serving on (http://\S+)`)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(stdout.String()); m != nil {
+			base = m[1]
+			break
+		}
+		select {
+		case code := <-exited:
+			cancel()
+			t.Fatalf("serve exited %d: %s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+	}
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case code := <-exited:
+			if code != 0 || !strings.Contains(stdout.String(), "warden: stopped") {
+				t.Errorf("serve exited %d: %s %s", code, stdout.String(), stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not stop")
+		}
+	}
+	t.Cleanup(stop)
+	return base, stop
+}
+
+// TestServeDurableStore runs a message to a held write with --store
+// sqlite:FILE, stops the server, starts a second one on the same file and
+// checks that the session's task and node, suspended on the approval,
+// are still in the store.
+func TestServeDurableStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example MCP server")
+	}
+	bin := filepath.Join(t.TempDir(), "mcp-cms")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../examples/mcp-cms").CombinedOutput(); err != nil {
+		t.Fatalf("build mcp-cms: %v\n%s", err, out)
+	}
+	skills, keys, script := serveFixture(t)
+	writeFile(t, filepath.Join(skills, "skill_tool_binding.yaml"),
+		"- {skill_id: 10, tool_name: query_space, enabled_flag: 1}\n- {skill_id: 10, tool_name: create_website, enabled_flag: 1}\n")
+	writeFile(t, filepath.Join(skills, "skill_profile.yaml"), `- id: 10
+  skill_key: cms.site
+  skill_name: Site builder
+  skill_manual: Look the space up, then create the website.
+  skill_contract:
+    tools:
+      query_space:
+        label: Look up a space
+        success: {path: code, op: EQ, value: 200}
+      create_website:
+        label: Create a website
+        sideEffect: WRITE
+        idempotencyKey: [domain]
+        success: {path: code, op: EQ, value: 200}
+  status: ACTIVE
+`)
+	writeFile(t, script, `[{"tool_calls":[{"name":"query_space","arguments":{"spaceId":"sp-1"}}]},
+		{"expect":{"tool":"query_space","outcome":"SUCCESS"},"tool_calls":[{"name":"create_website","arguments":{"spaceId":"sp-1","name":"Spring","domain":"spring.example"}}]},
+		{"expect":{"tool":"create_website","outcome":"DEFERRED","code":"APPROVAL_REQUIRED"},"tool_calls":[{"name":"builtin_node_approval","arguments":{"summary":"create website Spring in sp-1","toolName":"create_website"}}]}]`)
+	file := filepath.Join(t.TempDir(), "w.db")
+	args := []string{"--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "scripted",
+		"--model-script", script, "--tools", "mcp-command", "--mcp-command", bin, "--shutdown-grace", "2s", "--store", "sqlite:" + file}
+
+	base, stop := startServe(t, args)
+	call := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tenantKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	code, sess := call("POST", "/v1/sessions", "")
+	if code != 201 {
+		t.Fatalf("create session: %d %v", code, sess)
+	}
+	sid := sess["id"].(string)
+	code, res := call("POST", "/v1/sessions/"+sid+"/messages", `{"text":"create website Spring in sp-1 on spring.example"}`)
+	if code != 200 {
+		t.Fatalf("message: %d %v", code, res)
+	}
+	task := res["task"].(map[string]any)
+	taskID, nodeID, apID := task["id"].(string), task["node"].(string), task["approval"].(string)
+	if task["status"] != "SUSPENDED" || apID == "" || nodeID == "" {
+		t.Fatalf("task = %v", task)
+	}
+	code, ap := call("GET", "/v1/approvals/"+apID, "")
+	if code != 200 || ap["status"] != "PENDING" || ap["argsDigest"] == "" {
+		t.Fatalf("approval: %d %v", code, ap)
+	}
+	stop()
+
+	// A second process on the same file: it opens and recovers it, and
+	// the held session is still there.
+	_, stop2 := startServe(t, args)
+	stop2()
+	db, err := sqlstore.Open(context.Background(), sqlstore.SQLite, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.Session(context.Background(), state.Options{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := st.Task(taskID)
+	if err != nil {
+		t.Fatalf("task after restart: %v", err)
+	}
+	n, err := st.Node(nodeID)
+	if err != nil {
+		t.Fatalf("node after restart: %v", err)
+	}
+	if tk.Status != state.Suspended || n.Status != state.Suspended || n.Suspension == nil ||
+		n.Suspension.Kind != abi.SuspendApproval || n.Gated == nil || n.Gated.Tool != "create_website" ||
+		n.Gated.ArgsDigest != ap["argsDigest"] {
+		t.Fatalf("after restart: task %s, node %s, suspension %+v, gated %+v; approval %v", tk.Status, n.Status, n.Suspension, n.Gated, ap)
+	}
+	// The held write never ran, so nothing was STARTED and nothing recovered.
+	ledger, err := st.Ledger(taskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ledger {
+		if e.State == abi.LedgerStarted || e.State == abi.LedgerUnknownPreCall {
+			t.Fatalf("ledger entry %+v", e)
+		}
+	}
+}
+
+// TestServeRecoversStartedWrites: writes a dead process left STARTED, in
+// any session of a SQLite store, are UNKNOWN_PRE_CALL once warden serve
+// has opened the store; the PostgreSQL policy leaves them alone.
+func TestServeRecoversStartedWrites(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "w.db")
+	db, err := sqlstore.Open(ctx, sqlstore.SQLite, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sid := range []string{"s1", "s2"} {
+		st, err := db.Session(ctx, state.Options{SessionID: sid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateTask(state.Task{ID: "t1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateNode(state.Node{ID: "n1", TaskID: "t1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Apply("n1", []abi.Effect{{Kind: abi.EffectLedgerReserve,
+			Payload: json.RawMessage(`{"tool":"create_site","key":"k1","argsDigest":"d1","callId":"c1"}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states := func(db *sqlstore.DB) []abi.LedgerState {
+		var out []abi.LedgerState
+		for _, sid := range []string{"s1", "s2"} {
+			st, err := db.Session(ctx, state.Options{SessionID: sid})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := st.Ledger("t1")
+			if err != nil || len(l) != 1 {
+				t.Fatalf("ledger of %s: %v %v", sid, l, err)
+			}
+			out = append(out, l[0].State)
+		}
+		return out
+	}
+	log := slog.New(slog.DiscardHandler)
+	if n, err := recoverWrites(ctx, db, sqlstore.Postgres, log); n != 0 || err != nil {
+		t.Fatalf("postgres policy: %d %v", n, err)
+	}
+	if got := states(db); got[0] != abi.LedgerStarted || got[1] != abi.LedgerStarted {
+		t.Fatalf("postgres policy touched the ledger: %v", got)
+	}
+	db.Close()
+
+	c := serveConfig{storeDialect: sqlstore.SQLite, storeDSN: file}
+	db, err = openStore(ctx, c, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := states(db); got[0] != abi.LedgerUnknownPreCall || got[1] != abi.LedgerUnknownPreCall {
+		t.Fatalf("after start: %v", got)
 	}
 }
