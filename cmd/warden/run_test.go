@@ -110,3 +110,23 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("summary not on stderr: %s", errs)
 	}
 }
+
+// --feedback appends a record per executed tool call, which `warden report
+// tools` reads back.
+func TestRunFeedback(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "feedback.jsonl")
+	if code, out, errs := runRun(t, "--feedback", path, acceptance+"07-tool-timeout.yaml"); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+	}
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"report", "tools", path}, &out, &errs); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs.String())
+	}
+	if !strings.Contains(out.String(), "TOOL_TIMEOUT:1") {
+		t.Fatalf("report lacks the timeout:\n%s", out.String())
+	}
+	if code, _, errs := runRun(t, "--feedback", filepath.Join(t.TempDir(), "missing", "f.jsonl"), acceptance+"07-tool-timeout.yaml"); code != 2 || !strings.Contains(errs, "warden run: --feedback: open ") {
+		t.Fatalf("unwritable feedback file: exit %d, %s", code, errs)
+	}
+}
