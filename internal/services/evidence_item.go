@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
@@ -120,7 +121,7 @@ func evidenceRegister(req, in []byte) ([]byte, error) {
 	}
 	entities := 0
 	if e.ok {
-		x := e.toolSpec.Extract([]byte(boundArgs(req).Raw), e.resp)
+		x := extract(e.toolSpec, boundArgs(req).Raw, e.resp)
 		it.Empty = x.Empty
 		it.Result = abi.ResultWithData
 		if x.Empty {
@@ -214,7 +215,7 @@ func evidenceEntities(req, _ []byte) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	for _, ent := range e.toolSpec.Extract([]byte(boundArgs(req).Raw), e.resp).Entities() {
+	for _, ent := range extract(e.toolSpec, boundArgs(req).Raw, e.resp).Entities() {
 		b, err := json.Marshal(abi.Entity{Type: ent.Type, ID: ent.ID, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)})
 		if err != nil {
 			return nil, fmt.Errorf("services: entity: %w", err)
@@ -271,4 +272,27 @@ func evidenceTruncate(req, _ []byte) ([]byte, error) {
 	out = append(out, '\n')
 	out = append(out, text...)
 	return append(out, data...), nil
+}
+
+// lastExtraction remembers the most recent extraction: the Evidence guard
+// asks evidence.register and then evidence.entities about the same call, and
+// extraction is the expensive part of both. A hit needs the same parsed tool
+// contract, arguments and response; the result is only read.
+var lastExtraction struct {
+	sync.Mutex
+	tool *contract.Tool
+	args string
+	resp string
+	x    contract.Extraction
+}
+
+func extract(t *contract.Tool, args string, resp []byte) contract.Extraction {
+	lastExtraction.Lock()
+	defer lastExtraction.Unlock()
+	if lastExtraction.tool == t && lastExtraction.args == args && lastExtraction.resp == string(resp) {
+		return lastExtraction.x
+	}
+	x := t.Extract([]byte(args), resp)
+	lastExtraction.tool, lastExtraction.args, lastExtraction.resp, lastExtraction.x = t, args, string(resp), x
+	return x
 }

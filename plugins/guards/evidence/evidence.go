@@ -38,6 +38,7 @@
 package evidence
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +76,7 @@ func handle(c *guest.Call) {
 		return
 	}
 	out := service(c, "evidence.register", []byte(c.Now().Format(time.RFC3339Nano)))
-	nl := strings.IndexByte(string(out), '\n')
+	nl := bytes.IndexByte(out, '\n') // no string copy of the whole item
 	if nl < 0 {
 		panic("evidence: malformed evidence.register answer")
 	}
@@ -91,7 +92,7 @@ func handle(c *guest.Call) {
 		return
 	}
 	cut := service(c, "evidence.truncate", nil)
-	nl = strings.IndexByte(string(cut), '\n')
+	nl = bytes.IndexByte(cut, '\n')
 	n, _ := strconv.Atoi(string(cut[:nl]))
 	text, data := string(cut[nl+1:nl+1+n]), cut[nl+1+n:]
 	if outcome == "SUCCESS" {
