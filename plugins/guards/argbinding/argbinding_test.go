@@ -3,17 +3,17 @@
 package argbinding_test
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/abi/guest"
-	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/plugins/guards/argbinding"
 )
+
+var pair = testdata.NewPair(argbinding.Plugin, "./plugins/guards/argbinding/cmd", time.Time{})
 
 // The state views every case sees (only the views the manifest asks for).
 const (
@@ -113,56 +113,16 @@ func request(tc tcase) []byte {
 	return b
 }
 
-func load(t testing.TB) *host.Plugin {
-	t.Helper()
-	ctx := context.Background()
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(ctx) })
-	path, err := testdata.Build("./plugins/guards/argbinding/cmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := host.ReadSource(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := h.Load(ctx, src, host.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestArgBinding runs every case natively and as wasm, requires
 // byte-identical verdicts, and checks the rewritten arguments and facts.
 func TestArgBinding(t *testing.T) {
 	t.Parallel()
-	p := load(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
-			n, err := guest.NewNative(argbinding.Plugin, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			req := request(tc)
-			nv, err := n.Call(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wv, err := p.Invoke(ctx, "t", req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			nv := pair.Both(t, req)
 			nj, _ := json.Marshal(nv)
-			wj, _ := json.Marshal(wv)
-			if string(nj) != string(wj) {
-				t.Fatalf("native and wasm differ:\nnative %s\nwasm   %s", nj, wj)
-			}
 			if !nv.Pass || nv.Observation != nil || len(nv.Effects) != 0 {
 				t.Fatalf("ArgBinding never rejects, got %s", nj)
 			}

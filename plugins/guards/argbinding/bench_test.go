@@ -63,7 +63,7 @@ func BenchmarkArgBinding(b *testing.B) {
 		}
 	})
 	b.Run("wasm", func(b *testing.B) {
-		p := load(b)
+		p := pair.Wasm(b)
 		for range 2000 { // reach the guest heap's steady size first
 			if _, err := p.Invoke(ctx, "t", req); err != nil {
 				b.Fatal(err)

@@ -3,16 +3,16 @@
 package argpolicy_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/abi/guest"
-	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/plugins/guards/argpolicy"
 )
+
+var pair = testdata.NewPair(argpolicy.Plugin, "./plugins/guards/argpolicy/cmd", time.Time{})
 
 const (
 	contract = `{"args":{"title":{"sources":["USER"]},"spaceId":{"from":"shared.spaceId"},"currency":{"const":"CNY"},` +
@@ -103,56 +103,16 @@ func request(tc tcase) []byte {
 	return b
 }
 
-func load(t testing.TB) *host.Plugin {
-	t.Helper()
-	ctx := context.Background()
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(ctx) })
-	path, err := testdata.Build("./plugins/guards/argpolicy/cmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := host.ReadSource(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := h.Load(ctx, src, host.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestArgPolicy runs every case natively and as wasm, requires
 // byte-identical verdicts, and checks outcome, code and exact message.
 func TestArgPolicy(t *testing.T) {
 	t.Parallel()
-	p := load(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
-			n, err := guest.NewNative(argpolicy.Plugin, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			req := request(tc)
-			nv, err := n.Call(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wv, err := p.Invoke(ctx, "t", req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			nv := pair.Both(t, req)
 			nj, _ := json.Marshal(nv)
-			wj, _ := json.Marshal(wv)
-			if string(nj) != string(wj) {
-				t.Fatalf("native and wasm differ:\nnative %s\nwasm   %s", nj, wj)
-			}
 			if tc.code == "" {
 				if !nv.Pass || nv.Args != nil || nv.Facts != nil {
 					t.Fatalf("want a plain pass, got %s", nj)

@@ -3,17 +3,17 @@
 package paramcontract_test
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/abi/guest"
-	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/plugins/guards/paramcontract"
 )
+
+var pair = testdata.NewPair(paramcontract.Plugin, "./plugins/guards/paramcontract/cmd", time.Time{})
 
 // The state views every case sees.
 const (
@@ -199,57 +199,17 @@ func request(tc tcase) []byte {
 	return b
 }
 
-func load(t testing.TB) *host.Plugin {
-	t.Helper()
-	ctx := context.Background()
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(ctx) })
-	path, err := testdata.Build("./plugins/guards/paramcontract/cmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := host.ReadSource(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := h.Load(ctx, src, host.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestParamContract runs every case natively and as wasm, requires
 // byte-identical verdicts, and checks outcome, code and exact message, or
 // the provenance facts of a pass.
 func TestParamContract(t *testing.T) {
 	t.Parallel()
-	p := load(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
-			n, err := guest.NewNative(paramcontract.Plugin, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			req := request(tc)
-			nv, err := n.Call(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wv, err := p.Invoke(ctx, "t", req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			nv := pair.Both(t, req)
 			nj, _ := json.Marshal(nv)
-			wj, _ := json.Marshal(wv)
-			if string(nj) != string(wj) {
-				t.Fatalf("native and wasm differ:\nnative %s\nwasm   %s", nj, wj)
-			}
 			if tc.code == "" {
 				if !nv.Pass || nv.Args != nil {
 					t.Fatalf("want a pass, got %s", nj)
