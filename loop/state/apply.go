@@ -60,16 +60,13 @@ func missing(fields ...string) error {
 }
 
 func (m *Memory) apply(d *data, t *task, n *node, e abi.Effect, now time.Time) error {
+	v, err := DecodeEffect(e)
+	if err != nil {
+		return err
+	}
 	stamp := now.UTC().Format(time.RFC3339)
-	switch e.Kind {
-	case abi.EffectLedgerReserve:
-		var p abi.LedgerReserve
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Tool == "" || p.Key == "" || p.ArgsDigest == "" {
-			return missing("tool", "key", "argsDigest")
-		}
+	switch p := v.(type) {
+	case *abi.LedgerReserve:
 		entry := abi.LedgerEntry{Tool: p.Tool, Key: p.Key, State: abi.LedgerStarted, ArgsDigest: p.ArgsDigest,
 			CallID: p.CallID, NodeID: n.ID, Approved: p.Approved, UpdatedAt: stamp}
 		i := ledgerIndex(t.ledger, p.Tool, p.Key)
@@ -82,129 +79,44 @@ func (m *Memory) apply(d *data, t *task, n *node, e abi.Effect, now time.Time) e
 			return fmt.Errorf("%w: write %s is already %s", ErrInvalidEffect, p.Tool, old.State)
 		}
 		t.ledger[i] = entry
-	case abi.EffectLedgerSettle:
-		var p abi.LedgerSettle
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Tool == "" || p.Key == "" {
-			return missing("tool", "key")
-		}
-		switch p.State {
-		case abi.LedgerSuccess, abi.LedgerFailed, abi.LedgerUnknown:
-		default:
-			return fmt.Errorf("%w: settle state %q", ErrInvalidEffect, p.State)
-		}
+	case *abi.LedgerSettle:
 		i := ledgerIndex(t.ledger, p.Tool, p.Key)
 		if i < 0 || t.ledger[i].State != abi.LedgerStarted {
 			return fmt.Errorf("%w: write %s was not reserved", ErrInvalidEffect, p.Tool)
 		}
 		en := &t.ledger[i]
 		en.State, en.BusinessOK, en.Result, en.UpdatedAt = p.State, p.BusinessOK, p.Result, stamp
-	case abi.EffectFingerprintRecord:
-		var p abi.FingerprintRecord
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Tool == "" || p.ArgsDigest == "" || !p.Outcome.Valid() {
-			return missing("tool", "argsDigest", "outcome")
-		}
-		n.fingerprints = append(n.fingerprints, p)
-	case abi.EffectEvidenceRegister:
-		var p abi.EvidenceItem
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.ID == "" || p.Tool == "" {
-			return missing("id", "tool")
-		}
-		if p.Status != abi.OutcomeSuccess && p.Status != abi.OutcomeFailed {
-			return fmt.Errorf("%w: evidence status %v: only executed calls have evidence", ErrInvalidEffect, p.Status)
-		}
+	case *abi.FingerprintRecord:
+		n.fingerprints = append(n.fingerprints, *p)
+	case *abi.EvidenceItem:
 		if p.NodeID == "" {
 			p.NodeID = n.ID
 		}
 		d.evidence = slices.DeleteFunc(d.evidence, func(it abi.EvidenceItem) bool { return it.ID == p.ID })
-		d.evidence = append(d.evidence, p)
-	case abi.EffectEntityRecord:
-		var p abi.Entity
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Type == "" || p.ID == "" {
-			return missing("type", "id")
-		}
+		d.evidence = append(d.evidence, *p)
+	case *abi.Entity:
 		if p.TaskID == "" {
 			p.TaskID = t.ID
 		}
-		recordEntity(d, p)
-	case abi.EffectNodeSuspend:
-		var p abi.NodeSuspend
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		switch {
-		case p.Kind != abi.SuspendFollowUp && p.Kind != abi.SuspendApproval && p.Kind != abi.SuspendVerify:
-			return fmt.Errorf("%w: suspension kind %q", ErrInvalidEffect, p.Kind)
-		case strings.TrimSpace(p.Question) == "":
-			return missing("question")
-		case p.Kind == abi.SuspendApproval && (p.Tool == "" || p.ArgsDigest == ""):
-			return missing("tool", "argsDigest")
-		}
-		n.Status, n.Suspension = Suspended, &Suspension{NodeSuspend: p, At: now}
-	case abi.EffectNodeFinish:
-		var p abi.NodeFinish
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if strings.TrimSpace(p.Output) == "" {
-			return missing("output")
-		}
+		recordEntity(d, *p)
+	case *abi.NodeSuspend:
+		n.Status, n.Suspension = Suspended, &Suspension{NodeSuspend: *p, At: now}
+	case *abi.NodeFinish:
 		n.Status, n.Output = Done, p.Output
 		share(d, t, n)
 		settleDelegation(d, n)
-	case abi.EffectNodeFail:
-		var p abi.NodeFail
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if strings.TrimSpace(p.Reason) == "" {
-			return missing("reason")
-		}
+	case *abi.NodeFail:
 		n.Status, n.Reason = Failed, p.Reason
 		settleDelegation(d, n)
-	case abi.EffectNodeDelegate:
-		var p abi.NodeDelegate
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.SkillKey == "" {
-			return missing("skillKey")
-		}
+	case *abi.NodeDelegate:
 		n.Delegations = append(n.Delegations, abi.Delegation{SkillKey: p.SkillKey, Objective: p.Objective, Status: "PENDING"})
-	case abi.EffectOutputWrite:
-		var p abi.OutputWrite
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Key == "" || p.SourceType == "" || len(p.Value) == 0 || !json.Valid(p.Value) {
-			return missing("key", "value", "sourceType")
-		}
+	case *abi.OutputWrite:
 		n.Outputs[p.Key] = p.OutputValue
-	case abi.EffectStateSet:
-		var p abi.StateSet
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Key == "" || len(p.Value) == 0 || !json.Valid(p.Value) {
-			return missing("key", "value")
-		}
+	case *abi.StateSet:
 		if slices.Contains(m.opt.ReservedKeys, p.Key) {
 			return fmt.Errorf("%w: scratch key %s is reserved", ErrInvalidEffect, p.Key)
 		}
 		n.Scratch[p.Key] = p.Value
-	default:
-		return fmt.Errorf("%w %q", ErrUnknownEffect, e.Kind)
 	}
 	return nil
 }

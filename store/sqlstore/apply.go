@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -44,31 +43,14 @@ func (s *Store) Apply(nodeID string, effects []abi.Effect) error {
 	})
 }
 
-func decode(e abi.Effect, dst any) error {
-	if len(e.Payload) == 0 {
-		return fmt.Errorf("%w: empty payload", state.ErrInvalidEffect)
-	}
-	if err := json.Unmarshal(e.Payload, dst); err != nil {
-		return fmt.Errorf("%w: %w", state.ErrInvalidEffect, err)
-	}
-	return nil
-}
-
-func missing(fields ...string) error {
-	return fmt.Errorf("%w: %s required", state.ErrInvalidEffect, strings.Join(fields, ", "))
-}
-
 func (t *tx) apply(tk state.Task, n *node, e abi.Effect, now time.Time) error {
+	v, err := state.DecodeEffect(e)
+	if err != nil {
+		return err
+	}
 	stamp := now.UTC().Format(time.RFC3339)
-	switch e.Kind {
-	case abi.EffectLedgerReserve:
-		var p abi.LedgerReserve
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Tool == "" || p.Key == "" || p.ArgsDigest == "" {
-			return missing("tool", "key", "argsDigest")
-		}
+	switch p := v.(type) {
+	case *abi.LedgerReserve:
 		entry := abi.LedgerEntry{Tool: p.Tool, Key: p.Key, State: abi.LedgerStarted, ArgsDigest: p.ArgsDigest,
 			CallID: p.CallID, NodeID: n.ID, Approved: p.Approved, UpdatedAt: stamp}
 		old, err := t.ledgerEntry(tk.ID, p.Tool, p.Key)
@@ -82,19 +64,7 @@ func (t *tx) apply(tk state.Task, n *node, e abi.Effect, now time.Time) error {
 			return fmt.Errorf("%w: write %s is already %s", state.ErrInvalidEffect, p.Tool, old.State)
 		}
 		return t.updateLedger(tk.ID, entry)
-	case abi.EffectLedgerSettle:
-		var p abi.LedgerSettle
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Tool == "" || p.Key == "" {
-			return missing("tool", "key")
-		}
-		switch p.State {
-		case abi.LedgerSuccess, abi.LedgerFailed, abi.LedgerUnknown:
-		default:
-			return fmt.Errorf("%w: settle state %q", state.ErrInvalidEffect, p.State)
-		}
+	case *abi.LedgerSettle:
 		en, err := t.ledgerEntry(tk.ID, p.Tool, p.Key)
 		if err != nil {
 			return err
@@ -104,113 +74,42 @@ func (t *tx) apply(tk state.Task, n *node, e abi.Effect, now time.Time) error {
 		}
 		en.State, en.BusinessOK, en.Result, en.UpdatedAt = p.State, p.BusinessOK, p.Result, stamp
 		return t.updateLedger(tk.ID, *en)
-	case abi.EffectFingerprintRecord:
-		var p abi.FingerprintRecord
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Tool == "" || p.ArgsDigest == "" || !p.Outcome.Valid() {
-			return missing("tool", "argsDigest", "outcome")
-		}
+	case *abi.FingerprintRecord:
 		seq, err := t.nextSeq("fingerprints", " AND node_id = ?", n.ID)
 		if err != nil {
 			return err
 		}
-		_, err = t.exec(`INSERT INTO fingerprints (session_id, node_id, seq, doc) VALUES (?, ?, ?, ?)`, t.s.opt.SessionID, n.ID, seq, marshal(p))
+		_, err = t.exec(`INSERT INTO fingerprints (session_id, node_id, seq, doc) VALUES (?, ?, ?, ?)`, t.s.opt.SessionID, n.ID, seq, marshal(*p))
 		return wrap("fingerprint", err)
-	case abi.EffectEvidenceRegister:
-		var p abi.EvidenceItem
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.ID == "" || p.Tool == "" {
-			return missing("id", "tool")
-		}
-		if p.Status != abi.OutcomeSuccess && p.Status != abi.OutcomeFailed {
-			return fmt.Errorf("%w: evidence status %v: only executed calls have evidence", state.ErrInvalidEffect, p.Status)
-		}
+	case *abi.EvidenceItem:
 		if p.NodeID == "" {
 			p.NodeID = n.ID
 		}
-		return t.registerEvidence(p)
-	case abi.EffectEntityRecord:
-		var p abi.Entity
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Type == "" || p.ID == "" {
-			return missing("type", "id")
-		}
+		return t.registerEvidence(*p)
+	case *abi.Entity:
 		if p.TaskID == "" {
 			p.TaskID = tk.ID
 		}
-		return t.recordEntity(p)
-	case abi.EffectNodeSuspend:
-		var p abi.NodeSuspend
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		switch {
-		case p.Kind != abi.SuspendFollowUp && p.Kind != abi.SuspendApproval && p.Kind != abi.SuspendVerify:
-			return fmt.Errorf("%w: suspension kind %q", state.ErrInvalidEffect, p.Kind)
-		case strings.TrimSpace(p.Question) == "":
-			return missing("question")
-		case p.Kind == abi.SuspendApproval && (p.Tool == "" || p.ArgsDigest == ""):
-			return missing("tool", "argsDigest")
-		}
-		n.Status, n.Suspension = state.Suspended, &state.Suspension{NodeSuspend: p, At: now}
-	case abi.EffectNodeFinish:
-		var p abi.NodeFinish
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if strings.TrimSpace(p.Output) == "" {
-			return missing("output")
-		}
+		return t.recordEntity(*p)
+	case *abi.NodeSuspend:
+		n.Status, n.Suspension = state.Suspended, &state.Suspension{NodeSuspend: *p, At: now}
+	case *abi.NodeFinish:
 		n.Status, n.Output = state.Done, p.Output
 		if err := t.share(tk, n); err != nil {
 			return err
 		}
 		return t.settleDelegation(n)
-	case abi.EffectNodeFail:
-		var p abi.NodeFail
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if strings.TrimSpace(p.Reason) == "" {
-			return missing("reason")
-		}
+	case *abi.NodeFail:
 		n.Status, n.Reason = state.Failed, p.Reason
 		return t.settleDelegation(n)
-	case abi.EffectNodeDelegate:
-		var p abi.NodeDelegate
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.SkillKey == "" {
-			return missing("skillKey")
-		}
+	case *abi.NodeDelegate:
 		n.Delegations = append(n.Delegations, abi.Delegation{SkillKey: p.SkillKey, Objective: p.Objective, Status: "PENDING"})
-	case abi.EffectOutputWrite:
-		var p abi.OutputWrite
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Key == "" || p.SourceType == "" || len(p.Value) == 0 || !json.Valid(p.Value) {
-			return missing("key", "value", "sourceType")
-		}
+	case *abi.OutputWrite:
 		if n.Outputs == nil {
 			n.Outputs = map[string]abi.OutputValue{}
 		}
 		n.Outputs[p.Key] = p.OutputValue
-	case abi.EffectStateSet:
-		var p abi.StateSet
-		if err := decode(e, &p); err != nil {
-			return err
-		}
-		if p.Key == "" || len(p.Value) == 0 || !json.Valid(p.Value) {
-			return missing("key", "value")
-		}
+	case *abi.StateSet:
 		if slices.Contains(t.s.opt.ReservedKeys, p.Key) {
 			return fmt.Errorf("%w: scratch key %s is reserved", state.ErrInvalidEffect, p.Key)
 		}
@@ -218,8 +117,6 @@ func (t *tx) apply(tk state.Task, n *node, e abi.Effect, now time.Time) error {
 			n.Scratch = map[string]json.RawMessage{}
 		}
 		n.Scratch[p.Key] = p.Value
-	default:
-		return fmt.Errorf("%w %q", state.ErrUnknownEffect, e.Kind)
 	}
 	return nil
 }
