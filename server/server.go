@@ -110,6 +110,10 @@ type Options struct {
 	// DefaultSelfTest.
 	SelfTest host.SelfTest
 
+	// Observe returns more sinks for a new session's trace events (logs,
+	// metrics, feedback records); nil or a nil sink adds none.
+	Observe func(tenant, session string) loop.Sink
+
 	Logger *slog.Logger
 	// Now is the server's clock; nil means time.Now.
 	Now func() time.Time

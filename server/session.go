@@ -240,8 +240,14 @@ func (s *Server) assemble(ctx context.Context, tenant string) (*session, error) 
 	if cfg.Now == nil {
 		cfg.Now = s.opt.Now
 	}
+	var sink loop.Sink = loop.SinkFunc(ss.emit)
+	if s.opt.Observe != nil {
+		if more := s.opt.Observe(tenant, id); more != nil {
+			sink = loop.SinkFunc(func(e loop.Event) { ss.emit(e); more.Emit(e) })
+		}
+	}
 	ss.runner, err = loop.New(loop.Options{Model: m, Store: st, Agent: agent.Profile, Skills: skills,
-		Builtins: s.builtins(), Sink: loop.SinkFunc(ss.emit), Config: cfg})
+		Builtins: s.builtins(), Sink: sink, Config: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("server: runner: %w", err)
 	}

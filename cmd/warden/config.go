@@ -34,6 +34,24 @@ type serveConfig struct {
 	RunTimeout  time.Duration
 	Grace       time.Duration
 
+	// Plugins is a directory of first-party wasm modules (argpolicy.wasm,
+	// writegate.wasm, …, control.wasm, node.wasm, env.wasm); empty runs
+	// them in-process. Watch polls it for new generations every
+	// WatchInterval (0: not watched).
+	Plugins       string
+	WatchInterval time.Duration
+	// Instance names this process among the instances sharing a store;
+	// Lease is how long its claim on its sessions lasts without renewal.
+	Instance string
+	Lease    time.Duration
+	// LogLevel is debug, info, warn or error; Trace is where OpenTelemetry
+	// spans go: none, or stdout:FILE (JSON lines).
+	LogLevel string
+	Trace    string
+	// Feedback records failed and retried calls in the store
+	// (TOOL_USE_RELIABILITY §4); on by default with a durable store.
+	Feedback bool
+
 	// Read from the values above by validate.
 	storeDialect sqlstore.Dialect // "" for memory
 	storeDSN     string
@@ -77,12 +95,13 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 		"addr": &c.Addr, "skills": &c.Skills, "keys": &c.Keys, "model": &c.Model, "model-script": &c.ModelScript,
 		"base-url": &c.BaseURL, "model-name": &c.ModelName, "api-key-env": &c.APIKeyEnv, "tools": &c.Tools,
 		"mcp-command": &c.MCPCommand, "mcp-url": &c.MCPURL, "plugin-cache": &c.PluginCache,
-		"store": &c.Store,
+		"store": &c.Store, "plugins": &c.Plugins, "instance": &c.Instance, "log-level": &c.LogLevel, "trace": &c.Trace,
 	}
 	for name, p := range str {
 		fs.StringVar(p, name, "", "")
 	}
-	durs := map[string]*time.Duration{"run-timeout": &c.RunTimeout, "shutdown-grace": &c.Grace}
+	durs := map[string]*time.Duration{"run-timeout": &c.RunTimeout, "shutdown-grace": &c.Grace,
+		"watch-interval": &c.WatchInterval, "lease": &c.Lease}
 	for name, p := range durs {
 		fs.DurationVar(p, name, 0, "")
 	}
@@ -117,6 +136,16 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	if !set["shutdown-grace"] && c.Grace == 0 {
 		c.Grace = 10 * time.Second
 	}
+	if c.Lease == 0 {
+		c.Lease = 15 * time.Second
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
+	if c.Trace == "" {
+		c.Trace = "none"
+	}
+	c.Feedback = c.Store != "" && c.Store != "memory"
 	return c, c.validate(getenv)
 }
 
