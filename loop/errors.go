@@ -13,3 +13,7 @@ var ErrInvalidConfig = errors.New("invalid loop config")
 
 // ErrUnknownDecision: an approval decision other than CONFIRM, REJECT, CANCEL.
 var ErrUnknownDecision = errors.New("unknown approval decision")
+
+// ErrNoVerifyTool: a write waiting for VERIFY has no verify tool to settle
+// it; only the user's answer can.
+var ErrNoVerifyTool = errors.New("the write has no verify tool")

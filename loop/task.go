@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,6 +50,64 @@ type graph struct {
 
 func (g *graph) nodeID(planID string) string { return g.id + "." + planID }
 
+// savedGraph is a graph as the store keeps it (state.Task.Graph).
+type savedGraph struct {
+	Objective string            `json:"objective"`
+	Nodes     []PlanNode        `json:"nodes"`
+	Source    PlanSource        `json:"source,omitempty"`
+	Problem   string            `json:"problem,omitempty"`
+	Waiting   map[string]string `json:"waiting,omitempty"`
+}
+
+// save writes the graph to the store, so that the task can be run on by a
+// runner that did not plan it (after a restart, or on another instance).
+func (r *Runner) save(g *graph) error {
+	b, err := json.Marshal(savedGraph{Objective: g.objective, Nodes: g.plan.Nodes, Source: g.plan.Source,
+		Problem: g.plan.Problem, Waiting: g.waiting})
+	if err != nil {
+		return fmt.Errorf("loop: task %s: graph: %w", g.id, err)
+	}
+	if err := r.store.SetTaskGraph(g.id, b); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	return nil
+}
+
+// loadGraph returns the task's graph: the runner's own, else the one the
+// store keeps.
+func (r *Runner) loadGraph(taskID string) (*graph, error) {
+	r.graphs.mu.Lock()
+	defer r.graphs.mu.Unlock()
+	if g := r.graphs.m[taskID]; g != nil {
+		return g, nil
+	}
+	t, err := r.store.Task(taskID)
+	if errors.Is(err, state.ErrNotFound) || (err == nil && len(t.Graph) == 0) {
+		return nil, fmt.Errorf("loop: resume task %s: %w", taskID, ErrUnknownTask)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loop: resume task %s: %w", taskID, err)
+	}
+	var sg savedGraph
+	if err := json.Unmarshal(t.Graph, &sg); err != nil {
+		return nil, fmt.Errorf("loop: resume task %s: stored graph: %w", taskID, err)
+	}
+	for _, pn := range sg.Nodes {
+		if _, ok := r.skills[pn.SkillKey]; !ok {
+			return nil, fmt.Errorf("loop: resume task %s: node %s: skill %q: %w", taskID, pn.ID, pn.SkillKey, ErrUnknownSkill)
+		}
+	}
+	if sg.Waiting == nil {
+		sg.Waiting = map[string]string{}
+	}
+	g := &graph{id: taskID, objective: sg.Objective, plan: Plan{Nodes: sg.Nodes, Source: sg.Source, Problem: sg.Problem}, waiting: sg.Waiting}
+	if r.graphs.m == nil {
+		r.graphs.m = map[string]*graph{}
+	}
+	r.graphs.m[taskID] = g
+	return g, nil
+}
+
 type graphs struct {
 	mu sync.Mutex
 	m  map[string]*graph
@@ -83,6 +142,9 @@ func (r *Runner) RunTask(ctx context.Context, in TaskInput) (TaskExit, error) {
 		return TaskExit{}, err
 	}
 	g := &graph{id: in.ID, objective: in.Objective, plan: p, waiting: map[string]string{}}
+	if err := r.save(g); err != nil {
+		return TaskExit{}, err
+	}
 	r.graphs.mu.Lock()
 	if r.graphs.m == nil {
 		r.graphs.m = map[string]*graph{}
@@ -104,11 +166,9 @@ func (r *Runner) RunTask(ctx context.Context, in TaskInput) (TaskExit, error) {
 // ResumeTask runs a task on after the node that suspended it was resumed
 // (AnswerFollowUp, Approve, AnswerVerify).
 func (r *Runner) ResumeTask(ctx context.Context, taskID string) (TaskExit, error) {
-	r.graphs.mu.Lock()
-	g := r.graphs.m[taskID]
-	r.graphs.mu.Unlock()
-	if g == nil {
-		return TaskExit{}, fmt.Errorf("loop: resume task %s: %w", taskID, ErrUnknownTask)
+	g, err := r.loadGraph(taskID)
+	if err != nil {
+		return TaskExit{}, err
 	}
 	return r.drive(ctx, g)
 }
@@ -273,6 +333,9 @@ func (r *Runner) runNode(ctx context.Context, g *graph, id string) (state.Node, 
 				return cn, nil
 			}
 			delete(g.waiting, id)
+			if err := r.save(g); err != nil {
+				return state.Node{}, err
+			}
 			text := r.text(txtDelegationDone, cn.SkillKey, cn.Output)
 			if cn.Status != state.Done {
 				text = r.text(txtDelegationFailed, cn.SkillKey, string(cn.Status), cn.Reason)
@@ -318,5 +381,8 @@ func (r *Runner) runNode(ctx context.Context, g *graph, id string) (state.Node, 
 		}
 		r.emit(child, Event{Kind: KindNode, Status: string(state.Running), Message: objective})
 		g.waiting[id] = child.ID
+		if err := r.save(g); err != nil {
+			return state.Node{}, err
+		}
 	}
 }

@@ -32,6 +32,7 @@ var providedContract = strings.Replace(skillContract, `"outputs": {"siteList": {
 
 type taskHarness struct {
 	*harness
+	opts loop.Options
 }
 
 func newTaskHarness(t *testing.T, site string, turns []scripted.Turn, answers map[string][]answer) *taskHarness {
@@ -60,10 +61,11 @@ func newTaskHarness(t *testing.T, site string, turns []scripted.Turn, answers ma
 	h.model = &recording{Model: m}
 	cfg := loop.DefaultConfig()
 	cfg.Now = func() time.Time { return *h.clock }
-	h.runner, err = loop.New(loop.Options{Model: h.model, Store: st, Builtins: nativeBuiltins(), Sink: h.trace, Config: cfg,
-		Skills: []loop.Skill{mk("site.builder", site, "query_space", "query_site", "create_site"), mk("space.query", spaceContract, "query_space")}})
+	opts := loop.Options{Model: h.model, Store: st, Builtins: nativeBuiltins(), Sink: h.trace, Config: cfg,
+		Skills: []loop.Skill{mk("site.builder", site, "query_space", "query_site", "create_site"), mk("space.query", spaceContract, "query_space")}}
+	h.runner, err = loop.New(opts)
 	must(t, err)
-	return &taskHarness{h}
+	return &taskHarness{h, opts}
 }
 
 func evID(callID string) string {

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -14,15 +15,82 @@ import (
 
 // Recover marks the writes a previous process left STARTED as
 // UNKNOWN_PRE_CALL (CONTRACT_SPEC §14.3): call it once when a runner
-// takes over a store that outlived its process. Each such write is
-// verified when its node is opened again; it is never issued again
-// before that.
+// takes over a store that outlived its process. The write is never issued
+// again before it is verified: each node that was running such a write is
+// suspended for VERIFY, its task with it, and a later run (VerifyNode,
+// or AnswerVerify with the user's answer) settles it.
 func (r *Runner) Recover() ([]abi.LedgerEntry, error) {
 	l, err := r.store.RecoverWrites()
 	if err != nil {
 		return nil, fmt.Errorf("loop: recover: %w", err)
 	}
+	for _, e := range l {
+		n, err := r.store.Node(e.NodeID)
+		if errors.Is(err, state.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return l, fmt.Errorf("loop: recover: %w", err)
+		}
+		if n.Status != state.Running {
+			continue
+		}
+		if _, err := r.askVerify(n, e); err != nil {
+			return l, fmt.Errorf("loop: recover: %w", err)
+		}
+		if err := r.store.SetTaskStatus(n.TaskID, state.Suspended); err != nil {
+			return l, fmt.Errorf("loop: recover: %w", err)
+		}
+	}
 	return l, nil
+}
+
+// askVerify suspends a running node for VERIFY of an uncertain write: the
+// user is asked whether it took effect.
+func (r *Runner) askVerify(n state.Node, e abi.LedgerEntry) (state.Node, error) {
+	orig := r.originalArgs(n, e.CallID)
+	q := r.text(txtVerifyAsk, e.Tool, string(orig))
+	eff, err := effect(abi.EffectNodeSuspend, abi.NodeSuspend{Kind: abi.SuspendVerify, Question: q, Tool: e.Tool, Args: orig, ArgsDigest: e.ArgsDigest})
+	if err != nil {
+		return n, err
+	}
+	if err := r.store.Apply(n.ID, []abi.Effect{eff}); err != nil {
+		return n, fmt.Errorf("loop: %w", err)
+	}
+	if n, err = r.store.Node(n.ID); err != nil {
+		return n, fmt.Errorf("loop: %w", err)
+	}
+	r.emit(n, Event{Kind: KindSuspend, Tool: e.Tool, Status: abi.SuspendVerify, Message: q, Stalls: n.Stalls})
+	return n, nil
+}
+
+// VerifyNode settles the write a node suspended for VERIFY is waiting on
+// with the skill's verify tool (CONTRACT_SPEC §14.3) instead of the user's
+// answer, then runs the node on. A write whose tool has no verify
+// configured is refused with ErrNoVerifyTool and the node stays as it is;
+// a verify call that fails suspends the node for VERIFY again.
+func (r *Runner) VerifyNode(ctx context.Context, nodeID string) (Exit, error) {
+	n, err := r.store.Node(nodeID)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: verify: %w", err)
+	}
+	s := n.Suspension
+	if n.Status != state.Suspended || s == nil || s.Kind != abi.SuspendVerify {
+		return Exit{}, fmt.Errorf("loop: verify node %s (%s): %w", nodeID, n.Status, ErrNotSuspended)
+	}
+	sk, ok := r.skills[n.SkillKey]
+	if !ok {
+		return Exit{}, fmt.Errorf("loop: node %s: skill %q: %w", n.ID, n.SkillKey, ErrUnknownSkill)
+	}
+	wt := sk.Skill.Contract.Tool(s.Tool)
+	if wt == nil || wt.Verify == nil || !slices.Contains(sk.Skill.ToolNames, wt.Verify.Tool) || sk.Chain.Invoker == nil {
+		return Exit{}, fmt.Errorf("loop: verify node %s: write %s: %w", nodeID, s.Tool, ErrNoVerifyTool)
+	}
+	if err := r.store.SetNodeStatus(nodeID, state.Running, ""); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	r.emit(n, Event{Kind: KindResume, Tool: s.Tool, Status: abi.SuspendVerify, Message: wt.Verify.Tool, Stalls: n.Stalls})
+	return r.Run(ctx, nodeID)
 }
 
 // uncertain returns the node's writes whose outcome is unknown.
@@ -110,18 +178,9 @@ func (r *Runner) settleUncertain(ctx context.Context, nodeID string, sk Skill) (
 				r.emit(n, toolEvent(Event{Tool: v.Tool, Status: abi.SuspendVerify, Stalls: n.Stalls}, inv.Observation))
 			}
 		}
-		q := r.text(txtVerifyAsk, e.Tool, string(orig))
-		eff, err := effect(abi.EffectNodeSuspend, abi.NodeSuspend{Kind: abi.SuspendVerify, Question: q, Tool: e.Tool, Args: orig, ArgsDigest: e.ArgsDigest})
-		if err != nil {
+		if n, err = r.askVerify(n, e); err != nil {
 			return Exit{}, true, err
 		}
-		if err := r.store.Apply(n.ID, []abi.Effect{eff}); err != nil {
-			return Exit{}, true, fmt.Errorf("loop: %w", err)
-		}
-		if n, err = r.store.Node(n.ID); err != nil {
-			return Exit{}, true, fmt.Errorf("loop: %w", err)
-		}
-		r.emit(n, Event{Kind: KindSuspend, Tool: e.Tool, Status: abi.SuspendVerify, Message: q, Stalls: n.Stalls})
 		return exitOf(n), true, nil
 	}
 	return Exit{}, false, nil

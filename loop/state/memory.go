@@ -117,7 +117,9 @@ func (m *Memory) Task(id string) (Task, error) {
 	if !ok {
 		return Task{}, fmt.Errorf("state: task %s: %w", id, ErrNotFound)
 	}
-	return t.Task, nil
+	out := t.Task
+	out.Graph = slices.Clone(out.Graph)
+	return out, nil
 }
 
 func (m *Memory) SetTaskStatus(id string, s Status) error {
@@ -128,6 +130,20 @@ func (m *Memory) SetTaskStatus(id string, s Status) error {
 		return fmt.Errorf("state: task %s: %w", id, ErrNotFound)
 	}
 	t.Status = s
+	return nil
+}
+
+func (m *Memory) SetTaskGraph(id string, graph json.RawMessage) error {
+	if !json.Valid(graph) {
+		return fmt.Errorf("state: task %s: graph is not JSON", id)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.d.tasks[id]
+	if !ok {
+		return fmt.Errorf("state: task %s: %w", id, ErrNotFound)
+	}
+	t.Graph = slices.Clone(graph)
 	return nil
 }
 

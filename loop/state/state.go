@@ -33,6 +33,9 @@ type Task struct {
 	ID        string
 	Objective string
 	Status    Status
+	// Graph is the task graph as the loop last saved it (SetTaskGraph),
+	// so that another process can run the task on; nil until saved.
+	Graph json.RawMessage
 }
 
 // Node is one node of a task graph and everything the loop keeps about it.
@@ -103,6 +106,8 @@ type Store interface {
 	CreateTask(t Task) error
 	Task(id string) (Task, error)
 	SetTaskStatus(id string, s Status) error
+	// SetTaskGraph saves the task's graph (JSON), replacing the last one.
+	SetTaskGraph(id string, graph json.RawMessage) error
 
 	// CreateNode adds a node to its task; Status defaults to RUNNING. A
 	// contract that does not parse is an error.

@@ -157,8 +157,8 @@ func wrap(what string, err error) error {
 
 func (t *tx) task(id string) (state.Task, error) {
 	tk := state.Task{ID: id}
-	var status string
-	err := t.row(`SELECT objective, status FROM tasks WHERE session_id = ? AND id = ?`, t.s.opt.SessionID, id).Scan(&tk.Objective, &status)
+	var status, graph string
+	err := t.row(`SELECT objective, status, graph FROM tasks WHERE session_id = ? AND id = ?`, t.s.opt.SessionID, id).Scan(&tk.Objective, &status, &graph)
 	if errors.Is(err, sql.ErrNoRows) {
 		return state.Task{}, fmt.Errorf("sqlstore: task %s: %w", id, state.ErrNotFound)
 	}
@@ -166,6 +166,9 @@ func (t *tx) task(id string) (state.Task, error) {
 		return state.Task{}, wrap("task "+id, err)
 	}
 	tk.Status = state.Status(status)
+	if graph != "" {
+		tk.Graph = json.RawMessage(graph)
+	}
 	return tk, nil
 }
 
@@ -184,6 +187,19 @@ func (s *Store) SetTaskStatus(id string, st state.Status) error {
 			return err
 		}
 		_, err := t.exec(`UPDATE tasks SET status = ? WHERE session_id = ? AND id = ?`, string(st), s.opt.SessionID, id)
+		return wrap("task "+id, err)
+	})
+}
+
+func (s *Store) SetTaskGraph(id string, graph json.RawMessage) error {
+	if !json.Valid(graph) {
+		return fmt.Errorf("sqlstore: task %s: graph is not JSON", id)
+	}
+	return s.write(func(t *tx) error {
+		if _, err := t.task(id); err != nil {
+			return err
+		}
+		_, err := t.exec(`UPDATE tasks SET graph = ? WHERE session_id = ? AND id = ?`, string(graph), s.opt.SessionID, id)
 		return wrap("task "+id, err)
 	})
 }

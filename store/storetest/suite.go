@@ -470,8 +470,19 @@ func testMessagesAndErrors(t *testing.T, setup func(*testing.T) state.Store) {
 		t.Fatalf("task %+v %v", tk, err)
 	}
 	must(t, m.SetTaskStatus("t1", state.Suspended))
-	if tk, _ := m.Task("t1"); tk.Status != state.Suspended {
+	if tk, _ := m.Task("t1"); tk.Status != state.Suspended || tk.Graph != nil {
 		t.Fatalf("task %+v", tk)
+	}
+	must(t, m.SetTaskGraph("t1", json.RawMessage(`{"plan":{"nodes":[{"id":"n1"}]}}`)))
+	must(t, m.SetTaskGraph("t1", json.RawMessage(`{"plan":{"nodes":[{"id":"n1"}]},"waiting":{"t1.n1":"t1.n1.d0"}}`)))
+	if tk, _ := m.Task("t1"); string(tk.Graph) != `{"plan":{"nodes":[{"id":"n1"}]},"waiting":{"t1.n1":"t1.n1.d0"}}` {
+		t.Fatalf("graph %s", tk.Graph)
+	}
+	if err := m.SetTaskGraph("nope", json.RawMessage(`{}`)); !errors.Is(err, state.ErrNotFound) {
+		t.Fatalf("err %v", err)
+	}
+	if err := m.SetTaskGraph("t1", json.RawMessage(`{"plan":`)); err == nil || !strings.Contains(err.Error(), "graph is not JSON") {
+		t.Fatalf("err %v", err)
 	}
 	must(t, m.SetTarget("n1", "create_site", true))
 	must(t, m.SetProgress("n1", 2, 5))
