@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/store"
 	"github.com/agentwarden/warden/store/sqlstore"
 	"github.com/agentwarden/warden/store/storetest"
 )
@@ -182,5 +183,22 @@ func TestSessions(t *testing.T) {
 	}
 	if _, err := db.Session(context.Background(), state.Options{}); err == nil {
 		t.Fatal("a session without an id")
+	}
+}
+
+func TestDirectory(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		d    sqlstore.Dialect
+		dsn  func(testing.TB) string
+	}{
+		{"sqlite", sqlstore.SQLite, sqliteDSN},
+		{"postgres", sqlstore.Postgres, postgresDSN},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			storetest.RunDirectory(t, func(t *testing.T) store.Directory { return open(t, tt.d, tt.dsn(t)).db })
+		})
 	}
 }

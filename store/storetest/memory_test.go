@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/store"
 	"github.com/agentwarden/warden/store/storetest"
 )
 
@@ -15,4 +16,9 @@ func TestMemory(t *testing.T) {
 		}
 		return s
 	})
+}
+
+func TestMemoryDirectory(t *testing.T) {
+	t.Parallel()
+	storetest.RunDirectory(t, func(*testing.T) store.Directory { return store.NewMemory() })
 }

@@ -28,10 +28,11 @@ CREATE TABLE api_approvals (
     tenant     TEXT NOT NULL,
     session_id TEXT NOT NULL,
     node_id    TEXT NOT NULL,
+    seq        BIGINT NOT NULL,
     status     TEXT NOT NULL,
     doc        TEXT NOT NULL
 );
-CREATE INDEX api_approvals_node ON api_approvals (session_id, node_id);
+CREATE INDEX api_approvals_session ON api_approvals (session_id, seq);
 CREATE TABLE api_events (
     session_id TEXT NOT NULL,
     seq        BIGINT NOT NULL,
