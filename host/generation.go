@@ -155,6 +155,7 @@ func (s *Slot) swapLocked(ctx context.Context, c candidate, test SelfTest) (Gene
 		}
 	}
 	s.number++
+	p.generation.Store(s.number)
 	g := &generation{p: p, src: c, info: GenerationInfo{Number: s.number, Ref: p.Ref(), Digest: p.Digest(), Installed: time.Now()}}
 	s.cur.Store(g)
 	s.history = append(s.history, g.info)

@@ -106,6 +106,9 @@ type Plugin struct {
 	inflight atomic.Int64
 	memHigh  atomic.Int64
 	stats    counters
+	// generation is the slot generation the plugin serves as (0 outside
+	// a slot), for spans and metrics.
+	generation atomic.Uint64
 }
 
 // Manifest returns the plugin's manifest.
@@ -355,10 +358,18 @@ func truncate(s string, n int) string {
 // always a verdict: pass, or an observation. Effects of a shadow or failed
 // call are dropped.
 func (p *Plugin) Guard(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	ctx, span := p.startCall(ctx, abi.RoleGuard, tenant, req)
+	v, err := p.guard(ctx, tenant, req)
+	endCall(span, v, err)
+	return v
+}
+
+// guard is Guard; err is the plugin's own failure, for the span.
+func (p *Plugin) guard(ctx context.Context, tenant string, req *abi.Request) (abi.Verdict, error) {
 	if p.manifest.Role != abi.RoleGuard || (req.Phase != "" && !p.manifest.RunsIn(req.Phase)) {
 		ce := p.unavailable(ErrWrongRole, fmt.Errorf("host: %s is a %s for phases %v, called as guard in phase %q: %w",
 			p.ref, p.manifest.Role, p.manifest.Phases, req.Phase, ErrWrongRole))
-		return abi.Verdict{Observation: ptr(p.failure(ce, req.Locale))}
+		return abi.Verdict{Observation: ptr(p.failure(ce, req.Locale))}, ce
 	}
 	req.Kind = abi.RoleGuard
 	v, err := p.call(ctx, tenant, req)
@@ -368,18 +379,18 @@ func (p *Plugin) Guard(ctx context.Context, tenant string, req *abi.Request) abi
 		if err != nil || !v.Pass {
 			p.stats.shadowDiffers.Add(1)
 		}
-		return abi.Verdict{Pass: true}
+		return abi.Verdict{Pass: true}, err
 	case FailOpen:
 		if err != nil {
 			p.stats.failOpen.Add(1)
 			p.host.log.Warn("guard failed open", "plugin", p.ref, "tool", req.Tool, "err", err)
-			return abi.Verdict{Pass: true}
+			return abi.Verdict{Pass: true}, err
 		}
 	}
 	if err != nil {
-		return abi.Verdict{Observation: ptr(p.failure(err, req.Locale))}
+		return abi.Verdict{Observation: ptr(p.failure(err, req.Locale))}, err
 	}
-	return stamp(v, req.Locale)
+	return stamp(v, req.Locale), nil
 }
 
 // stamp gives a plugin's observation the request's locale, so its Message
@@ -394,17 +405,25 @@ func stamp(v abi.Verdict, l abi.Locale) abi.Verdict {
 // Builtin runs a builtin tool on req. A failure of the plugin is a FAILED
 // observation; a tool the plugin does not provide is CATALOG_DENIED.
 func (p *Plugin) Builtin(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	ctx, span := p.startCall(ctx, abi.RoleBuiltin, tenant, req)
+	v, err := p.builtin(ctx, tenant, req)
+	endCall(span, v, err)
+	return v
+}
+
+// builtin is Builtin; err is the plugin's own failure, for the span.
+func (p *Plugin) builtin(ctx context.Context, tenant string, req *abi.Request) (abi.Verdict, error) {
 	if p.manifest.Role != abi.RoleBuiltin || !p.manifest.Provides(req.Tool) {
 		l := req.Locale
 		o := abi.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(l, "tool", req.Tool), abi.NextCatalog.Text(l))
-		return abi.Verdict{Observation: &o}
+		return abi.Verdict{Observation: &o}, nil
 	}
 	req.Kind = abi.RoleBuiltin
 	v, err := p.call(ctx, tenant, req)
 	if err != nil {
-		return abi.Verdict{Observation: ptr(p.failure(err, req.Locale))}
+		return abi.Verdict{Observation: ptr(p.failure(err, req.Locale))}, err
 	}
-	return stamp(v, req.Locale)
+	return stamp(v, req.Locale), nil
 }
 
 func (p *Plugin) call(ctx context.Context, tenant string, req *abi.Request) (abi.Verdict, error) {

@@ -120,8 +120,8 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}
 	res := r.business(ctx, n, sk, cat, callID, g.Tool, g.Args, views)
-	if err := r.record(n, sk, callID, g.Tool, res); err != nil {
-		return Exit{}, err
+	if res.Err != nil {
+		return Exit{}, fmt.Errorf("loop: %s: %w", g.Tool, res.Err)
 	}
 	if err := r.store.Apply(nodeID, res.Effects); err != nil {
 		return Exit{}, fmt.Errorf("loop: %s: %w", g.Tool, err)

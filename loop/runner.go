@@ -125,10 +125,18 @@ func exitOf(n state.Node) Exit {
 // returned as it is. Errors are the host failing (model, store); a node
 // that fails is an Exit.
 func (r *Runner) Run(ctx context.Context, nodeID string) (Exit, error) {
+	ctx, span := startNodeSpan(ctx, nodeID)
+	exit, err := r.run(ctx, nodeID)
+	endNodeSpan(span, exit, err)
+	return exit, err
+}
+
+func (r *Runner) run(ctx context.Context, nodeID string) (Exit, error) {
 	n, err := r.store.Node(nodeID)
 	if err != nil {
 		return Exit{}, fmt.Errorf("loop: run: %w", err)
 	}
+	nodeSpanFor(ctx, n)
 	if n.Status != state.Running {
 		return exitOf(n), nil
 	}
@@ -144,6 +152,11 @@ func (r *Runner) Run(ctx context.Context, nodeID string) (Exit, error) {
 				return Exit{}, fmt.Errorf("loop: %w", err)
 			}
 		}
+	}
+	// A node run again after its process stopped mid-turn: its last
+	// calls are answered as interrupted before the model reads on.
+	if err := r.closeInterrupted(n); err != nil {
+		return Exit{}, err
 	}
 	c := &Counter{Limit: r.cfg.NoProgressLimit, MaxRounds: r.cfg.MaxRounds, Stalls: n.Stalls, Rounds: n.Rounds}
 	for {
@@ -231,7 +244,9 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 			}
 			continue
 		}
-		obs, err := r.call(ctx, n, sk, cat, tc)
+		cctx, span := startToolSpan(ctx, n, tc.Name, tc.ID)
+		obs, err := r.call(cctx, n, sk, cat, tc)
+		endToolSpan(span, obs, err)
 		if err != nil {
 			return Exit{}, true, err
 		}
@@ -357,8 +372,8 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 		return obs, nil
 	}
 	res := r.business(ctx, n, sk, cat, tc.ID, tc.Name, []byte(tc.Arguments), views)
-	if err := r.record(n, sk, tc.ID, tc.Name, res); err != nil {
-		return abi.Observation{}, err
+	if res.Err != nil {
+		return abi.Observation{}, fmt.Errorf("loop: %s: %w", tc.Name, res.Err)
 	}
 	if err := r.store.Apply(n.ID, res.Effects); err != nil {
 		return abi.Observation{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
@@ -378,16 +393,22 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 	return obs, nil
 }
 
-// record keeps the bound arguments of a write that was sent, for its
-// verification should its outcome be unknown.
-func (r *Runner) record(n state.Node, sk Skill, callID, tool string, res chain.Result) error {
-	if !res.Invoked || !sk.Skill.Contract.Tool(tool).IsWrite() || res.Args == nil {
-		return nil
+// commit makes what the before guards decided durable before the tool is
+// called: a write's bound arguments (for its verification should its
+// outcome be unknown) and its ledger entry, STARTED (§14.3). A crash
+// during the call leaves both for recovery.
+func (r *Runner) commit(n state.Node, sk Skill, callID, tool string) func([]abi.Effect, json.RawMessage) error {
+	return func(effects []abi.Effect, args json.RawMessage) error {
+		if sk.Skill.Contract.Tool(tool).IsWrite() {
+			if err := r.store.RecordCall(n.TaskID, callID, args); err != nil {
+				return err
+			}
+		}
+		if len(effects) == 0 {
+			return nil
+		}
+		return r.store.Apply(n.ID, effects)
 	}
-	if err := r.store.RecordCall(n.TaskID, callID, res.Args); err != nil {
-		return fmt.Errorf("loop: %w", err)
-	}
-	return nil
 }
 
 // business runs a business call through the skill's chain, limited to the
@@ -396,7 +417,7 @@ func (r *Runner) business(ctx context.Context, n state.Node, sk Skill, cat *cata
 	ch := *sk.Chain
 	ch.Visible = cat.Visible
 	call := chain.Call{Tenant: r.cfg.Tenant, CallID: callID, Tool: tool, Args: args, State: views, Locale: r.cfg.Locale,
-		ToolContract: sk.Skill.Contract.Tool(tool), Contract: toolContract(n.Contract, tool)}
+		ToolContract: sk.Skill.Contract.Tool(tool), Contract: toolContract(n.Contract, tool), Commit: r.commit(n, sk, callID, tool)}
 	for _, d := range sk.Tools {
 		if d.Name == tool {
 			call.Schema = d.InputSchema

@@ -17,6 +17,7 @@ const (
 	txtRejected
 	txtCancelled
 	txtVerifyAsk
+	txtCallInterrupted
 	txtVerifyTook
 	txtVerifyNotTook
 	txtUserTook
@@ -39,6 +40,7 @@ var texts = map[textID][2]string{
 	txtRejected:         {"用户拒绝了确认，未执行写操作 %s。%s", "the user refused the confirmation; write %s was not done. %s"},
 	txtCancelled:        {"用户取消了任务，未执行写操作 %s。%s", "the user cancelled the task; write %s was not done. %s"},
 	txtVerifyAsk:        {"写操作 %s 的结果不确定（调用超时或中断），请确认它是否已生效？参数：%s", "the outcome of write %s is unknown (the call timed out or was interrupted). Did it take effect? Arguments: %s"},
+	txtCallInterrupted:  {"调用 %s 在进程中断时没有返回结果，结果不确定。下一步：写操作会先核实是否已生效，不要再次调用；读操作可以重新调用。", "call %s did not return before the process stopped; its outcome is unknown. Next: a write is verified before anything else, do not call it again; a read may be called again."},
 	txtVerifyTook:       {"已核实：写操作 %s 已生效（回查 %s 判定成功），不要再次调用。", "verified: write %s took effect (the check with %s succeeded); do not call it again."},
 	txtVerifyNotTook:    {"已核实：写操作 %s 未生效（回查 %s 判定失败）：%s。如仍需执行，可重新调用。", "verified: write %s did not take effect (the check with %s failed): %s. Call it again if it is still needed."},
 	txtUserTook:         {"用户确认写操作 %s 已生效，不要再次调用。", "the user confirmed that write %s took effect; do not call it again."},

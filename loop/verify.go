@@ -35,6 +35,9 @@ func (r *Runner) Recover() ([]abi.LedgerEntry, error) {
 		if n.Status != state.Running {
 			continue
 		}
+		if err := r.closeInterrupted(n); err != nil {
+			return l, fmt.Errorf("loop: recover: %w", err)
+		}
 		if _, err := r.askVerify(n, e); err != nil {
 			return l, fmt.Errorf("loop: recover: %w", err)
 		}
@@ -43,6 +46,45 @@ func (r *Runner) Recover() ([]abi.LedgerEntry, error) {
 		}
 	}
 	return l, nil
+}
+
+// closeInterrupted answers the tool calls of the node's last assistant
+// turn that have no tool message: the process stopped during them. The
+// conversation must pair every call with an answer before the model reads
+// it again; the answer says the outcome is unknown.
+func (r *Runner) closeInterrupted(n state.Node) error {
+	msgs, err := r.store.Messages(n.ID)
+	if err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	last := -1
+	for i, m := range msgs {
+		if m.Role == model.RoleAssistant && len(m.ToolCalls) > 0 {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for _, m := range msgs[last+1:] {
+		if m.Role == model.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var out []model.Message
+	for _, tc := range msgs[last].ToolCalls {
+		if !answered[tc.ID] {
+			out = append(out, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: r.text(txtCallInterrupted, tc.Name)})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	if err := r.store.AppendMessages(n.ID, out...); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	return nil
 }
 
 // askVerify suspends a running node for VERIFY of an uncertain write: the

@@ -48,6 +48,13 @@ type Call struct {
 	// the views its manifest was granted.
 	State  map[string]json.RawMessage
 	Locale abi.Locale
+	// Commit, when set, is called once the before guards passed and just
+	// before the business tool is: it must make their effects (a write's
+	// ledger.reserve) and the bound arguments durable, so that a process
+	// killed during the call leaves the write STARTED for recovery
+	// (CONTRACT_SPEC §14.3). Committed effects are not in Result.Effects;
+	// a Commit that fails leaves the tool uncalled and sets Result.Err.
+	Commit func(effects []abi.Effect, args json.RawMessage) error
 }
 
 // Result is what the call came to.
@@ -58,6 +65,8 @@ type Result struct {
 	Effects []abi.Effect
 	// Invoked reports whether the business tool was called.
 	Invoked bool
+	// Err is Call.Commit's error: the tool was not called.
+	Err error
 	// Args are the arguments as finally bound (what was sent, if invoked).
 	Args       json.RawMessage
 	Provenance map[string]string
@@ -121,6 +130,13 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		res.Observation = abi.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", truncate(base.ArgsText, 120)), abi.NextFixArgs.Text(l))
 		res.Observation.Locale = l
 		return res
+	}
+	if call.Commit != nil {
+		if err := call.Commit(res.Effects, args); err != nil {
+			res.Err = fmt.Errorf("chain: commit before %s: %w", call.Tool, err)
+			return res
+		}
+		res.Effects = nil
 	}
 	inv := c.Invoker.Invoke(ctx, Invocation{Tool: call.Tool, Args: args, Contract: call.ToolContract, Locale: call.Locale})
 	res.Invoked, res.Attempts, res.Response = true, inv.Attempts, inv.Response

@@ -1,0 +1,32 @@
+// Package telemetry is how operators watch Warden: Prometheus metrics,
+// OpenTelemetry traces and JSON logs.
+//
+// Metrics live in a registry of their own (never the global one), served by
+// Metrics.Handler in the exposition format:
+//
+//   - warden_plugin_*: per plugin and slot generation, from the host's own
+//     counters (host.Stats) read at each scrape through
+//     MetricsOptions.Plugins: calls by outcome (pass, success, failed,
+//     rejected, deferred, trap, timeout, memory_limit, contract_violation,
+//     output_too_large, input_too_large, unavailable), a latency histogram
+//     over host.LatencyBuckets, traps and timeouts, fail-open and shadow
+//     verdicts, pool instances (live, idle, created, closed), calls in
+//     flight, the memory limit in pages and the largest instance memory,
+//     and an info series naming the module's ref and digest. A retired
+//     generation's series disappear with it.
+//   - warden_loop_*: per tenant, from a session's trace events through the
+//     loop.Sink that Metrics.Sink returns: tool calls by tool, outcome and
+//     code name, no-progress turns (stalls), suspensions by kind, nodes and
+//     tasks ended by status. No session, task or node id is a label, and a
+//     tenant's tool names are capped (MetricsOptions.MaxTools).
+//   - warden_http_*: requests by route pattern and status code, their
+//     latency, and requests in flight, through Metrics.Middleware.
+//
+// Traces: the host and the loop start spans on the global OpenTelemetry
+// provider (warden.task → warden.node → warden.tool_call →
+// warden.plugin_call), which is a no-op until SetupTracing installs one
+// that writes spans to a file as JSON.
+//
+// Logs: NewLogger builds a JSON slog.Logger at a named level; LogSink is a
+// loop.Sink logging each trace event of a session as one record.
+package telemetry

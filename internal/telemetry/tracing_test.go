@@ -1,0 +1,102 @@
+package telemetry_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/agentwarden/warden/internal/telemetry"
+)
+
+// TestSetupTracing installs the stdout exporter (the only test here that
+// touches the global tracer provider), and reads the spans back from the
+// file.
+func TestSetupTracing(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "spans.json")
+	shutdown, err := telemetry.SetupTracing("stdout:"+file, attribute.String("service.version", "1.2.3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, parent := otel.Tracer("test").Start(context.Background(), "warden.task")
+	_, child := otel.Tracer("test").Start(ctx, "warden.node")
+	child.End()
+	parent.End()
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type span struct {
+		Name        string
+		SpanContext struct{ TraceID, SpanID string }
+		Parent      struct{ SpanID string }
+		Resource    []struct {
+			Key   string
+			Value struct{ Value any }
+		}
+	}
+	var got []span
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var s span
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		got = append(got, s)
+	}
+	if len(got) != 2 || got[0].Name != "warden.node" || got[1].Name != "warden.task" {
+		t.Fatalf("spans %+v", got)
+	}
+	if got[0].Parent.SpanID != got[1].SpanContext.SpanID || got[0].SpanContext.TraceID != got[1].SpanContext.TraceID {
+		t.Fatalf("warden.node is not the child of warden.task: %+v", got)
+	}
+	res := map[string]any{}
+	for _, kv := range got[1].Resource {
+		res[kv.Key] = kv.Value.Value
+	}
+	if len(res) != 2 || res["service.name"] != "warden" || res["service.version"] != "1.2.3" {
+		t.Fatalf("resource %v", res)
+	}
+}
+
+func TestSetupTracingNone(t *testing.T) {
+	t.Parallel()
+	shutdown, err := telemetry.SetupTracing("none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSetupTracingRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec string
+		want string
+		is   error
+	}{
+		{"", `telemetry: trace exporter "" (want none or stdout:FILE): unknown trace exporter`, telemetry.ErrTraceSpec},
+		{"otlp", `telemetry: trace exporter "otlp" (want none or stdout:FILE): unknown trace exporter`, telemetry.ErrTraceSpec},
+		{"stdout:", `telemetry: trace exporter "stdout:" (want none or stdout:FILE): unknown trace exporter`, telemetry.ErrTraceSpec},
+		{"stdout:" + filepath.Join(t.TempDir(), "missing", "spans.json"), "", os.ErrNotExist},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			t.Parallel()
+			_, err := telemetry.SetupTracing(tt.spec)
+			if !errors.Is(err, tt.is) || (tt.want != "" && err.Error() != tt.want) {
+				t.Fatalf("error %v, want %s (%v)", err, tt.want, tt.is)
+			}
+		})
+	}
+}

@@ -1,0 +1,184 @@
+package loop
+
+import (
+	"context"
+	"reflect"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/loop/state"
+)
+
+// Span names of the loop. A task's span holds its nodes' spans, a node's
+// span its tool calls', and a tool call's span the plugin calls the host
+// makes for it (host.SpanPluginCall), because each passes its context on.
+const (
+	SpanTask     = "warden.task"
+	SpanNode     = "warden.node"
+	SpanToolCall = "warden.tool_call"
+)
+
+// Span attribute keys of the loop.
+const (
+	AttrTask    = attribute.Key("warden.task_id")
+	AttrNode    = attribute.Key("warden.node_id")
+	AttrSkill   = attribute.Key("warden.skill")
+	AttrTool    = attribute.Key("warden.tool")
+	AttrCallID  = attribute.Key("warden.call_id")
+	AttrOutcome = attribute.Key("warden.outcome") // the observation's outcome
+	AttrCode    = attribute.Key("warden.code")    // the observation's code name
+	AttrStatus  = attribute.Key("warden.status")  // a node's or task's status at the span's end
+	AttrStalls  = attribute.Key("warden.stalls")  // a node's no-progress count at the span's end
+)
+
+// instrumentation is the scope name of the loop's spans.
+const instrumentation = "github.com/agentwarden/warden/loop"
+
+// tracerFor caches the tracer of the global provider it came from, so a span
+// costs an atomic load and a comparison to find its tracer, and a provider
+// set later (otel.SetTracerProvider, again in tests) is still followed. off
+// marks a provider whose spans are all no-ops: the global default before
+// any SDK is installed, or the noop package's. Spans are then not started
+// at all, so an untraced call allocates nothing for them.
+type tracerFor struct {
+	tp  trace.TracerProvider
+	t   trace.Tracer
+	off bool
+}
+
+var cachedTracer atomic.Pointer[tracerFor]
+
+// noSpan is the span of a context without one: it records nothing.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// startSpan starts a span on the global provider, or returns ctx and noSpan
+// when that provider is off.
+func startSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	tp := otel.GetTracerProvider()
+	c := cachedTracer.Load()
+	if c == nil || c.tp != tp {
+		c = &tracerFor{tp: tp, t: tp.Tracer(instrumentation), off: tracingOff(tp)}
+		// Only a comparable provider can be cached: comparing two values
+		// of the same uncomparable type would panic.
+		if reflect.TypeOf(tp).Comparable() {
+			cachedTracer.Store(c)
+		}
+	}
+	if c.off {
+		return ctx, noSpan
+	}
+	return c.t.Start(ctx, name)
+}
+
+// tracingOff reports whether every span of tp is a no-op.
+func tracingOff(tp trace.TracerProvider) bool {
+	if _, ok := tp.(noop.TracerProvider); ok {
+		return true
+	}
+	t := reflect.TypeOf(tp)
+	return t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "go.opentelemetry.io/otel/internal/global" && t.Elem().Name() == "tracerProvider"
+}
+
+// StartTaskSpan starts the span of one run of a task (RunTask, ResumeTask,
+// or a resumption of one of its nodes) on the global tracer provider. Pass
+// the returned context on, so the task's node and tool call spans nest
+// under it, and end the span with EndTaskSpan.
+func StartTaskSpan(ctx context.Context, taskID string) (context.Context, trace.Span) {
+	ctx, span := startSpan(ctx, SpanTask)
+	if span.IsRecording() {
+		span.SetAttributes(AttrTask.String(taskID))
+	}
+	return ctx, span
+}
+
+// EndTaskSpan records how the task stopped (its status, and the node that
+// stopped it) and ends the span. An error, or a FAILED task, sets the
+// span's status to Error.
+func EndTaskSpan(span trace.Span, exit TaskExit, err error) {
+	if span.IsRecording() {
+		switch {
+		case err != nil:
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		default:
+			span.SetAttributes(AttrStatus.String(string(exit.Status)))
+			if exit.Node != "" {
+				span.SetAttributes(AttrNode.String(exit.Node))
+			}
+			if exit.Status == state.Failed {
+				span.SetStatus(codes.Error, exit.Reason)
+			}
+		}
+	}
+	span.End()
+}
+
+// startNodeSpan starts the span of one Run of a node; the task and skill
+// are added by nodeSpanFor once the node is read.
+func startNodeSpan(ctx context.Context, nodeID string) (context.Context, trace.Span) {
+	ctx, span := startSpan(ctx, SpanNode)
+	if span.IsRecording() {
+		span.SetAttributes(AttrNode.String(nodeID))
+	}
+	return ctx, span
+}
+
+// nodeSpanFor adds what the node is to the node span in ctx.
+func nodeSpanFor(ctx context.Context, n state.Node) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(AttrTask.String(n.TaskID), AttrSkill.String(n.SkillKey))
+	}
+}
+
+// endNodeSpan records how the node left the loop and ends the span. An
+// error (the host failing), or a FAILED node, sets the status to Error.
+func endNodeSpan(span trace.Span, exit Exit, err error) {
+	if span.IsRecording() {
+		switch {
+		case err != nil:
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		default:
+			span.SetAttributes(AttrStatus.String(string(exit.Status)))
+			if exit.Status == state.Failed {
+				span.SetStatus(codes.Error, exit.Reason)
+			}
+		}
+	}
+	span.End()
+}
+
+// startToolSpan starts the span of one tool call of node n, business or
+// builtin; pass the returned context to the call so its plugin calls nest
+// under it, and end the span with endToolSpan.
+func startToolSpan(ctx context.Context, n state.Node, tool, callID string) (context.Context, trace.Span) {
+	ctx, span := startSpan(ctx, SpanToolCall)
+	if span.IsRecording() {
+		span.SetAttributes(AttrTool.String(tool), AttrCallID.String(callID), AttrTask.String(n.TaskID), AttrNode.String(n.ID))
+	}
+	return ctx, span
+}
+
+// endToolSpan records the call's observation and ends the span. A refusal
+// or failure is a value, not a span error: only err (the host failing)
+// sets the status to Error.
+func endToolSpan(span trace.Span, o abi.Observation, err error) {
+	if span.IsRecording() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		} else {
+			span.SetAttributes(AttrOutcome.String(o.Outcome.String()))
+			if o.Code != "" {
+				span.SetAttributes(AttrCode.String(string(o.Code)))
+			}
+		}
+	}
+	span.End()
+}
