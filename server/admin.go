@@ -29,12 +29,16 @@ type Generation struct {
 }
 
 // SlotInfo is a slot: its serving generation, every generation installed,
-// and the serving plugin's counters.
+// the candidates it refused, and the serving plugin's counters.
 type SlotInfo struct {
 	Name        string       `json:"name"`
 	Current     Generation   `json:"current"`
 	Generations []Generation `json:"generations"`
-	Stats       host.Stats   `json:"stats"`
+	// Refused are the candidates the slot refused (admin API, plugin
+	// directory), oldest first, from the generation log: with a shared
+	// store, every instance's.
+	Refused []GenerationRecord `json:"refused,omitempty"`
+	Stats   host.Stats         `json:"stats"`
 }
 
 func generation(g host.GenerationInfo) Generation {
@@ -46,8 +50,9 @@ func generation(g host.GenerationInfo) Generation {
 	return out
 }
 
-func slotInfo(name string, sl *host.Slot) SlotInfo {
-	in := SlotInfo{Name: name, Current: generation(sl.Current()), Generations: []Generation{}, Stats: sl.Plugin().Stats()}
+func (s *Server) slotInfo(ctx context.Context, name string, sl *host.Slot) SlotInfo {
+	in := SlotInfo{Name: name, Current: generation(sl.Current()), Generations: []Generation{},
+		Refused: s.refusals(ctx, name), Stats: sl.Plugin().Stats()}
 	for _, g := range sl.History() {
 		in.Generations = append(in.Generations, generation(g))
 	}
@@ -56,11 +61,15 @@ func slotInfo(name string, sl *host.Slot) SlotInfo {
 
 func (s *Server) listSlots(w http.ResponseWriter, r *http.Request) error {
 	s.slotMu.Lock()
-	out := []SlotInfo{}
+	slots := make(map[string]*host.Slot, len(s.slots))
 	for n, sl := range s.slots {
-		out = append(out, slotInfo(n, sl))
+		slots[n] = sl
 	}
 	s.slotMu.Unlock()
+	out := []SlotInfo{}
+	for n, sl := range slots {
+		out = append(out, s.slotInfo(r.Context(), n, sl))
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	writeJSON(w, http.StatusOK, map[string]any{"slots": out})
 	return nil
@@ -82,7 +91,7 @@ func (s *Server) getSlot(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, slotInfo(name, sl))
+	writeJSON(w, http.StatusOK, s.slotInfo(r.Context(), name, sl))
 	return nil
 }
 
@@ -97,8 +106,9 @@ type Install struct {
 }
 
 // installSlot loads a module as the next generation of a slot (the first
-// one creates the slot): pin, compile, config, start, self-test, then an
-// atomic swap. A candidate that fails leaves the serving generation alone.
+// one creates the slot) through install: pin, compile, config, start,
+// self-test, then an atomic swap. A candidate that fails leaves the
+// serving generation alone.
 func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("slot")
 	if !slotName.MatchString(name) {
@@ -111,46 +121,16 @@ func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Module) == 0 {
 		return fail(http.StatusBadRequest, CodeInvalidRequest, "module is required")
 	}
-	pol := s.opt.Policy
-	pol.Config = req.Config
 	src := host.Source{Name: name, Bytes: req.Module, SHA256: req.SHA256}
-	ctx := context.WithoutCancel(r.Context())
-	// One install or rollback at a time: a slot's generations are serial by
-	// nature, and it keeps two first installs of one name from racing.
-	// The map lock is held only to read and add, never while compiling, so
-	// sessions being created meanwhile are not held up.
-	s.installMu.Lock()
-	defer s.installMu.Unlock()
-	s.slotMu.Lock()
-	sl, exists := s.slots[name]
-	s.slotMu.Unlock()
-	var (
-		info host.GenerationInfo
-		err  error
-	)
-	if exists {
-		info, err = sl.Swap(ctx, src, pol, s.opt.SelfTest)
-	} else {
-		sl, err = s.opt.Host.NewSlot(ctx, name, src, pol, s.opt.SelfTest)
-		if err == nil {
-			info = sl.Current()
-		}
-	}
+	sl, _, created, err := s.install(context.WithoutCancel(r.Context()), name, src, req.Config, OriginAdmin, "")
 	if err != nil {
-		s.log.Warn("plugin candidate refused", "slot", name, "err", err)
 		return candidateError(err)
 	}
-	if !exists {
-		s.slotMu.Lock()
-		s.slots[name] = sl
-		s.slotMu.Unlock()
-	}
 	status := http.StatusOK
-	if !exists {
+	if created {
 		status = http.StatusCreated
 	}
-	s.log.Info("plugin generation installed", "slot", name, "generation", info.Number, "ref", info.Ref, "digest", info.Digest)
-	writeJSON(w, status, slotInfo(name, sl))
+	writeJSON(w, status, s.slotInfo(r.Context(), name, sl))
 	return nil
 }
 
@@ -170,20 +150,17 @@ func candidateError(err error) error {
 
 func (s *Server) rollbackSlot(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("slot")
-	s.installMu.Lock()
-	defer s.installMu.Unlock()
 	sl, err := s.slot(name)
 	if err != nil {
 		return err
 	}
-	if _, err := sl.Rollback(context.WithoutCancel(r.Context()), s.opt.SelfTest); err != nil {
+	if _, err := s.rollback(context.WithoutCancel(r.Context()), name, sl); err != nil {
 		if errors.Is(err, host.ErrNoPrevious) {
 			return fail(http.StatusConflict, CodeNoPrevious, "the slot has no previous generation")
 		}
-		s.log.Warn("rollback refused", "slot", name, "err", err)
 		return candidateError(err)
 	}
-	writeJSON(w, http.StatusOK, slotInfo(name, sl))
+	writeJSON(w, http.StatusOK, s.slotInfo(r.Context(), name, sl))
 	return nil
 }
 

@@ -19,6 +19,9 @@ const (
 	CodeApprovalNotFound = "approval_not_found" // 404: unknown or another tenant's approval
 	CodeSlotNotFound     = "slot_not_found"     // 404
 	CodeSessionBusy      = "session_busy"       // 409: another request is running the session
+	CodeSessionElsewhere = "session_elsewhere"  // 409: another live instance serves the session
+	CodeNoVerifyTool     = "no_verify_tool"     // 409: the write has no verify tool; answer took instead
+	CodeNotInterrupted   = "not_interrupted"    // 409: resume of a task that is not RUNNING
 	CodeTaskPending      = "task_pending"       // 409: a task waits for the user; answer it first
 	CodeNotSuspended     = "not_suspended"      // 409: the task does not wait for that answer
 	CodeApprovalUsed     = "approval_used"      // 409: the approval was already answered
@@ -37,6 +40,13 @@ var ErrSelfTest = errors.New("server: candidate self-test failed")
 
 // ErrConfig: the server's Options are incomplete or inconsistent.
 var ErrConfig = errors.New("server: invalid options")
+
+// ErrSidecar: a plugin directory's <name>.json is not a valid sidecar.
+var ErrSidecar = errors.New("server: invalid plugin sidecar")
+
+// ErrSlotRole: a candidate's role or phases do not fit its first-party slot
+// (a builtin module dropped as a guard's file, say).
+var ErrSlotRole = errors.New("server: candidate does not fit its slot")
 
 // apiError is an error the API reports as it is.
 type apiError struct {

@@ -33,6 +33,7 @@ import (
 	"github.com/agentwarden/warden/plugins/guards/paramcontract"
 	"github.com/agentwarden/warden/plugins/guards/responsecontract"
 	"github.com/agentwarden/warden/plugins/guards/writegate"
+	"github.com/agentwarden/warden/store"
 	"github.com/agentwarden/warden/tools"
 )
 
@@ -110,6 +111,47 @@ type Options struct {
 	// DefaultSelfTest.
 	SelfTest host.SelfTest
 
+	// Plugins is a directory of first-party wasm modules named as `make
+	// plugins` names them (argpolicy.wasm … evidence.wasm, control.wasm,
+	// node.wasm, env.wasm), each with an optional sidecar <name>.json
+	// ({"sha256":"…","config":{…}}). When set, LoadPlugins loads every one
+	// as a slot with Policy (Host required, Guards and Builtins nil), so
+	// sessions run them as wasm and Watch can swap them; the env builtin
+	// reads the time through the Host's Clock, which should be Now.
+	Plugins string
+	// Generations records every install, refusal and rollback of a slot,
+	// from the admin API and the plugin directory alike; nil keeps them in
+	// memory (MemoryGenerations).
+	Generations GenerationLog
+	// Instance names this process in generation records when several
+	// instances share a store.
+	Instance string
+	// plugins is the runtime state of slots beyond the host's: the
+	// generation log in use and the plugin directory's watcher. Servers
+	// create it on first use (see pluginsOf); callers cannot set it.
+	plugins *pluginState
+
+	// Directory keeps the sessions, their API tasks, approvals and trace
+	// events, and the instances' leases; nil keeps them in memory
+	// (store.NewMemory), for one process. With a durable Directory a
+	// session outlives its process: after a restart, or when its instance
+	// died, the next request for it opens it again (on any instance, once
+	// the owner's lease ran out) and a write the dead process left in
+	// flight is verified, never issued again.
+	Directory store.Directory
+	// Lease is how long this instance's hold on its sessions lasts
+	// without renewal (Start renews it); 0 means 15 s.
+	Lease time.Duration
+	// Exclusive says this is the only instance on Directory (the SQLite
+	// deployment): Start ends every other instance's lease, since whoever
+	// held the database before is gone.
+	Exclusive bool
+	// Recoverable lists the sessions that may hold writes a dead process
+	// left in flight (sqlstore's DB.SessionsWithStartedWrites); Start and
+	// each lease period open those this instance may claim, which
+	// recovers them. Nil recovers a session only when it is next opened.
+	Recoverable func(ctx context.Context) ([]string, error)
+
 	// Observe returns more sinks for a new session's trace events (logs,
 	// metrics, feedback records); nil or a nil sink adds none.
 	Observe func(tenant, session string) loop.Sink
@@ -127,9 +169,17 @@ type Server struct {
 	log    *slog.Logger
 	ready  atomic.Bool
 
-	mu        sync.Mutex
-	sessions  map[string]*session
-	approvals map[string]*approval
+	dir store.Directory
+	// leaseUntil is the end of this instance's lease as last renewed, in
+	// unix nanoseconds; 0 before Start (no lease is kept).
+	leaseUntil atomic.Int64
+	stopBeat   context.CancelFunc
+	beatDone   chan struct{}
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	// openMu serialises opening sessions from the directory.
+	openMu sync.Mutex
 
 	// installMu serialises installs and rollbacks; slotMu guards slots.
 	installMu sync.Mutex
@@ -150,14 +200,14 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: no model", ErrConfig)
 	case len(o.AdminKeys) > 0 && o.Host == nil:
 		return nil, fmt.Errorf("%w: admin keys without a plugin host", ErrConfig)
-	case o.RunTimeout < 0 || o.ToolTimeout < 0:
+	case o.RunTimeout < 0 || o.ToolTimeout < 0 || o.Lease < 0:
 		return nil, fmt.Errorf("%w: negative timeout", ErrConfig)
 	}
 	if err := o.Loop.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	s := &Server{opt: o, keys: map[[32]byte]string{}, log: o.Logger,
-		sessions: map[string]*session{}, approvals: map[string]*approval{}, slots: map[string]*host.Slot{}}
+		sessions: map[string]*session{}, slots: map[string]*host.Slot{}}
 	for k, t := range o.Keys {
 		if k == "" || t == "" {
 			return nil, fmt.Errorf("%w: empty key or tenant", ErrConfig)
@@ -185,6 +235,15 @@ func New(o Options) (*Server, error) {
 	if s.opt.SelfTest == nil {
 		s.opt.SelfTest = DefaultSelfTest
 	}
+	if s.dir = o.Directory; s.dir == nil {
+		s.dir = store.NewMemory()
+	}
+	if s.opt.Instance == "" {
+		s.opt.Instance = "local"
+	}
+	if s.opt.Lease == 0 {
+		s.opt.Lease = 15 * time.Second
+	}
 	s.ready.Store(true)
 	return s, nil
 }
@@ -192,8 +251,10 @@ func New(o Options) (*Server, error) {
 // SetReady changes what /readyz answers (false while draining).
 func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
 
-// Close retires every plugin slot.
+// Close ends the instance's lease (its sessions may move at once) and
+// retires every plugin slot.
 func (s *Server) Close() {
+	s.release()
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()
 	for _, sl := range s.slots {
@@ -224,6 +285,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/sessions/{session}/tasks/{task}/trace", s.tenant(s.getTrace))
 	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/follow-up", s.tenant(s.answerFollowUp))
 	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/verify", s.tenant(s.answerVerify))
+	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/resume", s.tenant(s.resumeTask))
 	mux.Handle("GET /v1/approvals/{approval}", s.tenant(s.getApproval))
 	mux.Handle("POST /v1/approvals/{approval}", s.tenant(s.decideApproval))
 
@@ -383,12 +445,27 @@ func (s *Server) guards() map[string]chain.Guard {
 	return g
 }
 
+// builtins returns the builtin plugins sessions run now: the configured
+// ones, or the first-party ones, each served by its slot (control, node,
+// env: loaded from Options.Plugins or installed through the admin API)
+// when there is one, else in-process.
 func (s *Server) builtins() []loop.Builtin {
 	if s.opt.Builtins != nil {
 		return s.opt.Builtins
 	}
-	return []loop.Builtin{loop.NativeBuiltin(control.Plugin), loop.NativeBuiltin(node.Plugin),
-		loop.NativeBuiltin(env.Plugin, guest.WithClock(s.opt.Now))}
+	native := map[string]loop.Builtin{"control": loop.NativeBuiltin(control.Plugin), "node": loop.NativeBuiltin(node.Plugin),
+		"env": loop.NativeBuiltin(env.Plugin, guest.WithClock(s.opt.Now))}
+	out := make([]loop.Builtin, 0, len(builtinSlots))
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	for _, n := range builtinSlots {
+		if sl, ok := s.slots[n]; ok {
+			out = append(out, slotBuiltin{sl})
+		} else {
+			out = append(out, native[n])
+		}
+	}
+	return out
 }
 
 // Check assembles a session of every tenant once, so that an agent whose
@@ -405,7 +482,7 @@ func (s *Server) Check(ctx context.Context) error {
 	}
 	sort.Strings(tenants)
 	for _, t := range tenants {
-		if _, err := s.assemble(ctx, t); err != nil {
+		if _, err := s.assemble(ctx, t, newID("s_")); err != nil {
 			return fmt.Errorf("tenant %s: %w", t, err)
 		}
 	}

@@ -47,12 +47,35 @@ type fixture struct {
 // admin key and a plugin host for the admin API.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return buildFixture(t, fixtureSetup{})
+}
+
+// fixtureSetup changes what buildFixture serves.
+type fixtureSetup struct {
+	// contract rewrites each skill contract (JSON) before it is parsed.
+	contract func(string) string
+	// tools replaces the scenario's scripted tools.
+	tools *tscripted.Server
+	// skipTurns starts each session's scripted model that many turns in,
+	// as a model that already answered them would go on.
+	skipTurns int
+	// turns, when set, are each session's model turns instead.
+	turns []mscripted.Turn
+	// options changes the server's options last.
+	options func(*server.Options)
+}
+
+func buildFixture(t *testing.T, fs fixtureSetup) *fixture {
+	t.Helper()
 	sc, err := scenario.Load(filepath.Join(testdata.Root(), approvalScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var skills []*contract.Skill
 	for _, sk := range sc.Skills {
+		if fs.contract != nil {
+			sk.Contract = []byte(fs.contract(string(sk.Contract)))
+		}
 		c, _, err := contract.Parse(sk.SkillKey, sk.Contract)
 		if err != nil {
 			t.Fatal(err)
@@ -66,13 +89,16 @@ func newFixture(t *testing.T) *fixture {
 			Write: st.Write, Handler: tscripted.Fixed(string(st.Responses[0]))})
 	}
 	toolSrv := tscripted.New(nil, ts...)
+	if fs.tools != nil {
+		toolSrv = fs.tools
+	}
 	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	agent := server.Agent{Profile: sc.Agent, Skills: skills}
-	srv, err := server.New(server.Options{
+	opts := server.Options{
 		Keys:      map[string]string{keyAcme: "acme", keyGlobex: "globex"},
 		AdminKeys: []string{keyAdmin},
 		Agents: agentsFunc(func(context.Context, string) (server.Agent, error) {
@@ -80,12 +106,19 @@ func newFixture(t *testing.T) *fixture {
 		}),
 		Tools: toolSrv,
 		NewModel: func(string, string) (model.Model, error) {
-			return mscripted.New(sc.Model)
+			if fs.turns != nil {
+				return mscripted.New(fs.turns)
+			}
+			return mscripted.New(sc.Model[fs.skipTurns:])
 		},
 		Loop:   loop.DefaultConfig(),
 		Host:   h,
 		Logger: slog.New(slog.NewTextHandler(tlog{t}, nil)),
-	})
+	}
+	if fs.options != nil {
+		fs.options(&opts)
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +336,10 @@ func TestBadRequests(t *testing.T) {
 		{"missing text", "POST", msgs, keyAcme, `{}`, 400, server.CodeInvalidRequest},
 		{"too large", "POST", msgs, keyAcme, `{"text":"` + strings.Repeat("x", 2<<20) + `"}`, 413, server.CodeBodyTooLarge},
 		{"unknown task", "GET", "/v1/sessions/" + sid + "/tasks/t9", keyAcme, "", 404, server.CodeTaskNotFound},
-		{"verify without took", "POST", "/v1/sessions/" + sid + "/tasks/t9/verify", keyAcme, `{}`, 400, server.CodeInvalidRequest},
+		{"verify: took not a bool", "POST", "/v1/sessions/" + sid + "/tasks/t9/verify", keyAcme, `{"took":"yes"}`, 400, server.CodeBadJSON},
+		{"verify of an unknown task", "POST", "/v1/sessions/" + sid + "/tasks/t9/verify", keyAcme, `{}`, 404, server.CodeTaskNotFound},
+		{"resume of an unknown task", "POST", "/v1/sessions/" + sid + "/tasks/t9/resume", keyAcme, ``, 404, server.CodeTaskNotFound},
+		{"resume with a body", "POST", "/v1/sessions/" + sid + "/tasks/t9/resume", keyAcme, `{"force":true}`, 400, server.CodeUnknownField},
 		{"bad SSE cursor", "GET", "/v1/sessions/" + sid + "/events?after=x", keyAcme, "", 400, server.CodeInvalidRequest},
 		{"no route", "GET", "/v2/nothing", keyAcme, "", 404, server.CodeNotFound},
 	}

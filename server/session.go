@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/agentwarden/warden/loop/catalog"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/store"
 )
 
 // maxText bounds a user message or follow-up answer, in bytes.
@@ -63,35 +66,65 @@ type Approval struct {
 	Answered *time.Time `json:"answered,omitempty"`
 }
 
-type approval struct {
-	Approval
-	tenant string
-}
-
-// session is one tenant's conversation with its agent.
+// session is one tenant's conversation with its agent, as this instance
+// holds it: its runner over the session's state store, and the API's view
+// (tasks, events) mirrored in the directory.
 type session struct {
 	id, tenant string
 	created    time.Time
 	runner     *loop.Runner
 	store      state.Store
 	labels     map[string]string
+	dir        store.Directory
+	log        *slog.Logger
 
 	// run is held by the request that runs the session's loop.
 	run sync.Mutex
 
 	mu     sync.Mutex
 	events []Event
+	seq    int64         // the last event's number
 	wake   chan struct{} // closed and replaced when events are added
 	tasks  []*Task
 	next   int
 }
 
-func (ss *session) emit(e loop.Event) {
+// emit numbers a trace event in the session's sequence (which outlives the
+// runner that made it), keeps it and stores it. It returns the event as
+// numbered, for the other sinks.
+func (ss *session) emit(e loop.Event) loop.Event {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	ss.events = append(ss.events, Event{Event: e, Label: ss.labels[e.Tool]})
+	ss.seq++
+	e.Seq = ss.seq
+	ev := Event{Event: e, Label: ss.labels[e.Tool]}
+	ss.events = append(ss.events, ev)
 	close(ss.wake)
 	ss.wake = make(chan struct{})
+	ss.mu.Unlock()
+	b, err := json.Marshal(ev)
+	if err == nil {
+		err = ss.dir.AppendEvent(context.Background(), ss.id, store.Doc{Seq: e.Seq, Doc: b})
+	}
+	if err != nil {
+		ss.log.Error("trace event not stored", "session", ss.id, "task", e.Task, "node", e.Node, "seq", e.Seq, "err", err)
+	}
+	return e
+}
+
+// saveTask stores the API's view of a task.
+func (ss *session) saveTask(ctx context.Context, t *Task) error {
+	ss.mu.Lock()
+	doc := *t
+	seq := int64(slices.Index(ss.tasks, t) + 1)
+	ss.mu.Unlock()
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("server: task %s: %w", doc.ID, err)
+	}
+	if err := ss.dir.PutTask(context.WithoutCancel(ctx), ss.id, store.Doc{ID: doc.ID, Seq: seq, Doc: b}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
 }
 
 // since returns the events after seq and a channel closed at the next one.
@@ -150,13 +183,130 @@ func (ss *session) info() SessionInfo {
 	return in
 }
 
-// lookup returns the tenant's session; a foreign one is not found.
-func (s *Server) lookup(tenant, id string) (*session, error) {
+// lookup returns the tenant's session, opened on this instance; a foreign
+// one is not found.
+func (s *Server) lookup(ctx context.Context, tenant, id string) (*session, error) {
+	return s.acquire(ctx, tenant, id)
+}
+
+// acquire returns the session this instance holds, or claims it in the
+// directory and opens it: a session whose owner is alive elsewhere is
+// refused with CodeSessionElsewhere; one whose owner died (or released
+// it) moves here, and opening it recovers what the dead process left.
+func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	ss, ok := s.sessions[id]
-	if !ok || ss.tenant != tenant {
+	ss := s.sessions[id]
+	s.mu.Unlock()
+	if ss != nil && ss.tenant != tenant {
 		return nil, errSessionNotFound
+	}
+	if ss != nil && s.holding() {
+		return ss, nil
+	}
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	rec, err := s.dir.LookupSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Tenant != tenant) {
+		return nil, errSessionNotFound
+	}
+	if err != nil {
+		s.log.Error("session lookup failed", "session", id, "err", err)
+		return nil, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	if s.leaseUntil.Load() != 0 && !s.holding() {
+		// This instance's own lease ran out (the store was unreachable):
+		// renew it before claiming anything.
+		if err := s.beat(ctx); err != nil {
+			s.log.Error("lease not renewed", "instance", s.opt.Instance, "err", err)
+			return nil, fail(http.StatusServiceUnavailable, CodeInternal, "the instance lost its lease on the session store")
+		}
+	}
+	prev, err := s.dir.Claim(ctx, id, s.opt.Instance, s.opt.Now())
+	if errors.Is(err, store.ErrOwned) {
+		s.mu.Lock()
+		delete(s.sessions, id)
+		s.mu.Unlock()
+		return nil, fail(http.StatusConflict, CodeSessionElsewhere, fmt.Sprintf("the session is served by instance %s; send its requests there", prev))
+	}
+	if err != nil {
+		s.log.Error("session claim failed", "session", id, "err", err)
+		return nil, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	s.mu.Lock()
+	ss = s.sessions[id]
+	s.mu.Unlock()
+	if ss != nil && prev == s.opt.Instance {
+		return ss, nil
+	}
+	ss, err = s.open(ctx, rec)
+	if err != nil {
+		s.log.Error("session open failed", "session", id, "tenant", tenant, "err", err)
+		return nil, fail(http.StatusInternalServerError, CodeSetupFailed, "the session could not be opened")
+	}
+	if prev != s.opt.Instance {
+		s.log.Info("session taken over", "session", id, "from", prev, "instance", s.opt.Instance)
+	}
+	s.mu.Lock()
+	s.sessions[id] = ss
+	s.mu.Unlock()
+	return ss, nil
+}
+
+// open builds a session this process did not create, or no longer holds,
+// from the directory: its agent as configured now, its tasks and events,
+// then recovers its state store: a write left in flight is marked
+// uncertain and its node waits for VERIFY (loop.Runner.Recover), never
+// issued again.
+func (s *Server) open(ctx context.Context, rec store.Session) (*session, error) {
+	ss, err := s.assemble(ctx, rec.Tenant, rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	ss.created = rec.Created
+	docs, err := s.dir.Tasks(ctx, rec.ID)
+	if err != nil {
+		return nil, fmt.Errorf("server: open %s: %w", rec.ID, err)
+	}
+	for _, d := range docs {
+		var t Task
+		if err := json.Unmarshal(d.Doc, &t); err != nil {
+			return nil, fmt.Errorf("server: open %s: task %s: %w", rec.ID, d.ID, err)
+		}
+		ss.tasks = append(ss.tasks, &t)
+	}
+	ss.next = len(ss.tasks)
+	evs, err := s.dir.Events(ctx, rec.ID, 0)
+	if err != nil {
+		return nil, fmt.Errorf("server: open %s: %w", rec.ID, err)
+	}
+	for _, d := range evs {
+		var e Event
+		if err := json.Unmarshal(d.Doc, &e); err != nil {
+			return nil, fmt.Errorf("server: open %s: event %d: %w", rec.ID, d.Seq, err)
+		}
+		ss.events = append(ss.events, e)
+		ss.seq = d.Seq
+	}
+	marked, err := ss.runner.Recover()
+	if err != nil {
+		return nil, fmt.Errorf("server: open %s: %w", rec.ID, err)
+	}
+	for _, e := range marked {
+		s.log.Warn("write left in flight marked UNKNOWN_PRE_CALL", "session", rec.ID, "node", e.NodeID, "tool", e.Tool)
+		n, err := ss.store.Node(e.NodeID)
+		if err != nil {
+			continue
+		}
+		t, ok := ss.task(n.TaskID)
+		if !ok || n.Status != state.Suspended {
+			continue
+		}
+		ss.mu.Lock()
+		t.Status, t.Node, t.Suspension, t.Approval = state.Suspended, n.ID, n.Suspension, ""
+		ss.mu.Unlock()
+		if err := ss.saveTask(ctx, t); err != nil {
+			return nil, err
+		}
 	}
 	return ss, nil
 }
@@ -168,10 +318,14 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant st
 			return err
 		}
 	}
-	ss, err := s.assemble(r.Context(), tenant)
+	ss, err := s.assemble(r.Context(), tenant, newID("s_"))
 	if err != nil {
 		s.log.Error("session setup failed", "tenant", tenant, "err", err)
 		return fail(http.StatusInternalServerError, CodeSetupFailed, "the agent could not be assembled")
+	}
+	if err := s.dir.CreateSession(r.Context(), store.Session{ID: ss.id, Tenant: tenant, Created: ss.created, Owner: s.opt.Instance}); err != nil {
+		s.log.Error("session not stored", "tenant", tenant, "session", ss.id, "err", err)
+		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
 	}
 	s.mu.Lock()
 	s.sessions[ss.id] = ss
@@ -182,8 +336,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant st
 
 // assemble builds a session: its store, its skills with their chains, its
 // model and its runner. Nothing is registered until it all succeeded.
-func (s *Server) assemble(ctx context.Context, tenant string) (*session, error) {
-	id := newID("s_")
+func (s *Server) assemble(ctx context.Context, tenant, id string) (*session, error) {
 	agent, err := s.opt.Agents.Agent(ctx, tenant)
 	if err != nil {
 		return nil, err
@@ -231,7 +384,8 @@ func (s *Server) assemble(ctx context.Context, tenant string) (*session, error) 
 	if err != nil {
 		return nil, fmt.Errorf("server: model: %w", err)
 	}
-	ss := &session{id: id, tenant: tenant, created: s.opt.Now(), store: st, labels: labels, wake: make(chan struct{})}
+	ss := &session{id: id, tenant: tenant, created: s.opt.Now().UTC().Truncate(time.Millisecond), store: st, labels: labels,
+		dir: s.dir, log: s.log, wake: make(chan struct{})}
 	if o, ok := m.(observable); ok {
 		o.SetObserver(ss.observer())
 	}
@@ -240,10 +394,10 @@ func (s *Server) assemble(ctx context.Context, tenant string) (*session, error) 
 	if cfg.Now == nil {
 		cfg.Now = s.opt.Now
 	}
-	var sink loop.Sink = loop.SinkFunc(ss.emit)
+	var sink loop.Sink = loop.SinkFunc(func(e loop.Event) { ss.emit(e) })
 	if s.opt.Observe != nil {
 		if more := s.opt.Observe(tenant, id); more != nil {
-			sink = loop.SinkFunc(func(e loop.Event) { ss.emit(e); more.Emit(e) })
+			sink = loop.SinkFunc(func(e loop.Event) { more.Emit(ss.emit(e)) })
 		}
 	}
 	ss.runner, err = loop.New(loop.Options{Model: m, Store: st, Agent: agent.Profile, Skills: skills,
@@ -262,7 +416,7 @@ func toolOf(c *contract.Contract, name string) *contract.Tool {
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request, tenant string) error {
-	ss, err := s.lookup(tenant, r.PathValue("session"))
+	ss, err := s.lookup(r.Context(), tenant, r.PathValue("session"))
 	if err != nil {
 		return err
 	}
@@ -279,7 +433,7 @@ type RunResult struct {
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant string) error {
-	ss, err := s.lookup(tenant, r.PathValue("session"))
+	ss, err := s.lookup(r.Context(), tenant, r.PathValue("session"))
 	if err != nil {
 		return err
 	}
@@ -307,6 +461,15 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 	t := &Task{ID: "t" + strconv.Itoa(ss.next), Objective: req.Text, Status: state.Running}
 	ss.tasks = append(ss.tasks, t)
 	ss.mu.Unlock()
+	if err := ss.saveTask(r.Context(), t); err != nil {
+		// Nothing ran: the task is forgotten as if never posted.
+		ss.mu.Lock()
+		ss.tasks = ss.tasks[:len(ss.tasks)-1]
+		ss.next--
+		ss.mu.Unlock()
+		s.log.Error("task not stored", "session", ss.id, "err", err)
+		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
 
 	from := ss.lastSeq()
 	ctx, cancel := s.runContext(r)
@@ -336,7 +499,7 @@ func (s *Server) runContext(r *http.Request) (context.Context, context.CancelFun
 // settle records how a run left the task, holds a new approval if it asks
 // for one, and answers with the run's events.
 func (s *Server) settle(w http.ResponseWriter, ss *session, t *Task, from int64, exit loop.TaskExit, runErr error) error {
-	var ap *approval
+	var ap *Approval
 	ss.mu.Lock()
 	if runErr != nil {
 		t.Status, t.Reason = state.Failed, "the runtime failed"
@@ -345,12 +508,24 @@ func (s *Server) settle(w http.ResponseWriter, ss *session, t *Task, from int64,
 		t.Output, t.Reason, t.Reply, t.Approval = exit.Output, exit.Reason, exit.Reply, ""
 	}
 	ss.mu.Unlock()
+	ctx := context.Background()
 	if runErr != nil {
 		s.log.Error("run failed", "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
+		if err := ss.saveTask(ctx, t); err != nil {
+			s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
+		}
 		return fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task")
 	}
 	if exit.Status == state.Suspended && exit.Suspension != nil && exit.Suspension.Kind == abi.SuspendApproval {
-		ap = s.hold(ss, t, exit)
+		var err error
+		if ap, err = s.hold(ctx, ss, t, exit); err != nil {
+			s.log.Error("approval not stored", "session", ss.id, "task", t.ID, "err", err)
+			return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+		}
+	}
+	if err := ss.saveTask(ctx, t); err != nil {
+		s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
+		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
 	}
 	evs, _ := ss.since(from)
 	res := RunResult{Events: evs}
@@ -360,44 +535,73 @@ func (s *Server) settle(w http.ResponseWriter, ss *session, t *Task, from int64,
 	ss.mu.Lock()
 	res.Task = *t
 	ss.mu.Unlock()
-	if ap != nil {
-		a := ap.Approval
-		res.Approval = &a
-	}
+	res.Approval = ap
 	writeJSON(w, http.StatusOK, res)
 	return nil
 }
 
 // hold records the approval a suspended task asks for: the write the store
-// holds (its bound arguments and their digest), under a fresh id.
-func (s *Server) hold(ss *session, t *Task, exit loop.TaskExit) *approval {
+// holds (its bound arguments and their digest), under a fresh id. A
+// pending approval of the same node is made STALE first: only the newest
+// question can be answered.
+func (s *Server) hold(ctx context.Context, ss *session, t *Task, exit loop.TaskExit) (*Approval, error) {
 	sus := exit.Suspension
-	a := &approval{tenant: ss.tenant, Approval: Approval{ID: newID("ap_"), Session: ss.id, Task: t.ID, Node: exit.Node,
-		Tool: sus.Tool, Args: sus.Args, ArgsDigest: sus.ArgsDigest, Question: sus.Question, Status: "PENDING", Created: s.opt.Now()}}
+	a := &Approval{ID: newID("ap_"), Session: ss.id, Task: t.ID, Node: exit.Node,
+		Tool: sus.Tool, Args: sus.Args, ArgsDigest: sus.ArgsDigest, Question: sus.Question, Status: "PENDING",
+		Created: s.opt.Now().UTC().Truncate(time.Millisecond)}
 	if n, err := ss.store.Node(exit.Node); err == nil && n.Gated != nil {
 		a.Tool, a.Args, a.ArgsDigest = n.Gated.Tool, n.Gated.Args, n.Gated.ArgsDigest
 	}
 	if a.ArgsDigest == "" && len(a.Args) > 0 {
 		a.ArgsDigest = state.ArgsDigest(a.Args)
 	}
-	s.mu.Lock()
-	// An earlier approval of the same node that is still pending is
-	// replaced: only the newest question can be answered.
-	for _, old := range s.approvals {
-		if old.Session == ss.id && old.Node == a.Node && old.Status == "PENDING" {
-			old.Status = "STALE"
+	old, err := s.dir.Approvals(ctx, ss.id)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	for _, o := range old {
+		if o.Node != a.Node || o.Status != "PENDING" {
+			continue
+		}
+		var view Approval
+		if err := json.Unmarshal(o.Doc, &view); err != nil {
+			return nil, fmt.Errorf("server: approval %s: %w", o.ID, err)
+		}
+		if _, err := s.moveApproval(ctx, view, "STALE"); err != nil {
+			return nil, err
 		}
 	}
-	s.approvals[a.ID] = a
-	s.mu.Unlock()
+	doc, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("server: approval: %w", err)
+	}
+	if err := s.dir.AddApproval(ctx, store.Approval{ID: a.ID, Tenant: ss.tenant, Session: ss.id, Node: a.Node, Status: a.Status, Doc: doc}); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	ss.mu.Lock()
 	t.Approval = a.ID
 	ss.mu.Unlock()
-	return a
+	return a, nil
+}
+
+// moveApproval moves a PENDING approval to its answer, once: false when it
+// was no longer PENDING.
+func (s *Server) moveApproval(ctx context.Context, a Approval, to string) (bool, error) {
+	now := s.opt.Now().UTC().Truncate(time.Millisecond)
+	a.Status, a.Answered = to, &now
+	doc, err := json.Marshal(a)
+	if err != nil {
+		return false, fmt.Errorf("server: approval %s: %w", a.ID, err)
+	}
+	moved, err := s.dir.MoveApproval(context.WithoutCancel(ctx), a.ID, "PENDING", to, doc)
+	if err != nil {
+		return false, fmt.Errorf("server: %w", err)
+	}
+	return moved, nil
 }
 
 func (s *Server) taskOf(r *http.Request, tenant string) (*session, *Task, error) {
-	ss, err := s.lookup(tenant, r.PathValue("session"))
+	ss, err := s.lookup(r.Context(), tenant, r.PathValue("session"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -464,6 +668,9 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, tenant, kind str
 		if errors.Is(err, state.ErrDigestMismatch) || errors.Is(err, state.ErrNotGated) {
 			return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one to approve")
 		}
+		if errors.Is(err, loop.ErrNoVerifyTool) {
+			return fail(http.StatusConflict, CodeNoVerifyTool, "the write has no verify tool: answer whether it took effect with took true or false")
+		}
 		return s.settle(w, ss, t, from, loop.TaskExit{}, err)
 	}
 	exit, err := ss.runner.ResumeTask(ctx, t.ID)
@@ -493,28 +700,69 @@ func (s *Server) answerVerify(w http.ResponseWriter, r *http.Request, tenant str
 	if err := decode(w, r, maxBody, &req); err != nil {
 		return err
 	}
-	if req.Took == nil {
-		return fail(http.StatusBadRequest, CodeInvalidRequest, "took is required (true or false)")
-	}
 	return s.resume(w, r, tenant, abi.SuspendVerify, func(ctx context.Context, ss *session, node string) error {
+		if req.Took == nil {
+			// No answer: the skill's verify tool settles the write.
+			_, err := ss.runner.VerifyNode(ctx, node)
+			return err
+		}
 		_, err := ss.runner.AnswerVerify(ctx, node, *req.Took)
 		return err
 	})
 }
 
-// approvalOf returns the tenant's approval; a foreign one is not found.
-func (s *Server) approvalOf(tenant, id string) (*approval, Approval, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.approvals[id]
-	if !ok || a.tenant != tenant {
-		return nil, Approval{}, errApprovalNotFound
+// resumeTask runs on a task a dead process left RUNNING: the task was
+// interrupted between two steps (a write in flight is not, it waits for
+// VERIFY) and its node goes on from its stored conversation.
+func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant string) error {
+	if r.ContentLength != 0 {
+		var req struct{}
+		if err := decode(w, r, maxBody, &req); err != nil {
+			return err
+		}
 	}
-	return a, a.Approval, nil
+	ss, t, err := s.taskOf(r, tenant)
+	if err != nil {
+		return err
+	}
+	if !ss.run.TryLock() {
+		return errSessionBusy
+	}
+	defer ss.run.Unlock()
+	ss.mu.Lock()
+	status := t.Status
+	ss.mu.Unlock()
+	if status != state.Running {
+		return fail(http.StatusConflict, CodeNotInterrupted, fmt.Sprintf("task %s was not interrupted (%s)", t.ID, status))
+	}
+	from := ss.lastSeq()
+	ctx, cancel := s.runContext(r)
+	defer cancel()
+	exit, err := ss.runner.ResumeTask(ctx, t.ID)
+	return s.settle(w, ss, t, from, exit, err)
+}
+
+// approvalOf returns the tenant's approval; a foreign one is not found.
+func (s *Server) approvalOf(ctx context.Context, tenant, id string) (Approval, error) {
+	rec, err := s.dir.Approval(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Tenant != tenant) {
+		return Approval{}, errApprovalNotFound
+	}
+	if err != nil {
+		s.log.Error("approval lookup failed", "approval", id, "err", err)
+		return Approval{}, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	var a Approval
+	if err := json.Unmarshal(rec.Doc, &a); err != nil {
+		s.log.Error("approval unreadable", "approval", id, "err", err)
+		return Approval{}, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	a.Status = rec.Status
+	return a, nil
 }
 
 func (s *Server) getApproval(w http.ResponseWriter, r *http.Request, tenant string) error {
-	_, a, err := s.approvalOf(tenant, r.PathValue("approval"))
+	a, err := s.approvalOf(r.Context(), tenant, r.PathValue("approval"))
 	if err != nil {
 		return err
 	}
@@ -523,7 +771,7 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request, tenant stri
 }
 
 func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant string) error {
-	a, view, err := s.approvalOf(tenant, r.PathValue("approval"))
+	view, err := s.approvalOf(r.Context(), tenant, r.PathValue("approval"))
 	if err != nil {
 		return err
 	}
@@ -537,25 +785,30 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	if d != loop.Confirm && d != loop.Reject && d != loop.Cancel {
 		return fail(http.StatusBadRequest, CodeInvalidRequest, "decision must be CONFIRM, REJECT or CANCEL")
 	}
-	ss, err := s.lookup(tenant, view.Session)
+	ss, err := s.lookup(r.Context(), tenant, view.Session)
 	if err != nil {
-		return errApprovalNotFound
+		var ae *apiError
+		if errors.As(err, &ae) && ae.code == CodeSessionNotFound {
+			return errApprovalNotFound
+		}
+		return err
 	}
 	if !ss.run.TryLock() {
 		return errSessionBusy
 	}
 	defer ss.run.Unlock()
-	// Under the session's run lock the approval's status cannot change
-	// except here: check it, and use it up, before anything runs.
-	s.mu.Lock()
-	status := a.Status
-	s.mu.Unlock()
-	switch status {
+	// Under the session's run lock, on the instance that holds the
+	// session, the approval's status cannot change except here: read it
+	// again, check it, and use it up before anything runs.
+	if view, err = s.approvalOf(r.Context(), tenant, view.ID); err != nil {
+		return err
+	}
+	switch view.Status {
 	case "PENDING":
 	case "STALE":
 		return fail(http.StatusConflict, CodeApprovalStale, "this approval was replaced; answer the task's current one")
 	default:
-		return fail(http.StatusConflict, CodeApprovalUsed, "this approval was already answered ("+status+")")
+		return fail(http.StatusConflict, CodeApprovalUsed, "this approval was already answered ("+view.Status+")")
 	}
 	t, ok := ss.task(view.Task)
 	if !ok {
@@ -563,17 +816,25 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	}
 	n, err := ss.store.Node(view.Node)
 	if err != nil || n.Status != state.Suspended || n.Gated == nil || n.Gated.ArgsDigest != view.ArgsDigest {
-		s.mark(a, "STALE")
+		if _, err := s.moveApproval(r.Context(), view, "STALE"); err != nil {
+			s.log.Error("approval not stored", "approval", view.ID, "err", err)
+		}
 		return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one this approval was asked for")
+	}
+	moved, err := s.moveApproval(r.Context(), view, string(d))
+	if err != nil {
+		s.log.Error("approval not stored", "approval", view.ID, "err", err)
+		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	if !moved {
+		return fail(http.StatusConflict, CodeApprovalUsed, "this approval was already answered")
 	}
 	from := ss.lastSeq()
 	ctx, cancel := s.runContext(r)
 	defer cancel()
-	s.mark(a, string(d))
 	if _, err := ss.runner.Approve(ctx, view.Node, d); err != nil {
 		if errors.Is(err, loop.ErrNotSuspended) || errors.Is(err, state.ErrNotSuspended) ||
 			errors.Is(err, state.ErrDigestMismatch) || errors.Is(err, state.ErrNotGated) {
-			s.mark(a, "STALE")
 			return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one this approval was asked for")
 		}
 		return s.settle(w, ss, t, from, loop.TaskExit{}, err)
@@ -582,17 +843,10 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	return s.settle(w, ss, t, from, exit, err)
 }
 
-func (s *Server) mark(a *approval, status string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.opt.Now()
-	a.Status, a.Answered = status, &now
-}
-
 // streamEvents sends the session's events as server-sent events, from
 // Last-Event-ID (or ?after=) on, until the client goes away.
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, tenant string) error {
-	ss, err := s.lookup(tenant, r.PathValue("session"))
+	ss, err := s.lookup(r.Context(), tenant, r.PathValue("session"))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,237 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentwarden/warden/loop/state"
+	mscripted "github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/store/sqlstore"
+	"github.com/agentwarden/warden/store/sqlstore/sqltest"
+	"github.com/agentwarden/warden/tools"
+	tscripted "github.com/agentwarden/warden/tools/scripted"
+)
+
+// clock is a settable clock shared by the instances of a test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+const lease = 10 * time.Second
+
+// instance serves the approval scenario as one instance on db.
+func instance(t *testing.T, db *sqlstore.DB, name string, c *clock, fs fixtureSetup) *fixture {
+	t.Helper()
+	more := fs.options
+	fs.options = func(o *server.Options) {
+		o.Directory, o.Instance, o.Lease, o.Now = db, name, lease, c.Now
+		o.NewStore = func(id string) (state.Store, error) {
+			return db.Session(context.Background(), state.Options{SessionID: id, Now: c.Now})
+		}
+		o.Recoverable = db.SessionsWithStartedWrites
+		if more != nil {
+			more(o)
+		}
+	}
+	return buildFixture(t, fs)
+}
+
+func forDialects(t *testing.T, run func(t *testing.T, db *sqlstore.DB)) {
+	for _, d := range sqltest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			run(t, sqltest.Open(t, d))
+		})
+	}
+}
+
+// An approval outlives the process that asked for it: another process on
+// the same database answers it, once, and the task finishes there.
+func TestApprovalAfterRestart(t *testing.T) {
+	t.Parallel()
+	forDialects(t, func(t *testing.T, db *sqlstore.DB) {
+		c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+		a := instance(t, db, "a", c, fixtureSetup{})
+		sid, res := a.suspend(t)
+		ap := res.Approval
+		a.ts.Close()
+		a.srv.Close()
+
+		// Three turns were answered by the first process's model.
+		b := instance(t, db, "b", c, fixtureSetup{skipTurns: 3})
+		var got server.Approval
+		if code, eb := b.do(t, "GET", "/v1/approvals/"+ap.ID, keyAcme, "", &got); code != http.StatusOK ||
+			got.Status != "PENDING" || got.ArgsDigest != ap.ArgsDigest || got.Session != sid {
+			t.Fatalf("approval after restart: %d %+v %+v", code, eb, got)
+		}
+		if code, eb := b.do(t, "GET", "/v1/approvals/"+ap.ID, keyGlobex, "", nil); code != http.StatusNotFound || eb.Error.Code != server.CodeApprovalNotFound {
+			t.Fatalf("another tenant: %d %+v", code, eb)
+		}
+		var done server.RunResult
+		if code, eb := b.do(t, "POST", "/v1/approvals/"+ap.ID, keyAcme, `{"decision":"CONFIRM"}`, &done); code != http.StatusOK ||
+			done.Task.Status != "DONE" || done.Task.Output != "网站 Spring Launch 已创建" {
+			t.Fatalf("CONFIRM after restart: %d %+v %+v", code, eb, done.Task)
+		}
+		if code, eb := b.do(t, "POST", "/v1/approvals/"+ap.ID, keyAcme, `{"decision":"CONFIRM"}`, nil); code != http.StatusConflict || eb.Error.Code != server.CodeApprovalUsed {
+			t.Fatalf("second CONFIRM: %d %+v", code, eb)
+		}
+		if n := b.tools.Count("create_site"); n != 1 {
+			t.Fatalf("create_site called %d times", n)
+		}
+		// The trace runs on across both processes, numbered without a gap.
+		var trace struct {
+			Events []server.Event `json:"events"`
+		}
+		b.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1/trace", keyAcme, "", &trace)
+		for i, e := range trace.Events {
+			if e.Seq != int64(i+1) {
+				t.Fatalf("event %d has seq %d", i, e.Seq)
+			}
+		}
+		if n := len(trace.Events); n < len(res.Events)+3 || !hasEvent(trace.Events, "TOOL", "create_site", "DEFERRED", "APPROVAL_REQUIRED") ||
+			!hasEvent(trace.Events, "TOOL", "create_site", "SUCCESS", "") {
+			t.Fatalf("trace after restart: %+v", trace.Events)
+		}
+		var info server.SessionInfo
+		if b.do(t, "GET", "/v1/sessions/"+sid, keyAcme, "", &info); len(info.Tasks) != 1 || info.Tasks[0].Status != "DONE" {
+			t.Fatalf("session after restart: %+v", info)
+		}
+	})
+}
+
+// A session belongs to one live instance at a time: another refuses it
+// with session_elsewhere, and takes it over once the owner has stopped.
+func TestSessionOwnership(t *testing.T) {
+	t.Parallel()
+	forDialects(t, func(t *testing.T, db *sqlstore.DB) {
+		c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+		a := instance(t, db, "a", c, fixtureSetup{})
+		b := instance(t, db, "b", c, fixtureSetup{skipTurns: 3})
+		ctx := context.Background()
+		for _, f := range []*fixture{a, b} {
+			if err := f.srv.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sid, res := a.suspend(t)
+		code, eb := b.do(t, "GET", "/v1/sessions/"+sid, keyAcme, "", nil)
+		if code != http.StatusConflict || eb.Error.Code != server.CodeSessionElsewhere || !strings.Contains(eb.Error.Message, "instance a") {
+			t.Fatalf("session on b while a lives: %d %+v", code, eb)
+		}
+		if code, eb := b.do(t, "POST", "/v1/approvals/"+res.Approval.ID, keyAcme, `{"decision":"CONFIRM"}`, nil); code != http.StatusConflict || eb.Error.Code != server.CodeSessionElsewhere {
+			t.Fatalf("CONFIRM on b while a lives: %d %+v", code, eb)
+		}
+		if code, eb := b.do(t, "GET", "/v1/sessions/"+sid, keyGlobex, "", nil); code != http.StatusNotFound || eb.Error.Code != server.CodeSessionNotFound {
+			t.Fatalf("another tenant on b: %d %+v", code, eb)
+		}
+		// a stops: its lease ends and b answers for the session.
+		a.srv.Close()
+		var done server.RunResult
+		if code, eb := b.do(t, "POST", "/v1/approvals/"+res.Approval.ID, keyAcme, `{"decision":"CONFIRM"}`, &done); code != http.StatusOK || done.Task.Status != "DONE" {
+			t.Fatalf("CONFIRM on b after a stopped: %d %+v %+v", code, eb, done.Task)
+		}
+		// b's lease holds the session now, even for a that restarts.
+		a2 := instance(t, db, "a", c, fixtureSetup{})
+		if err := a2.srv.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if code, eb := a2.do(t, "GET", "/v1/sessions/"+sid, keyAcme, "", nil); code != http.StatusConflict || eb.Error.Code != server.CodeSessionElsewhere {
+			t.Fatalf("session on a restarted a while b lives: %d %+v", code, eb)
+		}
+		// b dies without a word: once its lease has run out, a2 takes the
+		// session over.
+		c.Add(2 * lease)
+		var info server.SessionInfo
+		if code, eb := a2.do(t, "GET", "/v1/sessions/"+sid, keyAcme, "", &info); code != http.StatusOK || len(info.Tasks) != 1 || info.Tasks[0].Status != "DONE" {
+			t.Fatalf("session on a2 after b died: %d %+v %+v", code, eb, info)
+		}
+	})
+}
+
+// An instance dies while a confirmed write is in flight. Once its lease
+// has run out another instance recovers the session at start: the write
+// is UNKNOWN_PRE_CALL, the task waits for VERIFY, and the write is never
+// sent again; the user's answer settles it.
+func TestTakeOverMidWrite(t *testing.T) {
+	t.Parallel()
+	forDialects(t, func(t *testing.T, db *sqlstore.DB) {
+		c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+		// The write tool takes the call and never answers (until the test
+		// ends); its contract gives it a minute.
+		started := make(chan struct{}, 1)
+		hang := make(chan struct{})
+		schema := json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title","spaceId"],"properties":{"title":{"type":"string"},"spaceId":{"type":"integer"}}}`)
+		writes := tscripted.New(nil,
+			tscripted.Tool{Tool: tools.Tool{Name: "query_space", InputSchema: json.RawMessage(`{"type":"object","properties":{"spaceName":{"type":"string"}}}`)},
+				Handler: tscripted.Fixed(`{"code":200,"msg":"ok","data":{"spaces":[{"id":42,"name":"市场部"}]}}`)},
+			tscripted.Tool{Tool: tools.Tool{Name: "query_site", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				Handler: tscripted.Fixed(`{"code":200,"data":{"sites":[]}}`)},
+			tscripted.Tool{Tool: tools.Tool{Name: "create_site", InputSchema: schema}, Write: true,
+				Handler: func(*tscripted.State, json.RawMessage) (json.RawMessage, error) {
+					started <- struct{}{}
+					<-hang
+					return json.RawMessage(`{"code":200,"msg":"ok","data":{"id":"site_7"}}`), nil
+				}})
+		slow := func(s string) string { return strings.ReplaceAll(s, `"timeoutMs":100`, `"timeoutMs":60000`) }
+		quiet := func(o *server.Options) { o.Logger = slog.New(slog.DiscardHandler) }
+		a := instance(t, db, "a", c, fixtureSetup{contract: slow, tools: writes, options: quiet})
+		// Cleanups run last first: the hung call ends before a's listener
+		// closes, which waits for it.
+		t.Cleanup(func() { close(hang) })
+		actx, kill := context.WithCancel(context.Background())
+		if err := a.srv.Start(actx); err != nil {
+			t.Fatal(err)
+		}
+		sid, res := a.suspend(t)
+		go func() {
+			req, _ := http.NewRequest("POST", a.ts.URL+"/v1/approvals/"+res.Approval.ID, strings.NewReader(`{"decision":"CONFIRM"}`))
+			req.Header.Set("Authorization", "Bearer "+keyAcme)
+			if resp, err := a.ts.Client().Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		<-started
+		// a is gone: it renews its lease no more and says nothing.
+		kill()
+		c.Add(2 * lease)
+
+		// b's model reads the interrupted call's answer, then finishes.
+		finish := []mscripted.Turn{{Expect: &mscripted.Expect{Tool: "create_site", Contains: "没有返回结果"},
+			ToolCalls: []mscripted.Call{{Name: "builtin_node_finish", Arguments: `{"output":"网站 Spring Launch 已创建"}`}}}}
+		b := instance(t, db, "b", c, fixtureSetup{contract: slow, tools: writes, turns: finish})
+		if err := b.srv.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var task server.Task
+		if code, eb := b.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1", keyAcme, "", &task); code != http.StatusOK ||
+			task.Status != "SUSPENDED" || task.Suspension == nil || task.Suspension.Kind != "VERIFY" || task.Suspension.Tool != "create_site" {
+			t.Fatalf("task on b: %d %+v %+v", code, eb, task)
+		}
+		// No verify tool is configured: only the user can say.
+		if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/tasks/t1/verify", keyAcme, `{}`, nil); code != http.StatusConflict || eb.Error.Code != server.CodeNoVerifyTool {
+			t.Fatalf("verify without a verify tool: %d %+v", code, eb)
+		}
+		var done server.RunResult
+		if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/tasks/t1/verify", keyAcme, `{"took":true}`, &done); code != http.StatusOK || done.Task.Status != "DONE" {
+			t.Fatalf("verify answered: %d %+v %+v", code, eb, done)
+		}
+		if n := writes.Count("create_site"); n != 1 {
+			t.Fatalf("create_site sent %d times", n)
+		}
+		if !hasEvent(done.Events, "RESUME", "create_site", "", "") {
+			t.Fatalf("no VERIFY resume in %+v", done.Events)
+		}
+	})
+}
