@@ -2,16 +2,24 @@
 // feedback records of TOOL_USE_RELIABILITY §4 and summarises them per tool
 // and per error category.
 //
-// A Sink appends one JSON line per tool call (successes too, so the §4.1
-// weights add up); Read parses such a file back; Summarize says which tools
-// and categories cause the most stalls.
+// A Sink turns one session's events into records. A Sink from NewSink
+// appends them as JSON lines to a writer (warden run --feedback), and Read
+// parses such a file back. A Sink from Recorder.Sink hands them to the
+// Recorder, which stores them in a Store (warden serve) from a goroutine
+// of its own, so that the loop never waits for the database; the Store's
+// Feedback reads them back. Summarize says which tools and categories
+// cause the most stalls.
+//
+// Every call that ran is recorded, successes too, not only the failed and
+// retried calls §4.2 requires a record of: §4.1 gives every call a signal
+// weight, a success the highest, and Summarize's calls, successes and
+// weights per tool would be wrong without them.
 package feedback
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -50,6 +58,7 @@ const (
 // Record is one feedback record (TOOL_USE_RELIABILITY §4.2).
 type Record struct {
 	Time    time.Time `json:"time"`
+	Tenant  string    `json:"tenant,omitempty"`
 	Session string    `json:"session,omitempty"`
 	Task    string    `json:"task,omitempty"`
 	Node    string    `json:"node,omitempty"`
@@ -58,6 +67,9 @@ type Record struct {
 	Tool string `json:"tool"`
 	// ArgsDigest is the call's argument digest, when the Sink was given one.
 	ArgsDigest string `json:"args_digest,omitempty"`
+	// Output is the model's output for the call (its tool call as the
+	// model gave it), when the Sink was given one.
+	Output string `json:"output,omitempty"`
 	// Outcome is SUCCESS, FAILED, REJECTED or DEFERRED.
 	Outcome string `json:"outcome"`
 	// Message is the observation the model was shown.
@@ -81,19 +93,26 @@ type Record struct {
 	Weight float64 `json:"weight"`
 }
 
-// Sink is a loop.Sink that writes a feedback record for every TOOL event
-// of a call that ran or was stopped (skipped calls are left out).
+// Sink is a loop.Sink that makes a feedback record of every TOOL event of a
+// call that ran or was stopped (skipped calls are left out), for one
+// session. It writes the records to an io.Writer (NewSink) or queues them
+// on a Recorder (Recorder.Sink).
 type Sink struct {
-	// Session is written into every record.
+	// Tenant and Session are written into every record.
+	Tenant  string
 	Session string
 	// Now stamps records; nil means time.Now.
 	Now func() time.Time
 	// Digest returns the argument digest of a TOOL event, if known; nil
 	// leaves the digest out.
 	Digest func(loop.Event) string
+	// Output returns the model's output for a TOOL event's call, if known;
+	// nil leaves it out.
+	Output func(loop.Event) string
 
 	mu     sync.Mutex
-	w      io.Writer
+	w      io.Writer      // JSON lines, or
+	rec    *Recorder      // the Recorder's store
 	stalls map[string]int // last Stalls seen per task/node
 	err    error
 }
@@ -103,12 +122,23 @@ func NewSink(w io.Writer, session string) *Sink {
 	return &Sink{w: w, Session: session}
 }
 
-// Err returns the first write error, if any. Emit never blocks the loop on
-// an error: later records are dropped once one write has failed.
+// Err returns the first error that cost the sink a record, if any. Emit
+// never blocks the loop on an error. A writer that failed once is not
+// written again; a Recorder's sink goes on queueing records (the Recorder
+// counts and logs the ones it loses).
 func (s *Sink) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
+}
+
+// fail keeps err if it is the sink's first.
+func (s *Sink) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
 }
 
 // Emit records e if it is a tool call's observation.
@@ -121,31 +151,59 @@ func (s *Sink) Emit(e loop.Event) {
 	key := e.Task + "\x00" + e.Node
 	prev, seen := s.stalls[key]
 	s.stalls[key] = e.Stalls
-	if e.Kind != loop.KindTool || e.Outcome == "" || s.err != nil {
+	if e.Kind != loop.KindTool || e.Outcome == "" || s.rec == nil && s.err != nil {
 		return
+	}
+	r, err := s.record(e, prev, seen)
+	if err == nil {
+		if s.rec != nil {
+			err = s.rec.enqueue(s, r)
+		} else {
+			err = s.write(r)
+		}
+	}
+	if err == nil {
+		return
+	}
+	if s.err == nil {
+		s.err = err
+	}
+	if s.rec != nil {
+		s.rec.lose(1, err, s.Tenant, s.Session)
+	}
+}
+
+// record builds e's record with the sink's stamps.
+func (s *Sink) record(e loop.Event, prev int, seen bool) (Record, error) {
+	r, err := FromEvent(e, prev, seen)
+	if err != nil {
+		return r, err
 	}
 	now := time.Now
 	if s.Now != nil {
 		now = s.Now
 	}
-	r, err := FromEvent(e, prev, seen)
-	if err != nil {
-		s.err = err
-		return
-	}
 	r.Time = now().UTC()
-	r.Session = s.Session
+	r.Tenant, r.Session = s.Tenant, s.Session
 	if s.Digest != nil {
 		r.ArgsDigest = s.Digest(e)
 	}
+	if s.Output != nil {
+		r.Output = s.Output(e)
+	}
+	return r, nil
+}
+
+// write appends r to the sink's writer as one JSON line.
+func (s *Sink) write(r Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
-		s.err = fmt.Errorf("feedback: %w", err)
-		return
+		return fmt.Errorf("feedback: %w", err)
 	}
 	if _, err := s.w.Write(append(b, '\n')); err != nil {
-		s.err = fmt.Errorf("feedback: write: %w", err)
+		return fmt.Errorf("feedback: write: %w", err)
 	}
+	return nil
 }
 
 // FromEvent builds the record of a TOOL event (without time, session and
@@ -201,9 +259,6 @@ func FromEvent(e loop.Event, prevStalls int, seen bool) (Record, error) {
 	}
 	return r, nil
 }
-
-// ErrBadRecord marks a line that is not a feedback record.
-var ErrBadRecord = errors.New("not a feedback record")
 
 // Read parses JSON-line feedback records. Blank lines are skipped; a bad
 // line is an error naming its line number.
