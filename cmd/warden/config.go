@@ -3,20 +3,74 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 
 	"github.com/agentwarden/warden/model/scripted"
 	"github.com/agentwarden/warden/store/sqlstore"
 )
 
-// serveConfig is warden serve's whole configuration, read from flags and
-// WARDEN_* variables and validated once.
+const serveUsage = `usage: warden serve [--config FILE] --skills DIR --keys FILE --model scripted|openai --tools mcp-command|mcp-url [flags]
+
+Serves the HTTP API. Every key below can come from a config file, the
+environment or a flag; the first of these that sets it wins:
+
+  1. the flag:                  --run-timeout 30s
+  2. its WARDEN_* variable:     WARDEN_RUN_TIMEOUT=30s
+     (dashes become underscores: --model-script is WARDEN_MODEL_SCRIPT)
+  3. the config file named by --config FILE or WARDEN_CONFIG:  run-timeout: 30s
+     (YAML, JSON or TOML by its extension .yaml, .yml, .json or .toml; the
+     same kebab-case keys; an unknown key or a value of the wrong type is an
+     error)
+  4. the default.
+
+An empty value counts as unset. Relative paths, in the file too, are relative
+to the working directory. Everything is checked once at start; an error names
+the key, and the file when the value came from it.
+
+  --config FILE           config file (YAML, JSON or TOML); not a key of the file
+  --addr HOST:PORT        listen address (default 127.0.0.1:8080)
+  --skills DIR            skill store directory (contract DirStore)
+  --keys FILE             JSON: {"tenants":[{"tenant":"acme","agent":"agent_code","keys":["..."]}],"admin_keys":["..."]}
+  --model KIND            scripted or openai
+  --model-script FILE     scripted turns (JSON or YAML), with --model scripted
+  --base-url URL          with --model openai
+  --model-name NAME       with --model openai
+  --api-key-env VAR       environment variable holding the API key, with --model openai
+  --tools KIND            mcp-command or mcp-url
+  --mcp-command "CMD ARGS" the MCP server's command line, with --tools mcp-command
+  --mcp-url URL           the MCP server's streamable HTTP endpoint, with --tools mcp-url
+  --plugin-cache DIR      compiled plugin cache for the admin API (default: in memory)
+  --store KIND            memory, sqlite:PATH or postgres:URL (default memory)
+  --run-timeout D         bound on one task run (default 5m)
+  --shutdown-grace D      time given to requests in flight on SIGTERM (default 10s)
+  --plugins DIR           directory of first-party wasm plugins (default: run them in-process)
+  --watch-interval D      poll --plugins for new generations this often (default 0: not watched)
+  --instance NAME         this instance among those sharing a store (default HOST-PID);
+                          [A-Za-z0-9] then up to 63 of [A-Za-z0-9_.:-]
+  --lease D               how long this instance's claim on its sessions lasts
+                          without renewal (default 15s, at least 1s)
+  --log-level LEVEL       debug, info, warn or error (default info)
+  --trace WHERE           OpenTelemetry spans: none, or stdout:FILE for JSON lines (default none)
+  --feedback[=BOOL]       record failed and retried calls in the store (default true
+                          with a sqlite: or postgres: store, false with memory)
+`
+
+// serveConfig is warden serve's whole configuration, read from flags,
+// WARDEN_* variables and a config file, and validated once.
 type serveConfig struct {
 	Addr        string
 	Skills      string
@@ -58,6 +112,11 @@ type serveConfig struct {
 	keys         keysFile
 	script       []scripted.Turn
 	apiKey       string
+
+	// Where each key's value came from, for error messages; file is the
+	// config file's name as given.
+	origins map[string]origin
+	file    string
 }
 
 // keysFile maps API keys to tenants and their agents.
@@ -80,77 +139,263 @@ func (e *configError) Error() string {
 	return fmt.Sprintf("--%s (%s): %s", e.flag, envName(e.flag), e.msg)
 }
 
+// envName is the WARDEN_* variable of a key: WARDEN_ and the key
+// upper-cased, dashes made underscores.
 func envName(flag string) string {
 	return "WARDEN_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
-// loadServeConfig parses args, fills what they leave unset from getenv,
-// and validates the result.
+// origin is where a key's value came from.
+type origin int
+
+const (
+	fromDefault origin = iota
+	fromFlag
+	fromEnv
+	fromFile
+)
+
+// configKey is the key that names the config file; it is a flag and a
+// variable, never a key of the file itself.
+const configKey = "config"
+
+// instanceName is what --instance must match: it is written into the store
+// as the owner of sessions and into logs, so it stays short and plain.
+var instanceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+
+// setting is one key and the field it fills; exactly one of the pointers is
+// set, and it gives the key its type.
+type setting struct {
+	name    string
+	str     *string
+	dur     *time.Duration
+	boolean *bool
+}
+
+// settings lists every key in usage order, which is also the order in
+// which their values are read and type-checked.
+func (c *serveConfig) settings() []setting {
+	return []setting{
+		{name: "addr", str: &c.Addr},
+		{name: "skills", str: &c.Skills},
+		{name: "keys", str: &c.Keys},
+		{name: "model", str: &c.Model},
+		{name: "model-script", str: &c.ModelScript},
+		{name: "base-url", str: &c.BaseURL},
+		{name: "model-name", str: &c.ModelName},
+		{name: "api-key-env", str: &c.APIKeyEnv},
+		{name: "tools", str: &c.Tools},
+		{name: "mcp-command", str: &c.MCPCommand},
+		{name: "mcp-url", str: &c.MCPURL},
+		{name: "plugin-cache", str: &c.PluginCache},
+		{name: "store", str: &c.Store},
+		{name: "run-timeout", dur: &c.RunTimeout},
+		{name: "shutdown-grace", dur: &c.Grace},
+		{name: "plugins", str: &c.Plugins},
+		{name: "watch-interval", dur: &c.WatchInterval},
+		{name: "instance", str: &c.Instance},
+		{name: "lease", dur: &c.Lease},
+		{name: "log-level", str: &c.LogLevel},
+		{name: "trace", str: &c.Trace},
+		{name: "feedback", boolean: &c.Feedback},
+	}
+}
+
+// loadServeConfig reads every key from args, getenv and the config file
+// (--config or WARDEN_CONFIG), the first of them that sets a key winning,
+// and validates the result. -h and --help print the usage and return
+// flag.ErrHelp.
+//
+// Viper (its own instance) reads the file. The layering is done here,
+// in lookup, rather than by viper's flag and environment bindings, for two
+// reasons: viper reads the process environment itself, while serve takes
+// getenv so that tests and --api-key-env see one environment; and every
+// type error must say which source the bad value came from, which viper
+// does not report.
 func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
-	var c serveConfig
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c := serveConfig{origins: map[string]origin{}}
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, serveUsage) }
-	str := map[string]*string{
-		"addr": &c.Addr, "skills": &c.Skills, "keys": &c.Keys, "model": &c.Model, "model-script": &c.ModelScript,
-		"base-url": &c.BaseURL, "model-name": &c.ModelName, "api-key-env": &c.APIKeyEnv, "tools": &c.Tools,
-		"mcp-command": &c.MCPCommand, "mcp-url": &c.MCPURL, "plugin-cache": &c.PluginCache,
-		"store": &c.Store, "plugins": &c.Plugins, "instance": &c.Instance, "log-level": &c.LogLevel, "trace": &c.Trace,
-	}
-	for name, p := range str {
-		fs.StringVar(p, name, "", "")
-	}
-	durs := map[string]*time.Duration{"run-timeout": &c.RunTimeout, "shutdown-grace": &c.Grace,
-		"watch-interval": &c.WatchInterval, "lease": &c.Lease}
-	for name, p := range durs {
-		fs.DurationVar(p, name, 0, "")
+	// Every flag is a string here: values are converted and checked in
+	// one place for all three sources, with one set of messages.
+	fs.String(configKey, "", "")
+	for _, s := range c.settings() {
+		fs.String(s.name, "", "")
+		if s.boolean != nil {
+			fs.Lookup(s.name).NoOptDefVal = "true" // --feedback alone means true
+		}
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			// cmdServe, like the other commands, checks the standard
+			// library's sentinel.
+			return c, flag.ErrHelp
+		}
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for name, p := range str {
-		if v := getenv(envName(name)); !set[name] && v != "" {
-			*p = v
-		}
+
+	file, err := readConfigFile(fs, getenv)
+	if err != nil {
+		return c, err
 	}
-	for name, p := range durs {
-		if v := getenv(envName(name)); !set[name] && v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				return c, &configError{name, fmt.Sprintf("%q is not a duration", v)}
+	if file != nil {
+		c.file = file.ConfigFileUsed()
+	}
+
+	host, err := os.Hostname()
+	if err != nil {
+		host = "warden"
+	}
+	c.Addr = "127.0.0.1:8080"
+	c.RunTimeout = 5 * time.Minute
+	c.Grace = 10 * time.Second
+	c.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
+	c.Lease = 15 * time.Second
+	c.LogLevel = "info"
+	c.Trace = "none"
+	// Feedback's default depends on the store; validate sets it.
+
+	// Every value a source sets must have its key's type, even where a
+	// higher source overrides it: a broken file or variable fails today,
+	// not on the day the flag that hid it is dropped. Values are assigned
+	// lowest source first, so the highest is the one that stays.
+	for _, s := range c.settings() {
+		for _, v := range slices.Backward(lookup(s.name, fs, getenv, file)) {
+			c.origins[s.name] = v.from
+			if err := s.assign(v.raw, v.from); err != nil {
+				return c, &configError{s.name, c.where(s.name) + ": " + err.Error()}
 			}
-			*p = d
 		}
 	}
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8080"
-	}
-	if !set["run-timeout"] && c.RunTimeout == 0 {
-		c.RunTimeout = 5 * time.Minute
-	}
-	if !set["shutdown-grace"] && c.Grace == 0 {
-		c.Grace = 10 * time.Second
-	}
-	if c.Lease == 0 {
-		c.Lease = 15 * time.Second
-	}
-	if c.LogLevel == "" {
-		c.LogLevel = "info"
-	}
-	if c.Trace == "" {
-		c.Trace = "none"
-	}
-	c.Feedback = c.Store != "" && c.Store != "memory"
 	return c, c.validate(getenv)
 }
 
+// readConfigFile reads the file --config or WARDEN_CONFIG names, if any,
+// and refuses a key it does not know: a misspelt key must not be ignored.
+func readConfigFile(fs *pflag.FlagSet, getenv func(string) string) (*viper.Viper, error) {
+	vs := lookup(configKey, fs, getenv, nil)
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	path := vs[0].raw.(string)
+	bad := func(format string, a ...any) error { return &configError{configKey, fmt.Sprintf(format, a...)} }
+	if ext := filepath.Ext(path); !slices.Contains([]string{".yaml", ".yml", ".json", ".toml"}, ext) {
+		return nil, bad("%q is not a .yaml, .yml, .json or .toml file", path)
+	}
+	v := viper.New()
+	v.SetConfigFile(path)
+	if err := v.ReadInConfig(); err != nil {
+		if errors.As(err, new(viper.ConfigParseError)) {
+			return nil, bad("%s: %v", path, errors.Unwrap(err))
+		}
+		return nil, bad("%v", err)
+	}
+	known := map[string]bool{}
+	for _, s := range (&serveConfig{}).settings() {
+		known[s.name] = true
+	}
+	var unknown []string
+	for _, k := range v.AllKeys() {
+		// A nested key (a.b) is reported by its top-level name.
+		top, _, _ := strings.Cut(k, ".")
+		if !known[top] && !slices.Contains(unknown, top) {
+			unknown = append(unknown, top)
+		}
+	}
+	slices.Sort(unknown)
+	switch {
+	case slices.Contains(unknown, configKey):
+		return nil, bad("%s: key %q cannot be set in a config file", path, configKey)
+	case len(unknown) == 1:
+		return nil, bad("%s: unknown key %q", path, unknown[0])
+	case len(unknown) > 1:
+		return nil, bad("%s: unknown keys %s", path, quoteAll(unknown))
+	}
+	return v, nil
+}
+
+// value is one source's value for a key.
+type value struct {
+	raw  any
+	from origin
+}
+
+// lookup returns the values the sources set for key, the winner first: the
+// flag if given, the WARDEN_* variable, the config file. An empty value
+// counts as unset; a key no source sets gives none.
+func lookup(key string, fs *pflag.FlagSet, getenv func(string) string, file *viper.Viper) []value {
+	var vs []value
+	if f := fs.Lookup(key); f != nil && f.Changed && f.Value.String() != "" {
+		vs = append(vs, value{f.Value.String(), fromFlag})
+	}
+	if v := getenv(envName(key)); v != "" {
+		vs = append(vs, value{v, fromEnv})
+	}
+	if file != nil {
+		if v := file.Get(key); v != nil && v != "" {
+			vs = append(vs, value{v, fromFile})
+		}
+	}
+	return vs
+}
+
+// assign converts raw, from o, to the setting's type. Flags and variables
+// are text; a file's values must already have the key's type (a duration
+// is a string such as "30s", a bool is a bool).
+func (s setting) assign(raw any, o origin) error {
+	text, isText := raw.(string)
+	switch {
+	case s.str != nil:
+		if !isText {
+			return fmt.Errorf("%s is not a string", show(raw))
+		}
+		*s.str = text
+	case s.dur != nil:
+		d, err := time.ParseDuration(text)
+		if !isText || err != nil {
+			return fmt.Errorf("%s is not a duration", show(raw))
+		}
+		*s.dur = d
+	case s.boolean != nil:
+		b, isBool := raw.(bool)
+		if isText && o != fromFile {
+			var err error
+			b, err = strconv.ParseBool(text)
+			isBool = err == nil
+		}
+		if !isBool {
+			return fmt.Errorf("%s is not a bool", show(raw))
+		}
+		*s.boolean = b
+	}
+	return nil
+}
+
+// where says where key's value came from, as a user would find it.
+func (c *serveConfig) where(key string) string {
+	switch c.origins[key] {
+	case fromFlag:
+		return "flag --" + key
+	case fromEnv:
+		return "env " + envName(key)
+	case fromFile:
+		return "file " + c.file + " key " + key
+	}
+	return "default"
+}
+
 func (c *serveConfig) validate(getenv func(string) string) error {
-	bad := func(flag, format string, a ...any) error { return &configError{flag, fmt.Sprintf(format, a...)} }
+	bad := func(key, format string, a ...any) error {
+		msg := fmt.Sprintf(format, a...)
+		if c.origins[key] == fromFile {
+			msg = c.where(key) + ": " + msg
+		}
+		return &configError{key, msg}
+	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return bad("addr", "%q is not HOST:PORT", c.Addr)
 	}
@@ -228,6 +473,42 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	if c.Grace <= 0 {
 		return bad("shutdown-grace", "must be positive")
 	}
+	if c.Plugins != "" {
+		if fi, err := os.Stat(c.Plugins); err != nil || !fi.IsDir() {
+			return bad("plugins", "%q is not a directory", c.Plugins)
+		}
+	}
+	if c.WatchInterval < 0 {
+		return bad("watch-interval", "must not be negative")
+	}
+	if c.WatchInterval > 0 && c.Plugins == "" {
+		return bad("watch-interval", "needs --plugins")
+	}
+	if !instanceName.MatchString(c.Instance) {
+		return bad("instance", "%q does not match %s", c.Instance, instanceName)
+	}
+	if c.Lease < time.Second {
+		return bad("lease", "%s is shorter than 1s", c.Lease)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return bad("log-level", "%q is not debug, info, warn or error", c.LogLevel)
+	}
+	switch scheme, rest, _ := strings.Cut(c.Trace, ":"); {
+	case c.Trace == "none":
+	case scheme == "stdout" && rest != "":
+	case scheme == "stdout":
+		return bad("trace", "%q has no FILE after stdout:", c.Trace)
+	default:
+		return bad("trace", "%q is not none or stdout:FILE", c.Trace)
+	}
+	switch {
+	case c.origins["feedback"] == fromDefault:
+		c.Feedback = c.storeDialect != ""
+	case c.Feedback && c.storeDialect == "":
+		return bad("feedback", "needs a durable store: --store sqlite:PATH or postgres:URL")
+	}
 	return nil
 }
 
@@ -265,3 +546,22 @@ func (c *serveConfig) readKeys() error {
 	return nil
 }
 
+// show renders a value read from a config file for an error message.
+func show(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// quoteAll quotes each name and joins them with commas.
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}

@@ -28,29 +28,6 @@ import (
 	"github.com/agentwarden/warden/tools/mcp"
 )
 
-const serveUsage = `usage: warden serve --skills DIR --keys FILE --model scripted|openai --tools mcp-command|mcp-url [flags]
-
-Serves the HTTP API. Every flag can also be set by its WARDEN_* environment
-variable (--model-script is WARDEN_MODEL_SCRIPT); a flag wins over the
-environment. Everything is checked once at start; an error names the flag.
-
-  --addr HOST:PORT        listen address (default 127.0.0.1:8080)
-  --skills DIR            skill store directory (contract DirStore)
-  --keys FILE             JSON: {"tenants":[{"tenant":"acme","agent":"agent_code","keys":["..."]}],"admin_keys":["..."]}
-  --model KIND            scripted or openai
-  --model-script FILE     scripted turns (JSON or YAML), with --model scripted
-  --base-url URL          with --model openai
-  --model-name NAME       with --model openai
-  --api-key-env VAR       environment variable holding the API key, with --model openai
-  --tools KIND            mcp-command or mcp-url
-  --mcp-command "CMD ARGS" the MCP server's command line, with --tools mcp-command
-  --mcp-url URL           the MCP server's streamable HTTP endpoint, with --tools mcp-url
-  --plugin-cache DIR      compiled plugin cache for the admin API (default: in memory)
-  --store KIND            memory, sqlite:PATH or postgres:URL (default memory)
-  --run-timeout D         bound on one task run (default 5m)
-  --shutdown-grace D      time given to requests in flight on SIGTERM (default 10s)
-`
-
 // cmdServe runs the HTTP API until SIGTERM or SIGINT, then drains.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := loadServeConfig(args, os.Getenv, stderr)

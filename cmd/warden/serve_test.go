@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -70,53 +69,6 @@ func writeFile(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestServeConfigErrors(t *testing.T) {
-	skills, keys, script := serveFixture(t)
-	dir := t.TempDir()
-	badKeys := filepath.Join(dir, "bad.json")
-	writeFile(t, badKeys, `{"tenants":[{"tenant":"acme","agent":"cms","keys":["short"]}]}`)
-	unknownKeys := filepath.Join(dir, "unknown.json")
-	writeFile(t, unknownKeys, `{"tenant":[]}`)
-	base := []string{"--skills", skills, "--keys", keys, "--model", "scripted", "--model-script", script,
-		"--tools", "mcp-command", "--mcp-command", "mcp-cms"}
-	with := func(extra ...string) []string { return append(append([]string{}, base...), extra...) }
-	tests := []struct {
-		name string
-		args []string
-		env  map[string]string
-		want string
-	}{
-		{"bad addr", with("--addr", "nohost"), nil, `--addr (WARDEN_ADDR): "nohost" is not HOST:PORT`},
-		{"bad addr from env", base, map[string]string{"WARDEN_ADDR": "x"}, `--addr (WARDEN_ADDR): "x" is not HOST:PORT`},
-		{"flag wins over env", with("--addr", "127.0.0.1:0", "--model", "gpt"), map[string]string{"WARDEN_ADDR": "x"}, `--model (WARDEN_MODEL): "gpt" is not scripted or openai`},
-		{"no skills", []string{"--keys", keys}, nil, "--skills (WARDEN_SKILLS): required"},
-		{"skills not a dir", with("--skills", keys), nil, `--skills (WARDEN_SKILLS): "` + keys + `" is not a directory`},
-		{"no keys", []string{"--skills", skills}, nil, "--keys (WARDEN_KEYS): required"},
-		{"short key", with("--keys", badKeys), nil, "--keys (WARDEN_KEYS): " + badKeys + ": tenants[0]: a key is shorter than 16 characters or used twice"},
-		{"unknown key field", with("--keys", unknownKeys), nil, "--keys (WARDEN_KEYS): " + unknownKeys + `: json: unknown field "tenant"`},
-		{"no model", []string{"--skills", skills, "--keys", keys}, nil, "--model (WARDEN_MODEL): required: scripted or openai"},
-		{"scripted without script", []string{"--skills", skills, "--keys", keys, "--model", "scripted"}, nil, "--model-script (WARDEN_MODEL_SCRIPT): required with --model scripted"},
-		{"openai without base url", with("--model", "openai"), nil, "--base-url (WARDEN_BASE_URL): required with --model openai"},
-		{"openai empty key env", with("--model", "openai", "--base-url", "http://x", "--model-name", "m", "--api-key-env", "NO_SUCH_VAR_XYZ"), nil, "--api-key-env (WARDEN_API_KEY_ENV): NO_SUCH_VAR_XYZ is empty"},
-		{"bad tools", with("--tools", "grpc"), nil, `--tools (WARDEN_TOOLS): "grpc" is not mcp-command or mcp-url`},
-		{"mcp url not http", with("--tools", "mcp-url", "--mcp-url", "ftp://x"), nil, `--mcp-url (WARDEN_MCP_URL): "ftp://x" is not an http(s) URL`},
-		{"bad duration env", base, map[string]string{"WARDEN_RUN_TIMEOUT": "soon"}, `--run-timeout (WARDEN_RUN_TIMEOUT): "soon" is not a duration`},
-		{"zero grace", with("--shutdown-grace", "0s"), nil, "--shutdown-grace (WARDEN_SHUTDOWN_GRACE): must be positive"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			getenv := func(k string) string { return tt.env[k] }
-			_, err := loadServeConfig(tt.args, getenv, io.Discard)
-			if err == nil || err.Error() != tt.want {
-				t.Fatalf("got %v\nwant %s", err, tt.want)
-			}
-		})
-	}
-	if _, err := loadServeConfig(base, func(string) string { return "" }, io.Discard); err != nil {
-		t.Fatalf("valid config: %v", err)
 	}
 }
 
@@ -246,44 +198,6 @@ func TestServeRefusesUnservedTool(t *testing.T) {
 	want := "warden serve: --skills (WARDEN_SKILLS): tenant acme: server: skill cms.space: tool list_tags is not served\n"
 	if code != 1 || !strings.HasSuffix(stderr.String(), want) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
-}
-
-func TestServeStoreConfigErrors(t *testing.T) {
-	skills, keys, script := serveFixture(t)
-	base := []string{"--skills", skills, "--keys", keys, "--model", "scripted", "--model-script", script,
-		"--tools", "mcp-command", "--mcp-command", "mcp-cms"}
-	tests := []struct {
-		name, store, env, want string
-	}{
-		{"bad scheme", "mysql:x", "", `--store (WARDEN_STORE): "mysql:x" is not memory, sqlite:PATH or postgres:URL`},
-		{"bare path", "/tmp/w.db", "", `--store (WARDEN_STORE): "/tmp/w.db" is not memory, sqlite:PATH or postgres:URL`},
-		{"sqlite without path", "sqlite:", "", `--store (WARDEN_STORE): "sqlite:" has no PATH after sqlite:`},
-		{"postgres without url", "", "postgres:", `--store (WARDEN_STORE): "postgres:" has no URL after postgres:`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := base
-			if tt.store != "" {
-				args = append(append([]string{}, base...), "--store", tt.store)
-			}
-			_, err := loadServeConfig(args, func(k string) string {
-				if k == "WARDEN_STORE" {
-					return tt.env
-				}
-				return ""
-			}, io.Discard)
-			if err == nil || err.Error() != tt.want {
-				t.Fatalf("got %v\nwant %s", err, tt.want)
-			}
-		})
-	}
-	for store, dialect := range map[string]sqlstore.Dialect{"": "", "memory": "", "sqlite:/x/w.db": sqlstore.SQLite,
-		"postgres:postgres://u@127.0.0.1/w": sqlstore.Postgres} {
-		c, err := loadServeConfig(append(append([]string{}, base...), "--store", store), func(string) string { return "" }, io.Discard)
-		if err != nil || c.storeDialect != dialect {
-			t.Fatalf("--store %q: %v %q", store, err, c.storeDialect)
-		}
 	}
 }
 
