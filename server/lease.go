@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/store"
 )
 
@@ -126,4 +127,15 @@ func (s *Server) release() {
 		s.log.Warn("lease not released", "instance", s.opt.Instance, "err", err)
 	}
 	s.leaseUntil.Store(0)
+}
+
+// Slots returns the plugin slots serving now, by name (for metrics).
+func (s *Server) Slots() map[string]*host.Slot {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	out := make(map[string]*host.Slot, len(s.slots))
+	for n, sl := range s.slots {
+		out[n] = sl
+	}
+	return out
 }

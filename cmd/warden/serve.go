@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,8 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/telemetry"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
@@ -48,19 +50,33 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	log, err := telemetry.NewLogger(stderr, c.LogLevel)
+	if err != nil {
+		return &configError{"log-level", err.Error()}
+	}
+	shutdownTracing, err := telemetry.SetupTracing(c.Trace, attribute.String("service.instance.id", c.Instance))
+	if err != nil {
+		return &configError{"trace", err.Error()}
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(sctx); err != nil {
+			log.Error("trace export failed", "err", err)
+		}
+	}()
 
 	// The store first: a bad --store fails before any child process starts.
 	var db *sqlstore.DB
 	if c.storeDialect != "" {
-		var err error
-		if db, err = openStore(ctx, c, log); err != nil {
-			return err
+		if db, err = sqlstore.Open(ctx, c.storeDialect, c.storeDSN); err != nil {
+			return &configError{"store", err.Error()}
 		}
 		// Deferred first, so it runs last: after the listener's shutdown
 		// and the server's Close, requests in flight finish on an open
 		// database.
 		defer db.Close()
+		log.Info("store opened", "dialect", string(c.storeDialect))
 	}
 
 	var provider interface {
@@ -110,15 +126,25 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		Loop:       loop.DefaultConfig(),
 		RunTimeout: c.RunTimeout,
 		Logger:     log,
+		Instance:   c.Instance,
+		Lease:      c.Lease,
+		Plugins:    c.Plugins,
 	}
 	if db != nil {
+		opts.Directory, opts.Generations = db, db
 		opts.NewStore = func(id string) (state.Store, error) {
 			// One db.Session per API session, configured as the
 			// in-memory default would be.
 			return db.Session(context.WithoutCancel(ctx), state.Options{SessionID: id})
 		}
+		// Writes a dead process left STARTED are recovered when their
+		// session is claimed: at start, and every lease period, for the
+		// sessions this instance may take. SQLite has one instance:
+		// whoever held the file before is gone.
+		opts.Recoverable = db.SessionsWithStartedWrites
+		opts.Exclusive = c.storeDialect == sqlstore.SQLite
 	}
-	if len(c.keys.AdminKeys) > 0 {
+	if len(c.keys.AdminKeys) > 0 || c.Plugins != "" {
 		h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log})
 		if err != nil {
 			return &configError{"plugin-cache", err.Error()}
@@ -126,13 +152,73 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		defer h.Close(context.WithoutCancel(ctx))
 		opts.Host = h
 	}
-	srv, err := server.New(opts)
+
+	// Trace events go to the session's API stream and to the metrics, the
+	// log and (with a durable store) the feedback records.
+	var srv *server.Server
+	metrics, err := telemetry.NewMetrics(telemetry.MetricsOptions{Runtime: true, Plugins: func() []telemetry.PluginSample {
+		var out []telemetry.PluginSample
+		for _, sl := range srv.Slots() {
+			out = append(out, telemetry.SampleSlot(sl))
+		}
+		return out
+	}})
+	if err != nil {
+		return err
+	}
+	var feedbackSink func(tenant, session string) loop.Sink
+	if db != nil && c.Feedback {
+		observe, stopFeedback, err := feedbackObserver(db, log)
+		if err != nil {
+			return err
+		}
+		// Runs after the server's Close, before the database's.
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Grace)
+			defer cancel()
+			if err := stopFeedback(sctx); err != nil {
+				log.Error("feedback records lost", "err", err)
+			}
+		}()
+		feedbackSink = observe
+	}
+	opts.Observe = func(tenant, session string) loop.Sink {
+		sinks := []loop.Sink{metrics.Sink(tenant), telemetry.LogSink(log, tenant, session)}
+		if feedbackSink != nil {
+			sinks = append(sinks, feedbackSink(tenant, session))
+		}
+		return loop.SinkFunc(func(e loop.Event) {
+			for _, s := range sinks {
+				s.Emit(e)
+			}
+		})
+	}
+
+	srv, err = server.New(opts)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	if err := srv.LoadPlugins(ctx); err != nil {
+		return &configError{"plugins", err.Error()}
+	}
 	if err := srv.Check(ctx); err != nil {
 		return &configError{"skills", err.Error()}
+	}
+	if err := srv.Start(ctx); err != nil {
+		return &configError{"store", err.Error()}
+	}
+	if c.Plugins != "" && c.WatchInterval > 0 {
+		wctx, stopWatch := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			if err := srv.Watch(wctx, c.WatchInterval); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("plugin directory watch stopped", "err", err)
+			}
+		}()
+		// Runs before the server's Close.
+		defer func() { stopWatch(); <-watched }()
 	}
 
 	ln, err := net.Listen("tcp", c.Addr)
@@ -143,12 +229,16 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	// streams close; runs are detached from it and finish.
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler())
+	mux.Handle("/", metrics.Middleware(srv.Handler()))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "warden: serving on http://%s\n", ln.Addr())
-	log.Info("serving", "addr", ln.Addr().String(), "tenants", len(codes), "admin", opts.Host != nil)
+	log.Info("serving", "addr", ln.Addr().String(), "tenants", len(codes), "admin", len(c.keys.AdminKeys) > 0,
+		"plugins", c.Plugins != "", "store", string(c.storeDialect))
 
 	select {
 	case err := <-errc:
@@ -165,66 +255,4 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "warden: stopped")
 	return nil
-}
-
-// openStore opens the durable store --store names (bringing its schema up
-// to date) and recovers the writes a previous process left STARTED.
-// Every failure names --store.
-func openStore(ctx context.Context, c serveConfig, log *slog.Logger) (*sqlstore.DB, error) {
-	db, err := sqlstore.Open(ctx, c.storeDialect, c.storeDSN)
-	if err != nil {
-		return nil, &configError{"store", err.Error()}
-	}
-	n, err := recoverWrites(ctx, db, c.storeDialect, log)
-	if err != nil {
-		db.Close()
-		return nil, &configError{"store", err.Error()}
-	}
-	log.Info("store opened", "dialect", string(c.storeDialect), "recovered_writes", n)
-	return db, nil
-}
-
-// recoverWrites turns every write a dead process left STARTED into
-// UNKNOWN_PRE_CALL (sqlstore's Store.RecoverWrites), so that its node
-// verifies it instead of issuing it again.
-//
-// The store lists the sessions holding STARTED writes
-// (DB.SessionsWithStartedWrites); each is recovered through its own Store.
-//
-// Only SQLite is recovered at start. It is the one-instance backend: every
-// session in the file belongs to this process, and whatever is STARTED at
-// start was left by a process that is gone. On PostgreSQL many instances
-// share one database, and a write STARTED in it may belong to an instance
-// that is alive and waiting for the tool's answer right now; recovering it
-// would mark a live write uncertain and could have it verified while it
-// runs. Recovery there must only touch the sessions of the instance that
-// died, which needs each session's owner (an instance id with a lease) in
-// the store; the schema has none yet, so on PostgreSQL nothing is
-// recovered here and the STARTED writes stay as they are (logged) until
-// that exists.
-func recoverWrites(ctx context.Context, db *sqlstore.DB, d sqlstore.Dialect, log *slog.Logger) (int, error) {
-	if d != sqlstore.SQLite {
-		log.Warn("writes left STARTED by a dead instance are not recovered on PostgreSQL: sessions have no owning instance yet")
-		return 0, nil
-	}
-	ids, err := db.SessionsWithStartedWrites(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("recover writes: %w", err)
-	}
-	n := 0
-	for _, id := range ids {
-		st, err := db.Session(ctx, state.Options{SessionID: id})
-		if err != nil {
-			return n, fmt.Errorf("recover writes: %w", err)
-		}
-		marked, err := st.RecoverWrites()
-		if err != nil {
-			return n, fmt.Errorf("recover writes of session %s: %w", id, err)
-		}
-		for _, e := range marked {
-			log.Warn("write left STARTED marked UNKNOWN_PRE_CALL", "session", id, "node", e.NodeID, "tool", e.Tool)
-		}
-		n += len(marked)
-	}
-	return n, nil
 }

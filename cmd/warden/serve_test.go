@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -389,66 +388,5 @@ func TestServeDurableStore(t *testing.T) {
 		if e.State == abi.LedgerStarted || e.State == abi.LedgerUnknownPreCall {
 			t.Fatalf("ledger entry %+v", e)
 		}
-	}
-}
-
-// TestServeRecoversStartedWrites: writes a dead process left STARTED, in
-// any session of a SQLite store, are UNKNOWN_PRE_CALL once warden serve
-// has opened the store; the PostgreSQL policy leaves them alone.
-func TestServeRecoversStartedWrites(t *testing.T) {
-	ctx := context.Background()
-	file := filepath.Join(t.TempDir(), "w.db")
-	db, err := sqlstore.Open(ctx, sqlstore.SQLite, file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sid := range []string{"s1", "s2"} {
-		st, err := db.Session(ctx, state.Options{SessionID: sid})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.CreateTask(state.Task{ID: "t1"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.CreateNode(state.Node{ID: "n1", TaskID: "t1"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Apply("n1", []abi.Effect{{Kind: abi.EffectLedgerReserve,
-			Payload: json.RawMessage(`{"tool":"create_site","key":"k1","argsDigest":"d1","callId":"c1"}`)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	states := func(db *sqlstore.DB) []abi.LedgerState {
-		var out []abi.LedgerState
-		for _, sid := range []string{"s1", "s2"} {
-			st, err := db.Session(ctx, state.Options{SessionID: sid})
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := st.Ledger("t1")
-			if err != nil || len(l) != 1 {
-				t.Fatalf("ledger of %s: %v %v", sid, l, err)
-			}
-			out = append(out, l[0].State)
-		}
-		return out
-	}
-	log := slog.New(slog.DiscardHandler)
-	if n, err := recoverWrites(ctx, db, sqlstore.Postgres, log); n != 0 || err != nil {
-		t.Fatalf("postgres policy: %d %v", n, err)
-	}
-	if got := states(db); got[0] != abi.LedgerStarted || got[1] != abi.LedgerStarted {
-		t.Fatalf("postgres policy touched the ledger: %v", got)
-	}
-	db.Close()
-
-	c := serveConfig{storeDialect: sqlstore.SQLite, storeDSN: file}
-	db, err = openStore(ctx, c, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if got := states(db); got[0] != abi.LedgerUnknownPreCall || got[1] != abi.LedgerUnknownPreCall {
-		t.Fatalf("after start: %v", got)
 	}
 }

@@ -116,6 +116,17 @@ func (s *store) listWebsites(spaceID string) (any, error) {
 	return map[string]any{"items": items, "total": len(items)}, nil
 }
 
+func (s *store) findWebsite(domain string) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.websites {
+		if w.Domain == domain {
+			return *w, nil
+		}
+	}
+	return nil, &failure{codeNotFound, "no website with domain " + domain}
+}
+
 func (s *store) getArticle(id string) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -56,6 +56,12 @@ var cmsTools = []toolDef{
 		run:    func(st *store, a args) (any, error) { return st.listWebsites(a.str("spaceId")) },
 	},
 	{
+		name: "find_website", title: "Find website", desc: "Look up a website by its domain; none is a not-found failure.",
+		fields: []field{{"domain", "string", "the website's domain", true}},
+		data:   websiteSchema,
+		run:    func(st *store, a args) (any, error) { return st.findWebsite(a.str("domain")) },
+	},
+	{
 		name: "get_article", title: "Get article", desc: "Read one article by id.",
 		fields: []field{{"articleId", "string", "article id, e.g. art-1", true}},
 		data:   articleSchema,
