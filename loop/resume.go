@@ -119,7 +119,9 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		ToolCalls: []model.ToolCall{{ID: callID, Name: g.Tool, Arguments: string(g.Args)}}}); err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}
-	res := r.business(ctx, n, sk, cat, callID, g.Tool, g.Args, views)
+	cctx, span := startToolSpan(ctx, n, g.Tool, callID)
+	res := r.business(cctx, n, sk, cat, callID, g.Tool, g.Args, views)
+	endToolSpan(span, res.Observation, res.Err)
 	if res.Err != nil {
 		return Exit{}, fmt.Errorf("loop: %s: %w", g.Tool, res.Err)
 	}

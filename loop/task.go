@@ -123,7 +123,9 @@ var ErrUnknownTask = errors.New("unknown task")
 // already exist is SKIPPED; a node that delegates waits for its
 // pre-node. The task stops at the first node that suspends (resume that
 // node, then call ResumeTask), fails or is cancelled.
-func (r *Runner) RunTask(ctx context.Context, in TaskInput) (TaskExit, error) {
+func (r *Runner) RunTask(ctx context.Context, in TaskInput) (exit TaskExit, err error) {
+	ctx, span := StartTaskSpan(ctx, in.ID)
+	defer func() { EndTaskSpan(span, exit, err) }()
 	cands := slices.DeleteFunc(slices.Clone(in.Skills), func(k string) bool { _, ok := r.skills[k]; return !ok })
 	if len(in.Skills) == 0 {
 		cands = slices.Clone(r.order)
@@ -165,7 +167,9 @@ func (r *Runner) RunTask(ctx context.Context, in TaskInput) (TaskExit, error) {
 
 // ResumeTask runs a task on after the node that suspended it was resumed
 // (AnswerFollowUp, Approve, AnswerVerify).
-func (r *Runner) ResumeTask(ctx context.Context, taskID string) (TaskExit, error) {
+func (r *Runner) ResumeTask(ctx context.Context, taskID string) (exit TaskExit, err error) {
+	ctx, span := StartTaskSpan(ctx, taskID)
+	defer func() { EndTaskSpan(span, exit, err) }()
 	g, err := r.loadGraph(taskID)
 	if err != nil {
 		return TaskExit{}, err

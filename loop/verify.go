@@ -188,7 +188,9 @@ func (r *Runner) settleUncertain(ctx context.Context, nodeID string, sk Skill) (
 			args, err := v.BuildArgs(orig)
 			if err == nil {
 				vt := sk.Skill.Contract.Tool(v.Tool)
-				inv := sk.Chain.Invoker.Invoke(ctx, chain.Invocation{Tool: v.Tool, Args: args, Contract: vt, Locale: l})
+				cctx, span := startToolSpan(ctx, n, v.Tool, "verify_"+e.CallID)
+				inv := sk.Chain.Invoker.Invoke(cctx, chain.Invocation{Tool: v.Tool, Args: args, Contract: vt, Locale: l})
+				endToolSpan(span, inv.Observation, nil)
 				if inv.Observation.Outcome == abi.OutcomeSuccess {
 					verdict := vt.Judge(inv.Response)
 					var text string
