@@ -46,7 +46,7 @@ func TestRunExitCodes(t *testing.T) {
 			name: "passes, readable trace, FAILED logged at WARN", args: []string{acceptance + "07-tool-timeout.yaml"}, code: 0,
 			stdout: []string{
 				"#1 TOOL    query_space FAILED TOOL_TIMEOUT (agent_runtime.40016) stalls=1 RUNNING: 工具 query_space 在 100ms 内没有返回。下一步：缩小查询范围后重试；写操作不要重复调用，等待核实\n",
-				"--- PASS 07 a business tool times out: node FAILED, task RUNNING",
+				"--- PASS 07 a business tool times out: node FAILED, task FAILED",
 			},
 			stderr: []string{"level=WARN msg=\"tool call failed\"", "name=TOOL_TIMEOUT"},
 		},

@@ -264,6 +264,14 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if nerr != nil || terr != nil {
 		return rep, fmt.Errorf("scenario %s: %w", s.Name, errors.Join(nerr, terr))
 	}
+	if t.Status == state.Running && n.Status.Ended() {
+		// The scenario's task graph is this one node: the task ends as the
+		// node did, as the task runner would end a one-node plan.
+		if err := st.SetTaskStatus(taskID, n.Status); err != nil {
+			return rep, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		t.Status = n.Status
+	}
 	rep.Status, rep.Task = n.Status, t.Status
 	if o.Model != nil {
 		return rep, nil
