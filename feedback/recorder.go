@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwarden/warden/loop"
 )
 
 // Recorder stores the records of many sessions' Sinks in a Store, in
@@ -102,7 +104,8 @@ func NewRecorder(st Store, o RecorderOptions) (*Recorder, error) {
 // Sink returns the Sink of one session's events, recording them under its
 // tenant and session id.
 func (r *Recorder) Sink(tenant, session string) *Sink {
-	return &Sink{Tenant: tenant, Session: session, Now: r.o.Now, rec: r}
+	return &Sink{Tenant: tenant, Session: session, Now: r.o.Now, rec: r,
+		Digest: func(e loop.Event) string { return e.ArgsDigest }, Output: func(e loop.Event) string { return e.Input }}
 }
 
 // Err returns the first error that cost the Recorder a record, if any.

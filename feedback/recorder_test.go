@@ -104,7 +104,10 @@ func TestRecorderStores(t *testing.T) {
 	a.Emit(tool(1, "n1", "get", "FAILED", "agent_runtime.40016", 1, "RUNNING"))
 	<-st.entered
 	a.Emit(loop.Event{Seq: 2, Task: "t1", Node: "n1", Kind: loop.KindTool, Tool: "get", Status: "SKIPPED", Stalls: 1})
-	b.Emit(tool(3, "n1", "put", "SUCCESS", "", 0, "RUNNING"))
+	// b keeps the default Digest and Output: the event's own.
+	e3 := tool(3, "n1", "put", "SUCCESS", "", 0, "RUNNING")
+	e3.ArgsDigest, e3.Input = "d3", `{"id":3}`
+	b.Emit(e3)
 	a.Emit(tool(4, "n1", "get", "SUCCESS", "", 0, "RUNNING"))
 	b.Emit(tool(5, "n1", "put", "REJECTED", "MCP_INVALID_PARAMS", 1, "RUNNING"))
 	a.Emit(tool(6, "n1", "get", "SUCCESS", "", 0, "RUNNING"))
@@ -126,7 +129,7 @@ func TestRecorderStores(t *testing.T) {
 			ArgsDigest: "sha256:get", Output: `{"name":"get"}`, Outcome: "FAILED", Message: "msg",
 			Code: "agent_runtime.40016", Name: "TOOL_TIMEOUT", Category: "execution", Recoverable: true,
 			Next: "retry", Status: "RUNNING", Stalls: 1, StallsAdded: 1, Result: ResultRetrying, Weight: WeightRecoverable},
-		{Time: fixedNow(), Tenant: "beta", Session: "s2", Task: "t1", Node: "n1", Step: 3, Tool: "put",
+		{Time: fixedNow(), Tenant: "beta", Session: "s2", Task: "t1", Node: "n1", Step: 3, Tool: "put", ArgsDigest: "d3", Output: `{"id":3}`,
 			Outcome: "SUCCESS", Message: "msg", Status: "RUNNING", Result: ResultSuccess, Weight: WeightSuccess},
 		{Time: fixedNow(), Tenant: "acme", Session: "s1", Task: "t1", Node: "n1", Step: 4, Tool: "get",
 			ArgsDigest: "sha256:get", Output: `{"name":"get"}`, Outcome: "SUCCESS", Message: "msg",

@@ -138,7 +138,7 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 	}
 	c := &Counter{Limit: r.cfg.NoProgressLimit, MaxRounds: r.cfg.MaxRounds, Stalls: n.Stalls, Rounds: n.Rounds}
 	c.AfterCall(obs.Outcome, false, false)
-	r.emit(n, toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs))
+	r.emit(n, withCall(toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs), callID, string(g.Args)))
 	if err := r.store.SetProgress(nodeID, c.Stalls, c.Rounds); err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}

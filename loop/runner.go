@@ -261,7 +261,7 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		delegated := len(after.Delegations) > len(n.Delegations)
 		exited := after.Status != state.Running || delegated
 		step := c.AfterCall(obs.Outcome, exited, tc.Name == toolFinish && obs.Outcome != abi.OutcomeSuccess)
-		r.emit(n, toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs))
+		r.emit(n, withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments))
 		switch step {
 		case StepNextTurn:
 			skip = true

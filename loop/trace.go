@@ -1,9 +1,12 @@
 package loop
 
 import (
+	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/loop/state"
 )
 
 // Kind is the kind of a trace event.
@@ -42,6 +45,27 @@ type Event struct {
 	Status string `json:"status,omitempty"`
 	// Level is WARN for a FAILED outcome and for a failed node, else INFO.
 	Level string `json:"level"`
+	// Call, Input and ArgsDigest describe the model's call a TOOL event
+	// answers: its id, its arguments as the model gave them (cut to
+	// maxInput bytes) and the digest of their canonical JSON.
+	Call       string `json:"call,omitempty"`
+	Input      string `json:"input,omitempty"`
+	ArgsDigest string `json:"argsDigest,omitempty"`
+}
+
+// maxInput bounds Event.Input.
+const maxInput = 2048
+
+// withCall adds the model's call to a TOOL event.
+func withCall(e Event, callID, args string) Event {
+	e.Call, e.Input = callID, args
+	if len(e.Input) > maxInput {
+		e.Input = strings.ToValidUTF8(e.Input[:maxInput], "") + "…"
+	}
+	if json.Valid([]byte(args)) {
+		e.ArgsDigest = state.ArgsDigest([]byte(args))
+	}
+	return e
 }
 
 // Sink receives trace events in order. Emit must not block for long.
