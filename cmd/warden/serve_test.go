@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -166,6 +167,22 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	if !labelled {
 		t.Fatalf("no labelled query_space event in %v", res["events"])
+	}
+	// The run shows in the metrics.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`warden_loop_tool_calls_total{code="",outcome="SUCCESS",tenant="acme",tool="query_space"} 1`,
+		`warden_loop_tasks_finished_total{status="DONE",tenant="acme"} 1`,
+		`warden_http_requests_total{code="200",route="POST /v1/sessions/{session}/messages"} 1`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Fatalf("metrics lack %s:\n%s", want, metrics)
+		}
 	}
 
 	cancel()
