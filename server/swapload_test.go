@@ -234,7 +234,8 @@ func newSwapRig(t *testing.T, h *host.Host, warm bool) *swapRig {
 	t.Cleanup(srv.Close)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	// The timeout only keeps a hung request from hanging the test.
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
 	t.Cleanup(client.CloseIdleConnections)
 	return &swapRig{url: hs.URL, client: client, tools: toolSrv}
 }
@@ -321,8 +322,8 @@ type swapOutcome struct {
 
 // runSwapLoad installs WriteGate as a wasm slot, opens the sessions, runs
 // the load and swaps WriteGate p.swaps times (rolling it back after every
-// 7th swap) while it runs. It fails the test on anything but a clean run; the caller checks
-// and reports the figures.
+// 7th swap) while it runs. It fails the test on anything but a clean run;
+// the caller checks the counts and reports the figures.
 func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	ctx := context.Background()
 	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
@@ -361,6 +362,9 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	var info server.SlotInfo
 	if err := rig.call(ctx, "PUT", "/admin/v1/slots/WriteGate", swapAdminKey, bodies["a"], http.StatusCreated, &info); err != nil {
 		t.Fatal(err)
+	}
+	if info.Current.Number != 1 || info.Current.Digest != digest["a"] {
+		t.Fatalf("first install serves #%d %s", info.Current.Number, info.Current.Digest)
 	}
 	out := swapOutcome{written: map[string]int{}, served: map[uint64]uint64{}, started: map[uint64]uint64{}}
 	number, serving := uint64(1), "a"
@@ -436,9 +440,10 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 		// (the candidate loads, starts and is self-tested beside the
 		// load), "after swap" for the next p.between requests (the new
 		// generation's first calls, the old one's last), then "steady"
-		// for p.steady more.
-		// Interleaving the windows exposes both to the same background
-		// noise of a shared machine.
+		// for p.steady more. Interleaved, the windows see the same
+		// background noise of a shared machine. The p.between+p.steady
+		// requests after a swap, more than one per worker, make the new
+		// generation serve calls before the next check.
 		op := func(method, path string, body []byte, next string) error {
 			if err := check(); err != nil {
 				return err
