@@ -38,6 +38,7 @@ var directExports = map[string][2][]api.ValueType{
 type class struct {
 	rt    wazero.Runtime
 	pages uint32
+	host  *Host
 }
 
 func (h *Host) class(ctx context.Context, pages uint32) (*class, error) {
@@ -62,7 +63,7 @@ func (h *Host) class(ctx context.Context, pages uint32) (*class, error) {
 		_ = rt.Close(ctx)
 		return nil, err
 	}
-	c := &class{rt: rt, pages: pages}
+	c := &class{rt: rt, pages: pages, host: h}
 	h.classes[pages] = c
 	return c, nil
 }
@@ -215,6 +216,7 @@ func hostLog(ctx context.Context, m api.Module, stack []uint64) {
 type directEngine struct {
 	cls      *class
 	compiled wazero.CompiledModule
+	key      moduleKey // the compilation shared by digest (Host.compile)
 	plugin   *Plugin // set once the manifest is known
 	grants   func(abi.Capability) bool
 	hostOpts *Options

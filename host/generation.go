@@ -154,6 +154,14 @@ func (s *Slot) swapLocked(ctx context.Context, c candidate, test SelfTest) (Gene
 			return GenerationInfo{}, fmt.Errorf("host: slot %s: self-test of %s: %w", s.name, p.Ref(), err)
 		}
 	}
+	if old != nil {
+		// The tenants the serving generation has instances for get theirs
+		// before the swap, not inside their next calls.
+		if err := p.warmLike(ctx, old.p); err != nil {
+			_ = p.Close(ctx)
+			return GenerationInfo{}, fmt.Errorf("host: slot %s: candidate %s: %w", s.name, p.Ref(), err)
+		}
+	}
 	s.number++
 	p.generation.Store(s.number)
 	g := &generation{p: p, src: c, info: GenerationInfo{Number: s.number, Ref: p.Ref(), Digest: p.Digest(), Installed: time.Now()}}

@@ -168,3 +168,39 @@ func BenchmarkSwapLatency(b *testing.B) {
 		})
 	}
 }
+
+// A swap starts the new generation's instances for the tenants the
+// serving one has them for, before it serves: no call of theirs starts one.
+func TestSwapWarmsPools(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHost(t)
+	v1 := host.Source{Name: "good", Bytes: testdata.Bytes(t, "good")}
+	v2 := host.Source{Name: "goodv2", Bytes: testdata.Bytes(t, "goodv2")}
+	slot, err := h.NewSlot(ctx, "Good", v1, host.Policy{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.Close()
+	for _, tenant := range []string{"acme", "globex"} {
+		if v := slot.Guard(ctx, tenant, before(`{}`)); !v.Pass {
+			t.Fatalf("%s: %+v", tenant, v)
+		}
+	}
+	if _, err := slot.Swap(ctx, v2, host.Policy{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st := slot.Plugin().Stats()
+	// The load's own pre-warmed instance, and one per tenant; all idle.
+	if st.InstancesIdle != 3 || st.InstancesCreated != 3 {
+		t.Fatalf("after the swap: %d idle, %d created", st.InstancesIdle, st.InstancesCreated)
+	}
+	for _, tenant := range []string{"acme", "globex"} {
+		if v := slot.Guard(ctx, tenant, before(`{}`)); !v.Pass {
+			t.Fatalf("%s: %+v", tenant, v)
+		}
+	}
+	if st := slot.Plugin().Stats(); st.InstancesCreated != 3 {
+		t.Fatalf("calls after the swap started %d instances", st.InstancesCreated-3)
+	}
+}

@@ -40,6 +40,9 @@ type Host struct {
 	classes map[uint32]*class // direct-ABI runtimes by memory limit (pages)
 	closed  bool
 	plugins map[*Plugin]struct{}
+	// modules are the direct-ABI compiled modules, shared by digest.
+	modules map[moduleKey]*sharedModule
+	idleSeq uint64
 }
 
 // New returns a Host. Close it to release compiled code and runtimes.
@@ -67,7 +70,8 @@ func New(opts Options) (*Host, error) {
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
-	return &Host{opts: opts, log: log, cache: cache, classes: map[uint32]*class{}, plugins: map[*Plugin]struct{}{}}, nil
+	return &Host{opts: opts, log: log, cache: cache, classes: map[uint32]*class{}, plugins: map[*Plugin]struct{}{},
+		modules: map[moduleKey]*sharedModule{}}, nil
 }
 
 // Close closes every plugin loaded by h and the runtimes behind them.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -121,10 +122,16 @@ func (l *limitedBuffer) String() string {
 
 func (e *directEngine) kind() string { return "direct" }
 
-func (e *directEngine) close(ctx context.Context) error { return e.compiled.Close(ctx) }
+func (e *directEngine) close(ctx context.Context) error {
+	e.cls.host.releaseModule(ctx, e.key)
+	return nil
+}
 
 func (e *directEngine) newInstance(ctx context.Context, box *sandbox) (instanceImpl, error) {
 	_, hasInit := e.compiled.ExportedFunctions()[exportInitialize]
+	if memoryAllocator != nil {
+		ctx = experimental.WithMemoryAllocator(ctx, memoryAllocator)
+	}
 	mod, err := e.cls.rt.InstantiateModule(ctx, e.compiled, box.moduleConfig(hasInit))
 	if err != nil {
 		return nil, err

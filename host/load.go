@@ -64,49 +64,49 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	cm, err := cls.rt.CompileModule(ctx, src.Bytes)
+	cm, key, err := h.compile(ctx, cls, digest, src.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 	}
 	if importsModule(cm, extismEnvModule) {
-		_ = cm.Close(ctx)
+		h.releaseModule(ctx, key)
 		return h.loadExtism(ctx, name, digest, src.Bytes, pol)
 	}
 	if err := checkDirectModule(cm); err != nil {
-		_ = cm.Close(ctx)
+		h.releaseModule(ctx, key)
 		return nil, fmt.Errorf("host: load %s: %w", name, err)
 	}
 	p := &Plugin{host: h, source: name, digest: digest, policy: pol, pools: map[string]*pool{}}
-	p.engine = &directEngine{cls: cls, compiled: cm}
+	p.engine = &directEngine{cls: cls, compiled: cm, key: key}
 	m, impl, box, err := h.prewarm(ctx, p, name)
 	if err != nil {
-		_ = cm.Close(ctx)
+		h.releaseModule(ctx, key)
 		return nil, err
 	}
 	limits, err := effectiveLimits(m.Limits, pol.Limits)
 	if err != nil {
 		impl.close(ctx)
-		_ = cm.Close(ctx)
+		h.releaseModule(ctx, key)
 		return nil, fmt.Errorf("host: load %s: %w", name, err)
 	}
 	if limits.MemoryPages != pol.Limits.MemoryPages {
 		// The plugin asked for a tighter memory limit: run it in that class.
 		impl.close(ctx)
-		_ = cm.Close(ctx)
+		h.releaseModule(ctx, key)
 		if cls, err = h.class(ctx, uint32(limits.MemoryPages)); err != nil {
 			return nil, err
 		}
-		if cm, err = cls.rt.CompileModule(ctx, src.Bytes); err != nil {
+		if cm, key, err = h.compile(ctx, cls, digest, src.Bytes); err != nil {
 			return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 		}
-		p.engine = &directEngine{cls: cls, compiled: cm}
+		p.engine = &directEngine{cls: cls, compiled: cm, key: key}
 		if m, impl, box, err = h.prewarm(ctx, p, name); err != nil {
-			_ = cm.Close(ctx)
+			h.releaseModule(ctx, key)
 			return nil, err
 		}
 	}
 	if err := h.finishLoad(ctx, p, m, limits, impl, box, name); err != nil {
-		_ = cm.Close(ctx)
+		h.releaseModule(ctx, key)
 		return nil, err
 	}
 	return p, nil

@@ -85,3 +85,35 @@ func (pl *pool) idleCount() int {
 	defer pl.mu.Unlock()
 	return len(pl.idle)
 }
+
+// warmLike starts, for every tenant old has a pool for, as many idle
+// instances of p as that pool holds now (within p's pool size), so that
+// the first calls on a new generation find instances ready instead of
+// starting them inside a request.
+func (p *Plugin) warmLike(ctx context.Context, old *Plugin) error {
+	want := map[string]int{}
+	old.mu.Lock()
+	for t, pl := range old.pools {
+		pl.mu.Lock()
+		n := len(pl.idle) + len(pl.sem)
+		pl.mu.Unlock()
+		want[t] = min(max(n, 1), p.policy.PoolSize)
+	}
+	old.mu.Unlock()
+	for t, n := range want {
+		pl, err := p.pool(t)
+		if err != nil {
+			return err
+		}
+		for range n {
+			inst, err := p.newInstance(ctx)
+			if err != nil {
+				return fmt.Errorf("host: %s: warm the pool of %s: %w", p.ref, t, err)
+			}
+			pl.mu.Lock()
+			pl.idle = append(pl.idle, inst)
+			pl.mu.Unlock()
+		}
+	}
+	return nil
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"regexp"
 	"sort"
@@ -115,7 +117,14 @@ func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusBadRequest, CodeInvalidRequest, "slot name must match "+slotName.String())
 	}
 	var req Install
-	if err := decode(w, r, maxUpload, &req); err != nil {
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/wasm" {
+		// The module as the body, unencoded: a several-MiB module skips
+		// base64 and the JSON scanner. The pin is ?sha256=, the config the
+		// Warden-Config header (JSON).
+		if err := readModule(w, r, &req); err != nil {
+			return err
+		}
+	} else if err := decode(w, r, maxUpload, &req); err != nil {
 		return err
 	}
 	if len(req.Module) == 0 {
@@ -131,6 +140,32 @@ func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, s.slotInfo(r.Context(), name, sl))
+	return nil
+}
+
+// readModule reads an application/wasm install request.
+func readModule(w http.ResponseWriter, r *http.Request, req *Install) error {
+	for k := range r.URL.Query() {
+		if k != "sha256" {
+			return fail(http.StatusBadRequest, CodeUnknownField, "unknown query parameter "+k)
+		}
+	}
+	req.SHA256 = r.URL.Query().Get("sha256")
+	if c := r.Header.Get("Warden-Config"); c != "" {
+		if !json.Valid([]byte(c)) {
+			return fail(http.StatusBadRequest, CodeBadJSON, "the Warden-Config header is not JSON")
+		}
+		req.Config = json.RawMessage(c)
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxUpload))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return fail(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("the module exceeds %d bytes", maxUpload))
+	}
+	if err != nil {
+		return fail(http.StatusBadRequest, CodeInvalidRequest, "the module could not be read: "+err.Error())
+	}
+	req.Module = b
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -101,5 +102,52 @@ func TestAdminSelfTest(t *testing.T) {
 	}
 	if code, eb := f.do(t, "GET", "/admin/v1/slots/Panicky", keyAdmin, "", nil); code != 404 || eb.Error.Code != server.CodeSlotNotFound {
 		t.Fatalf("slot after a refused first generation: %d %s", code, eb.Error.Code)
+	}
+}
+
+// TestAdminRawModule: a module sent as the body (application/wasm), with
+// its pin in ?sha256= and its config in the Warden-Config header.
+func TestAdminRawModule(t *testing.T) {
+	f := newFixture(t)
+	good, goodv2 := testdata.Bytes(t, "good"), testdata.Bytes(t, "goodv2")
+	steps := []struct {
+		name, query, config string
+		module              []byte
+		status              int
+		code                string
+		number              uint64
+	}{
+		{"first generation, pinned", "?sha256=" + host.Digest(good), "", good, 201, "", 1},
+		{"bad pin", "?sha256=" + host.Digest(good), "", goodv2, 422, server.CodeDigestMismatch, 1},
+		{"unknown parameter", "?force=1", "", goodv2, 400, server.CodeUnknownField, 1},
+		{"config not JSON", "", "{", goodv2, 400, server.CodeBadJSON, 1},
+		{"empty body", "", "", nil, 400, server.CodeInvalidRequest, 1},
+		{"not a module", "", "", []byte("\x00asm"), 422, server.CodePluginRejected, 1},
+		{"swap, with a config", "", `{}`, goodv2, 200, "", 2},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			req, _ := http.NewRequest("PUT", f.ts.URL+"/admin/v1/slots/Good"+st.query, bytes.NewReader(st.module))
+			req.Header.Set("Authorization", "Bearer "+keyAdmin)
+			req.Header.Set("Content-Type", "application/wasm")
+			if st.config != "" {
+				req.Header.Set("Warden-Config", st.config)
+			}
+			resp, err := f.ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var eb server.ErrorBody
+			_ = json.NewDecoder(resp.Body).Decode(&eb)
+			if resp.StatusCode != st.status || eb.Error.Code != st.code {
+				t.Fatalf("got %d %s (%s), want %d %s", resp.StatusCode, eb.Error.Code, eb.Error.Message, st.status, st.code)
+			}
+			var cur server.SlotInfo
+			f.do(t, "GET", "/admin/v1/slots/Good", keyAdmin, "", &cur)
+			if cur.Current.Number != st.number {
+				t.Fatalf("serving #%d, want #%d", cur.Current.Number, st.number)
+			}
+		})
 	}
 }

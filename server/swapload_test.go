@@ -252,6 +252,9 @@ func (r *swapRig) call(ctx context.Context, method, path, key string, body []byt
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
+	if method == "PUT" {
+		req.Header.Set("Content-Type", "application/wasm")
+	}
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return err
@@ -341,12 +344,10 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	}
 	modB := withCustomSection(modA, "warden.loadtest", "build b")
 	digest := map[string]string{"a": host.Digest(modA), "b": host.Digest(modB)}
-	bodies := map[string][]byte{}
-	for k, m := range map[string][]byte{"a": modA, "b": modB} {
-		if bodies[k], err = json.Marshal(server.Install{Module: m, SHA256: "sha256:" + digest[k]}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Modules go up as application/wasm, pinned by ?sha256=: no base64
+	// and no JSON scan of several MiB in the swap.
+	bodies := map[string][]byte{"a": modA, "b": modB}
+	installPath := func(build string) string { return "/admin/v1/slots/WriteGate?sha256=" + digest[build] }
 	// Compile build b once before the load, so that every swap loads from
 	// the compilation cache as build a's do after the first install: the
 	// windows compare swapping, not a cold compile.
@@ -360,7 +361,7 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	// WriteGate becomes a slot before any session exists: sessions created
 	// afterwards run it in place of the in-process WriteGate.
 	var info server.SlotInfo
-	if err := rig.call(ctx, "PUT", "/admin/v1/slots/WriteGate", swapAdminKey, bodies["a"], http.StatusCreated, &info); err != nil {
+	if err := rig.call(ctx, "PUT", installPath("a"), swapAdminKey, bodies["a"], http.StatusCreated, &info); err != nil {
 		t.Fatal(err)
 	}
 	if info.Current.Number != 1 || info.Current.Digest != digest["a"] {
@@ -471,7 +472,7 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 		other := map[string]string{"a": "b", "b": "a"}
 		for i := range p.swaps {
 			next := other[serving]
-			if err := op("PUT", "/admin/v1/slots/WriteGate", bodies[next], next); err != nil {
+			if err := op("PUT", installPath(next), bodies[next], next); err != nil {
 				return fmt.Errorf("swap %d: %w", i+1, err)
 			}
 			out.swaps++

@@ -1,0 +1,113 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// keepIdleModules is how many compiled modules no plugin uses any more the
+// host keeps, so that rolling back, or forward again, to a recent
+// generation compiles nothing.
+const keepIdleModules = 8
+
+// moduleKey names a compiled module: the memory class it was compiled for
+// and the module's digest.
+type moduleKey struct {
+	pages  uint32
+	digest string
+}
+
+// sharedModule is a compiled module and the plugins using it.
+type sharedModule struct {
+	cm   wazero.CompiledModule
+	refs int
+	idle uint64 // when refs fell to 0, in release order
+}
+
+// compile returns the module compiled for the class, compiling it only if
+// the host holds no compilation of the same digest; release it with
+// releaseModule. Decoding and validating a module of several MiB is most of
+// a swap's CPU, even when its code comes from the compilation cache.
+func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte) (wazero.CompiledModule, moduleKey, error) {
+	k := moduleKey{cls.pages, digest}
+	h.mu.Lock()
+	if m := h.modules[k]; m != nil {
+		m.refs++
+		h.mu.Unlock()
+		return m.cm, k, nil
+	}
+	h.mu.Unlock()
+	cm, err := cls.rt.CompileModule(ctx, b)
+	if err != nil {
+		return nil, k, err
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		_ = cm.Close(ctx)
+		return nil, k, fmt.Errorf("host: compile: %w", ErrClosed)
+	}
+	if m := h.modules[k]; m != nil {
+		// Compiled twice at once: keep the first.
+		m.refs++
+		h.mu.Unlock()
+		_ = cm.Close(ctx)
+		return m.cm, k, nil
+	}
+	h.modules[k] = &sharedModule{cm: cm, refs: 1}
+	h.mu.Unlock()
+	return cm, k, nil
+}
+
+// releaseModule gives back a module compile returned. The last user's
+// release keeps it among the idle modules; the oldest idle ones beyond
+// keepIdleModules are closed.
+func (h *Host) releaseModule(ctx context.Context, k moduleKey) {
+	h.mu.Lock()
+	m := h.modules[k]
+	if m == nil || h.closed {
+		h.mu.Unlock()
+		return
+	}
+	if m.refs--; m.refs > 0 {
+		h.mu.Unlock()
+		return
+	}
+	h.idleSeq++
+	m.idle = h.idleSeq
+	var idle []moduleKey
+	for key, sm := range h.modules {
+		if sm.refs == 0 {
+			idle = append(idle, key)
+		}
+	}
+	var evict []wazero.CompiledModule
+	if len(idle) > keepIdleModules {
+		sort.Slice(idle, func(i, j int) bool { return h.modules[idle[i]].idle < h.modules[idle[j]].idle })
+		for _, key := range idle[:len(idle)-keepIdleModules] {
+			evict = append(evict, h.modules[key].cm)
+			delete(h.modules, key)
+		}
+	}
+	h.mu.Unlock()
+	for _, cm := range evict {
+		_ = cm.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// compiledModules reports how many compiled modules the host holds and how
+// many of them no plugin uses (for tests).
+func (h *Host) compiledModules() (all, idle int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.modules {
+		all++
+		if m.refs == 0 {
+			idle++
+		}
+	}
+	return all, idle
+}
