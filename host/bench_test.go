@@ -205,3 +205,29 @@ func BenchmarkLoad(b *testing.B) {
 		b.ReportMetric(float64(mem)/(1<<20), "MiB/instance")
 	})
 }
+
+// BenchmarkInstanceStart measures a call that starts its instance (one
+// call per instance): the linear memory in a reserved mapping, grown in
+// place, against wazero's Go slice, grown by copying.
+func BenchmarkInstanceStart(b *testing.B) {
+	ctx := context.Background()
+	h := newHost(b)
+	pol := host.Policy{MaxCallsPerInstance: 1}
+	for _, mode := range []struct {
+		name  string
+		slice bool
+	}{{"mapped", false}, {"slice", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			host.UseSliceMemory(mode.slice)
+			defer host.UseSliceMemory(false)
+			p := loadPkg(b, h, "./examples/guards/argcheck/cmd", pol)
+			defer p.Close(ctx)
+			req := before(`{"title":"Spring Launch"}`)
+			for b.Loop() {
+				if v := p.Guard(ctx, "acme", req); v.Observation != nil && !v.Pass && v.Observation.Code == "" {
+					b.Fatalf("%+v", v)
+				}
+			}
+		})
+	}
+}

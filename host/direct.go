@@ -217,7 +217,7 @@ type directEngine struct {
 	cls      *class
 	compiled wazero.CompiledModule
 	key      moduleKey // the compilation shared by digest (Host.compile)
-	plugin   *Plugin // set once the manifest is known
+	plugin   *Plugin   // set once the manifest is known
 	grants   func(abi.Capability) bool
 	hostOpts *Options
 }

@@ -6,3 +6,16 @@ func CompiledModules(h *Host) (all, idle int) { return h.compiledModules() }
 
 // KeepIdleModules is keepIdleModules.
 const KeepIdleModules = keepIdleModules
+
+// UseSliceMemory makes new instances grow their memory in Go slices, as
+// wazero's own allocator does (true), or in reserved mappings (false); for
+// benchmarks that compare the two. Not safe with calls in flight.
+func UseSliceMemory(slice bool) {
+	if slice {
+		memoryAllocator = nil
+	} else {
+		memoryAllocator = defaultMemoryAllocator
+	}
+}
+
+var defaultMemoryAllocator = memoryAllocator

@@ -3,6 +3,7 @@
 package host
 
 import (
+	"sync"
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -20,6 +21,9 @@ type mmapAllocator struct{}
 
 func (mmapAllocator) Allocate(capacity, max uint64) experimental.LinearMemory {
 	if max > 0 && max <= 1<<32 {
+		if b := mappings.take(max); b != nil {
+			return &mmapMemory{buf: b}
+		}
 		b, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON|mapNoReserve)
 		if err == nil {
 			return &mmapMemory{buf: b}
@@ -51,20 +55,69 @@ func (m *sliceMemory) Reallocate(size uint64) []byte {
 func (m *sliceMemory) Free() { m.buf = nil }
 
 type mmapMemory struct {
-	buf []byte
+	buf  []byte
+	used uint64 // the largest size handed out
 }
 
 func (m *mmapMemory) Reallocate(size uint64) []byte {
 	if m.buf == nil || size > uint64(len(m.buf)) {
 		return nil
 	}
+	m.used = max(m.used, size)
 	return m.buf[:size:len(m.buf)]
 }
 
+// Free gives the mapping back for the next instance, zeroed, or unmaps it.
 func (m *mmapMemory) Free() {
 	if m.buf != nil {
-		_ = syscall.Munmap(m.buf)
+		mappings.give(m.buf, m.used)
 		m.buf = nil
+	}
+}
+
+// mappingPool keeps a few mappings of closed instances. Zeroing the part
+// an instance used is cheaper than the page faults a fresh mapping takes
+// for it again; nothing of one instance's memory reaches the next.
+type mappingPool struct {
+	mu   sync.Mutex
+	free map[int][][]byte // by mapping size
+	n    int
+}
+
+// keepMappings bounds the pool.
+const keepMappings = 16
+
+var mappings = &mappingPool{free: map[int][][]byte{}}
+
+func (p *mappingPool) take(size uint64) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.free[int(size)]
+	if len(l) == 0 {
+		return nil
+	}
+	b := l[len(l)-1]
+	p.free[int(size)] = l[:len(l)-1]
+	p.n--
+	return b
+}
+
+func (p *mappingPool) give(b []byte, used uint64) {
+	if used > uint64(len(b))/2 {
+		// Mostly used: zeroing it costs as much as a fresh mapping.
+		_ = syscall.Munmap(b)
+		return
+	}
+	clear(b[:used])
+	p.mu.Lock()
+	if p.n < keepMappings {
+		p.free[len(b)] = append(p.free[len(b)], b)
+		p.n++
+		b = nil
+	}
+	p.mu.Unlock()
+	if b != nil {
+		_ = syscall.Munmap(b)
 	}
 }
 

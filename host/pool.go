@@ -56,6 +56,12 @@ func (pl *pool) acquire(ctx context.Context) (*instance, error) {
 // release returns inst to the pool if it is healthy and still young, and
 // closes it otherwise.
 func (pl *pool) release(ctx context.Context, inst *instance, healthy bool) {
+	if pl.tenant == ProbeTenant && healthy && inst.calls < pl.p.policy.MaxCallsPerInstance && pl.p.keepSpare(inst) {
+		// A probe's instance saw no tenant's data: it goes back to be the
+		// first instance of the next tenant.
+		<-pl.sem
+		return
+	}
 	pl.mu.Lock()
 	keep := healthy && !pl.closed && inst.calls < pl.p.policy.MaxCallsPerInstance
 	if keep {
@@ -94,6 +100,9 @@ func (p *Plugin) warmLike(ctx context.Context, old *Plugin) error {
 	want := map[string]int{}
 	old.mu.Lock()
 	for t, pl := range old.pools {
+		if t == ProbeTenant {
+			continue
+		}
 		pl.mu.Lock()
 		n := len(pl.idle) + len(pl.sem)
 		pl.mu.Unlock()
@@ -106,9 +115,11 @@ func (p *Plugin) warmLike(ctx context.Context, old *Plugin) error {
 			return err
 		}
 		for range n {
-			inst, err := p.newInstance(ctx)
-			if err != nil {
-				return fmt.Errorf("host: %s: warm the pool of %s: %w", p.ref, t, err)
+			inst := p.takeSpare()
+			if inst == nil {
+				if inst, err = p.newInstance(ctx); err != nil {
+					return fmt.Errorf("host: %s: warm the pool of %s: %w", p.ref, t, err)
+				}
 			}
 			pl.mu.Lock()
 			pl.idle = append(pl.idle, inst)
@@ -116,4 +127,20 @@ func (p *Plugin) warmLike(ctx context.Context, old *Plugin) error {
 		}
 	}
 	return nil
+}
+
+// ProbeTenant is the tenant a self-test calls as: its pool is never warmed
+// on a swap, and the instance it used goes back to being the plugin's
+// spare, so that checking a candidate costs no instance.
+const ProbeTenant = "warden.probe"
+
+// keepSpare makes inst the plugin's spare instance if it has none.
+func (p *Plugin) keepSpare(inst *instance) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.spare != nil || p.closed {
+		return false
+	}
+	p.spare = inst
+	return true
 }

@@ -212,13 +212,13 @@ func DefaultSelfTest(ctx context.Context, p *host.Plugin) error {
 		if len(m.Phases) > 0 {
 			phase = m.Phases[0]
 		}
-		v = p.Guard(ctx, "self-test", &abi.Request{Phase: phase, Tool: "self_test", Args: json.RawMessage(`{}`)})
+		v = p.Guard(ctx, host.ProbeTenant, &abi.Request{Phase: phase, Tool: "self_test", Args: json.RawMessage(`{}`)})
 	case abi.RoleBuiltin:
 		tool := "self_test"
 		if len(m.Tools) > 0 {
 			tool = m.Tools[0].Name
 		}
-		v = p.Builtin(ctx, "self-test", &abi.Request{Tool: tool, Args: json.RawMessage(`{}`)})
+		v = p.Builtin(ctx, host.ProbeTenant, &abi.Request{Tool: tool, Args: json.RawMessage(`{}`)})
 	default:
 		return fmt.Errorf("%w: role %q", ErrSelfTest, m.Role)
 	}

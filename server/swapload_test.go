@@ -12,11 +12,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/loadgen"
@@ -110,10 +108,6 @@ type swapPlan struct {
 	// interval paces each worker (loadgen.Options.Interval); 0 runs them
 	// back to back.
 	interval time.Duration
-	// warm makes the self-test also start the serving tenant's instances
-	// (a pool of two) before a candidate serves, to show what the swap
-	// window would lose if the host pre-warmed them.
-	warm     bool
 	requests int
 	duration time.Duration
 }
@@ -121,7 +115,7 @@ type swapPlan struct {
 // swapEnv reads the knobs of a longer run for the figures into p:
 // WARDEN_SWAPLOAD_SCALE=n runs n times the swaps and steady requests;
 // WARDEN_SWAPLOAD_INTERVAL paces each worker (a Go duration, "0" runs them
-// back to back); WARDEN_SWAPLOAD_WARM=1 sets p.warm.
+// back to back).
 func swapEnv(t testing.TB, p *swapPlan) {
 	if v := os.Getenv("WARDEN_SWAPLOAD_SCALE"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -137,7 +131,6 @@ func swapEnv(t testing.TB, p *swapPlan) {
 		}
 		p.interval = d
 	}
-	p.warm = os.Getenv("WARDEN_SWAPLOAD_WARM") == "1"
 }
 
 // withCustomSection returns module with a custom section appended: the
@@ -169,7 +162,7 @@ type swapRig struct {
 	tools  *tscripted.Server
 }
 
-func newSwapRig(t *testing.T, h *host.Host, warm bool) *swapRig {
+func newSwapRig(t *testing.T, h *host.Host) *swapRig {
 	t.Helper()
 	c, _, err := contract.Parse("load.writer", []byte(swapContract))
 	if err != nil {
@@ -194,26 +187,6 @@ func newSwapRig(t *testing.T, h *host.Host, warm bool) *swapRig {
 			return json.Marshal(map[string]any{"code": 200, "msg": "ok", "data": map[string]string{"id": a.ID}})
 		},
 	})
-	selfTest := server.DefaultSelfTest
-	if warm {
-		// The default self-test calls as tenant "self-test", which takes
-		// the pre-warmed instance; the serving tenant's first calls then
-		// start theirs in line. Two concurrent calls as that tenant start
-		// its pool before the swap instead.
-		selfTest = func(ctx context.Context, p *host.Plugin) error {
-			if err := server.DefaultSelfTest(ctx, p); err != nil {
-				return err
-			}
-			var wg sync.WaitGroup
-			for range 2 {
-				wg.Go(func() {
-					p.Guard(ctx, "load", &abi.Request{Phase: abi.PhaseBefore, Tool: "self_test", Args: json.RawMessage(`{}`)})
-				})
-			}
-			wg.Wait()
-			return nil
-		}
-	}
 	srv, err := server.New(server.Options{
 		Keys:      map[string]string{swapTenantKey: "load"},
 		AdminKeys: []string{swapAdminKey},
@@ -223,10 +196,9 @@ func newSwapRig(t *testing.T, h *host.Host, warm bool) *swapRig {
 		NewStore: func(id string) (state.Store, error) {
 			return state.NewMemory(state.Options{SessionID: id, BypassTools: []string{"record_write"}})
 		},
-		Loop:     loop.DefaultConfig(),
-		Host:     h,
-		SelfTest: selfTest,
-		Logger:   slog.New(slog.NewTextHandler(swapLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Loop:   loop.DefaultConfig(),
+		Host:   h,
+		Logger: slog.New(slog.NewTextHandler(swapLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -357,7 +329,7 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 		_ = pb.Close(ctx)
 	}
 
-	rig := newSwapRig(t, h, p.warm)
+	rig := newSwapRig(t, h)
 	// WriteGate becomes a slot before any session exists: sessions created
 	// afterwards run it in place of the in-process WriteGate.
 	var info server.SlotInfo
@@ -591,8 +563,8 @@ func TestSwapUnderHTTPLoad(t *testing.T) {
 	if steady.Requests < (ops+1)*(p.steady-p.workers) || after.Requests < ops*(p.between-p.workers) {
 		t.Fatalf("windows too small: steady %d, after swap %d requests", steady.Requests, after.Requests)
 	}
-	t.Logf("%d requests by %d workers (paced at %s, warm %v), %d swaps + %d rollbacks (%d generations): 0 failed, 0 lost, 0 doubled; run %s, test %s",
-		r.Total.Requests, p.workers, p.interval, p.warm, out.swaps, out.rollback, generations, r.Elapsed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d requests by %d workers (paced at %s), %d swaps + %d rollbacks (%d generations): 0 failed, 0 lost, 0 doubled; run %s, test %s",
+		r.Total.Requests, p.workers, p.interval, out.swaps, out.rollback, generations, r.Elapsed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	for _, s := range []loadgen.Stats{steady, swapping, after, window} {
 		t.Logf("%s", s)
 	}
