@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -131,13 +132,9 @@ func (ss *session) saveTask(ctx context.Context, t *Task) error {
 func (ss *session) since(seq int64) ([]Event, <-chan struct{}) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	var out []Event
-	for _, e := range ss.events {
-		if e.Seq > seq {
-			out = append(out, e)
-		}
-	}
-	return out, ss.wake
+	// Events are in Seq order: find the first after seq.
+	i := sort.Search(len(ss.events), func(i int) bool { return ss.events[i].Seq > seq })
+	return slices.Clone(ss.events[i:]), ss.wake
 }
 
 func (ss *session) lastSeq() int64 {

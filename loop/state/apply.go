@@ -26,7 +26,7 @@ func (m *Memory) Apply(nodeID string, effects []abi.Effect) error {
 	if _, err := m.node(nodeID); err != nil {
 		return err
 	}
-	tx := m.d.clone()
+	tx := m.d.cloneFor(nodeID)
 	n := tx.nodes[nodeID]
 	t := tx.tasks[n.TaskID]
 	if t == nil {

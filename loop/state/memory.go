@@ -455,28 +455,37 @@ func cloneNode(n Node) Node {
 	return n
 }
 
-// clone copies everything Apply may change.
-func (d data) clone() data {
+// cloneFor copies everything Apply may change when it applies effects of
+// node nodeID: the session's values, entities and evidence, the node, its
+// task and the node it delegates for. Every other task and node is shared
+// with d, so that an Apply costs the same late in a long session as early.
+func (d data) cloneFor(nodeID string) data {
 	c := data{
 		userMessages: d.userMessages,
 		values:       maps.Clone(d.values),
 		entities:     slices.Clone(d.entities),
 		evidence:     slices.Clone(d.evidence),
-		tasks:        make(map[string]*task, len(d.tasks)),
-		nodes:        make(map[string]*node, len(d.nodes)),
+		tasks:        maps.Clone(d.tasks),
+		nodes:        maps.Clone(d.nodes),
 	}
-	for id, t := range d.tasks {
+	n, ok := d.nodes[nodeID]
+	if !ok {
+		return c
+	}
+	for _, id := range []string{nodeID, n.ParentID} {
+		if on, ok := d.nodes[id]; ok {
+			nc := *on
+			nc.Node = cloneNode(on.Node)
+			nc.fingerprints = slices.Clone(on.fingerprints)
+			c.nodes[id] = &nc
+		}
+	}
+	if t, ok := d.tasks[n.TaskID]; ok {
 		tc := *t
 		tc.shared = maps.Clone(t.shared)
 		tc.ledger = slices.Clone(t.ledger)
 		tc.calls = maps.Clone(t.calls)
-		c.tasks[id] = &tc
-	}
-	for id, n := range d.nodes {
-		nc := *n
-		nc.Node = cloneNode(n.Node)
-		nc.fingerprints = slices.Clone(n.fingerprints)
-		c.nodes[id] = &nc
+		c.tasks[n.TaskID] = &tc
 	}
 	return c
 }
