@@ -201,7 +201,9 @@ func TestKillMidWrite(t *testing.T) {
 	}
 	<-a.done
 
+	restarted := time.Now()
 	b, base := start(t, serving, warden, args(second)...)
+	ready := time.Since(restarted)
 	var task struct {
 		Status     string
 		Suspension *struct {
@@ -218,7 +220,10 @@ func TestKillMidWrite(t *testing.T) {
 	var done struct {
 		Task struct{ Status, Output string }
 	}
-	if code := call(base, "POST", "/v1/sessions/"+sess.ID+"/tasks/t1/verify", `{}`, &done); code != 200 ||
+	verifyStart := time.Now()
+	code := call(base, "POST", "/v1/sessions/"+sess.ID+"/tasks/t1/verify", `{}`, &done)
+	t.Logf("restart to serving, with the write recovered: %v; verify and finish: %v", ready.Round(time.Millisecond), time.Since(verifyStart).Round(time.Millisecond))
+	if code != 200 ||
 		done.Task.Status != "DONE" || done.Task.Output != "shop.example.com created" {
 		t.Fatalf("verify: %d %+v\n%s", code, done, b.out.String())
 	}
