@@ -235,3 +235,65 @@ func TestTakeOverMidWrite(t *testing.T) {
 		}
 	})
 }
+
+// An instance dies during a read. The task was RUNNING, not waiting for
+// anyone: the instance that takes the session over shows it RUNNING, and
+// resume runs it on — the read's call is answered as interrupted, and the
+// model goes on from there.
+func TestResumeInterruptedTask(t *testing.T) {
+	t.Parallel()
+	forDialects(t, func(t *testing.T, db *sqlstore.DB) {
+		c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+		started := make(chan struct{}, 1)
+		hang := make(chan struct{})
+		reads := tscripted.New(nil,
+			tscripted.Tool{Tool: tools.Tool{Name: "query_space", InputSchema: json.RawMessage(`{"type":"object","properties":{"spaceName":{"type":"string"}}}`)},
+				Handler: func(*tscripted.State, json.RawMessage) (json.RawMessage, error) {
+					started <- struct{}{}
+					<-hang
+					return json.RawMessage(`{"code":200,"msg":"ok","data":{"spaces":[]}}`), nil
+				}},
+			tscripted.Tool{Tool: tools.Tool{Name: "query_site", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				Handler: tscripted.Fixed(`{"code":200,"data":{"sites":[]}}`)},
+			tscripted.Tool{Tool: tools.Tool{Name: "create_site", InputSchema: json.RawMessage(`{"type":"object"}`)}, Write: true,
+				Handler: tscripted.Fixed(`{"code":200}`)})
+		slow := func(s string) string { return strings.ReplaceAll(s, `"timeoutMs":100`, `"timeoutMs":60000`) }
+		quiet := func(o *server.Options) { o.Logger = slog.New(slog.DiscardHandler) }
+		a := instance(t, db, "a", c, fixtureSetup{contract: slow, tools: reads, options: quiet})
+		t.Cleanup(func() { close(hang) })
+		actx, kill := context.WithCancel(context.Background())
+		if err := a.srv.Start(actx); err != nil {
+			t.Fatal(err)
+		}
+		sid := a.session(t, keyAcme)
+		go func() {
+			req, _ := http.NewRequest("POST", a.ts.URL+"/v1/sessions/"+sid+"/messages", strings.NewReader(`{"text":"市场部有哪些网站"}`))
+			req.Header.Set("Authorization", "Bearer "+keyAcme)
+			if resp, err := a.ts.Client().Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		<-started
+		kill()
+		c.Add(2 * lease)
+
+		finish := []mscripted.Turn{{Expect: &mscripted.Expect{Tool: "query_space", Contains: "没有返回结果"},
+			ToolCalls: []mscripted.Call{{Name: "builtin_node_fail", Arguments: `{"reason":"空间服务没有回应"}`}}}}
+		b := instance(t, db, "b", c, fixtureSetup{contract: slow, tools: reads, turns: finish})
+		var task server.Task
+		if code, eb := b.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1", keyAcme, "", &task); code != http.StatusOK || task.Status != "RUNNING" {
+			t.Fatalf("task on b: %d %+v %+v", code, eb, task)
+		}
+		if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/tasks/t1/verify", keyAcme, `{}`, nil); code != http.StatusConflict || eb.Error.Code != server.CodeNotSuspended {
+			t.Fatalf("verify of a running task: %d %+v", code, eb)
+		}
+		var done server.RunResult
+		if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/tasks/t1/resume", keyAcme, "", &done); code != http.StatusOK ||
+			done.Task.Status != "FAILED" || done.Task.Reason != "空间服务没有回应" {
+			t.Fatalf("resume: %d %+v %+v", code, eb, done.Task)
+		}
+		if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/tasks/t1/resume", keyAcme, "", nil); code != http.StatusConflict || eb.Error.Code != server.CodeNotInterrupted {
+			t.Fatalf("resume of an ended task: %d %+v", code, eb)
+		}
+	})
+}
