@@ -76,7 +76,9 @@ func TestServePlugins(t *testing.T) {
 		if code := call("POST", "/v1/sessions", tenantKey, "", &sess); code != 201 {
 			t.Fatalf("session: %d", code)
 		}
-		var res struct{ Task struct{ Status, Output string } }
+		var res struct {
+			Task struct{ Status, Output string }
+		}
 		if code := call("POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"find space sp-1"}`, &res); code != 200 ||
 			res.Task.Status != "DONE" || res.Task.Output != "found Marketing" {
 			t.Fatalf("message: %d %+v", code, res)
