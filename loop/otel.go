@@ -2,16 +2,13 @@ package loop
 
 import (
 	"context"
-	"reflect"
-	"sync/atomic"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/loop/state"
 )
 
@@ -40,49 +37,11 @@ const (
 // instrumentation is the scope name of the loop's spans.
 const instrumentation = "github.com/agentwarden/warden/loop"
 
-// tracerFor caches the tracer of the global provider it came from, so a span
-// costs an atomic load and a comparison to find its tracer, and a provider
-// set later (otel.SetTracerProvider, again in tests) is still followed. off
-// marks a provider whose spans are all no-ops: the global default before
-// any SDK is installed, or the noop package's. Spans are then not started
-// at all, so an untraced call allocates nothing for them.
-type tracerFor struct {
-	tp  trace.TracerProvider
-	t   trace.Tracer
-	off bool
-}
+// tracer starts the package's spans; nothing while tracing is off.
+var tracer = tracing.New(instrumentation)
 
-var cachedTracer atomic.Pointer[tracerFor]
-
-// noSpan is the span of a context without one: it records nothing.
-var noSpan = trace.SpanFromContext(context.Background())
-
-// startSpan starts a span on the global provider, or returns ctx and noSpan
-// when that provider is off.
 func startSpan(ctx context.Context, name string) (context.Context, trace.Span) {
-	tp := otel.GetTracerProvider()
-	c := cachedTracer.Load()
-	if c == nil || c.tp != tp {
-		c = &tracerFor{tp: tp, t: tp.Tracer(instrumentation), off: tracingOff(tp)}
-		// Only a comparable provider can be cached: comparing two values
-		// of the same uncomparable type would panic.
-		if reflect.TypeOf(tp).Comparable() {
-			cachedTracer.Store(c)
-		}
-	}
-	if c.off {
-		return ctx, noSpan
-	}
-	return c.t.Start(ctx, name)
-}
-
-// tracingOff reports whether every span of tp is a no-op.
-func tracingOff(tp trace.TracerProvider) bool {
-	if _, ok := tp.(noop.TracerProvider); ok {
-		return true
-	}
-	t := reflect.TypeOf(tp)
-	return t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "go.opentelemetry.io/otel/internal/global" && t.Elem().Name() == "tracerProvider"
+	return tracer.Start(ctx, name)
 }
 
 // StartTaskSpan starts the span of one run of a task (RunTask, ResumeTask,

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -42,42 +40,25 @@ func TestServeTwoInstances(t *testing.T) {
 		return []string{"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", "postgres:" + dsn,
 			"--instance", name, "--lease", "2s", "--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL}
 	}
-	call := func(base, method, path, body string, out any) int {
-		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tenantKey)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-			}
-		}
-		return resp.StatusCode
-	}
 
 	a, baseA := start(t, serving, warden, args("warden-a", scriptA)...)
 	b, baseB := start(t, serving, warden, args("warden-b", scriptB)...)
 	var sess struct{ ID string }
-	if code := call(baseA, "POST", "/v1/sessions", "", &sess); code != 201 {
+	if code := apiCall(t, baseA, "POST", "/v1/sessions", tenantKey, "", &sess); code != 201 {
 		t.Fatalf("create session on a: %d", code)
 	}
 	var res struct {
 		Task     struct{ Status string }
 		Approval struct{ ID string }
 	}
-	if code := call(baseA, "POST", "/v1/sessions/"+sess.ID+"/messages", `{"text":"create the website Shop with domain shop.example.com in space sp-1"}`, &res); code != 200 ||
+	if code := apiCall(t, baseA, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"create the website Shop with domain shop.example.com in space sp-1"}`, &res); code != 200 ||
 		res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
 		t.Fatalf("message on a: %d %+v\n%s", code, res, a.out.String())
 	}
 	var refused struct {
 		Error struct{ Code, Message string }
 	}
-	if code := call(baseB, "POST", "/v1/approvals/"+res.Approval.ID, `{"decision":"CONFIRM"}`, &refused); code != 409 ||
+	if code := apiCall(t, baseB, "POST", "/v1/approvals/"+res.Approval.ID, tenantKey, `{"decision":"CONFIRM"}`, &refused); code != 409 ||
 		refused.Error.Code != "session_elsewhere" || !strings.Contains(refused.Error.Message, "warden-a") {
 		t.Fatalf("CONFIRM on b while a serves: %d %+v", code, refused)
 	}
@@ -90,7 +71,7 @@ func TestServeTwoInstances(t *testing.T) {
 	var done struct {
 		Task struct{ Status, Output string }
 	}
-	if code := call(baseB, "POST", "/v1/approvals/"+res.Approval.ID, `{"decision":"CONFIRM"}`, &done); code != 200 ||
+	if code := apiCall(t, baseB, "POST", "/v1/approvals/"+res.Approval.ID, tenantKey, `{"decision":"CONFIRM"}`, &done); code != 200 ||
 		done.Task.Status != "DONE" || done.Task.Output != "shop.example.com created" {
 		t.Fatalf("CONFIRM on b after a stopped: %d %+v\n%s", code, done, b.out.String())
 	}

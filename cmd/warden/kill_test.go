@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -132,34 +131,17 @@ func TestKillMidWrite(t *testing.T) {
 		return []string{"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", "sqlite:" + db,
 			"--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL, "--lease", "2s"}
 	}
-	call := func(base, method, path, body string, out any) int {
-		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tenantKey)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-			}
-		}
-		return resp.StatusCode
-	}
 
 	a, base := start(t, serving, warden, args(first)...)
 	var sess struct{ ID string }
-	if code := call(base, "POST", "/v1/sessions", "", &sess); code != 201 {
+	if code := apiCall(t, base, "POST", "/v1/sessions", tenantKey, "", &sess); code != 201 {
 		t.Fatalf("create session: %d", code)
 	}
 	var res struct {
 		Task     struct{ Status string }
 		Approval struct{ ID string }
 	}
-	if code := call(base, "POST", "/v1/sessions/"+sess.ID+"/messages", `{"text":"create the website Shop with domain shop.example.com in space sp-1"}`, &res); code != 200 ||
+	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"create the website Shop with domain shop.example.com in space sp-1"}`, &res); code != 200 ||
 		res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
 		t.Fatalf("message: %d %+v\n%s", code, res, a.out.String())
 	}
@@ -210,7 +192,7 @@ func TestKillMidWrite(t *testing.T) {
 			Kind, Tool string
 		}
 	}
-	if code := call(base, "GET", "/v1/sessions/"+sess.ID+"/tasks/t1", "", &task); code != 200 || task.Status != "SUSPENDED" ||
+	if code := apiCall(t, base, "GET", "/v1/sessions/"+sess.ID+"/tasks/t1", tenantKey, "", &task); code != 200 || task.Status != "SUSPENDED" ||
 		task.Suspension == nil || task.Suspension.Kind != "VERIFY" || task.Suspension.Tool != "create_website" {
 		t.Fatalf("task after restart: %d %+v\n%s", code, task, b.out.String())
 	}
@@ -221,7 +203,7 @@ func TestKillMidWrite(t *testing.T) {
 		Task struct{ Status, Output string }
 	}
 	verifyStart := time.Now()
-	code := call(base, "POST", "/v1/sessions/"+sess.ID+"/tasks/t1/verify", `{}`, &done)
+	code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/tasks/t1/verify", tenantKey, `{}`, &done)
 	t.Logf("restart to serving, with the write recovered: %v; verify and finish: %v", ready.Round(time.Millisecond), time.Since(verifyStart).Round(time.Millisecond))
 	if code != 200 ||
 		done.Task.Status != "DONE" || done.Task.Output != "shop.example.com created" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -51,35 +50,16 @@ func TestServePlugins(t *testing.T) {
 	base, _ := startServe(t, []string{"--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "scripted",
 		"--model-script", script, "--tools", "mcp-command", "--mcp-command", cms, "--plugins", dir, "--watch-interval", "50ms",
 		"--plugin-cache", testdata.CacheDir(t), "--shutdown-grace", "2s"})
-	call := func(method, path, key, body string, out any) int {
-		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-			}
-		}
-		return resp.StatusCode
-	}
 	message := func() {
 		t.Helper()
 		var sess struct{ ID string }
-		if code := call("POST", "/v1/sessions", tenantKey, "", &sess); code != 201 {
+		if code := apiCall(t, base, "POST", "/v1/sessions", tenantKey, "", &sess); code != 201 {
 			t.Fatalf("session: %d", code)
 		}
 		var res struct {
 			Task struct{ Status, Output string }
 		}
-		if code := call("POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"find space sp-1"}`, &res); code != 200 ||
+		if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"find space sp-1"}`, &res); code != 200 ||
 			res.Task.Status != "DONE" || res.Task.Output != "found Marketing" {
 			t.Fatalf("message: %d %+v", code, res)
 		}
@@ -107,7 +87,7 @@ func TestServePlugins(t *testing.T) {
 		Current struct{ Number int }
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if code := call("GET", "/admin/v1/slots/WriteGate", adminKey, "", &slot); code == 200 && slot.Current.Number == 2 {
+		if code := apiCall(t, base, "GET", "/admin/v1/slots/WriteGate", adminKey, "", &slot); code == 200 && slot.Current.Number == 2 {
 			break
 		}
 		if time.Now().After(deadline) {

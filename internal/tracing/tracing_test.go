@@ -1,4 +1,4 @@
-package loop
+package tracing
 
 import (
 	"testing"
@@ -28,8 +28,8 @@ func TestTracingOff(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := tracingOff(tt.tp); got != tt.want {
-				t.Fatalf("tracingOff(%T) = %v, want %v", tt.tp, got, tt.want)
+			if got := Off(tt.tp); got != tt.want {
+				t.Fatalf("Off(%T) = %v, want %v", tt.tp, got, tt.want)
 			}
 		})
 	}
