@@ -297,3 +297,28 @@ func TestResumeInterruptedTask(t *testing.T) {
 		}
 	})
 }
+
+// A session idle past IdleTimeout is closed in memory and opened again
+// from the directory by its next request, whole: its tasks and approval.
+func TestCloseIdleSessions(t *testing.T) {
+	t.Parallel()
+	db := sqltest.Open(t, sqlstore.SQLite)
+	c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+	f := instance(t, db, "a", c, fixtureSetup{options: func(o *server.Options) { o.IdleTimeout = time.Minute }})
+	sid, res := f.suspend(t)
+	if n := f.srv.CloseIdle(); n != 0 {
+		t.Fatalf("closed %d sessions in use", n)
+	}
+	c.Add(2 * time.Minute)
+	if n := f.srv.CloseIdle(); n != 1 {
+		t.Fatalf("closed %d idle sessions, want 1", n)
+	}
+	var info server.SessionInfo
+	if code, eb := f.do(t, "GET", "/v1/sessions/"+sid, keyAcme, "", &info); code != http.StatusOK ||
+		len(info.Tasks) != 1 || info.Tasks[0].Status != "SUSPENDED" || info.Tasks[0].Approval != res.Approval.ID {
+		t.Fatalf("session opened again: %d %+v %+v", code, eb, info)
+	}
+	if n := f.srv.CloseIdle(); n != 0 {
+		t.Fatalf("closed %d sessions just used", n)
+	}
+}

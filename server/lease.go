@@ -53,6 +53,9 @@ func (s *Server) Start(ctx context.Context) error {
 				if err := s.Recover(bctx); err != nil {
 					s.log.Error("recovery sweep failed", "instance", s.opt.Instance, "err", err)
 				}
+				if n := s.closeIdle(); n > 0 {
+					s.log.Info("idle sessions closed", "sessions", n)
+				}
 			}
 		}
 	}()
@@ -139,3 +142,7 @@ func (s *Server) Slots() map[string]*host.Slot {
 	}
 	return out
 }
+
+// CloseIdle closes the sessions idle for IdleTimeout now (Start does it
+// every lease period); it returns how many.
+func (s *Server) CloseIdle() int { return s.closeIdle() }

@@ -146,6 +146,11 @@ type Options struct {
 	// deployment): Start ends every other instance's lease, since whoever
 	// held the database before is gone.
 	Exclusive bool
+	// IdleTimeout is how long a session no request used stays open in
+	// memory; after it the session is closed here (its state stays in
+	// Directory, and its next request opens it again). 0 means 30 minutes
+	// with a Directory, and never without one (memory holds the only copy).
+	IdleTimeout time.Duration
 	// Recoverable lists the sessions that may hold writes a dead process
 	// left in flight (sqlstore's DB.SessionsWithStartedWrites); Start and
 	// each lease period open those this instance may claim, which
@@ -200,7 +205,7 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: no model", ErrConfig)
 	case len(o.AdminKeys) > 0 && o.Host == nil:
 		return nil, fmt.Errorf("%w: admin keys without a plugin host", ErrConfig)
-	case o.RunTimeout < 0 || o.ToolTimeout < 0 || o.Lease < 0:
+	case o.RunTimeout < 0 || o.ToolTimeout < 0 || o.Lease < 0 || o.IdleTimeout < 0:
 		return nil, fmt.Errorf("%w: negative timeout", ErrConfig)
 	}
 	if err := o.Loop.Validate(); err != nil {
@@ -243,6 +248,9 @@ func New(o Options) (*Server, error) {
 	}
 	if s.opt.Lease == 0 {
 		s.opt.Lease = 15 * time.Second
+	}
+	if s.opt.IdleTimeout == 0 && o.Directory != nil {
+		s.opt.IdleTimeout = 30 * time.Minute
 	}
 	s.ready.Store(true)
 	return s, nil

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -81,6 +82,12 @@ type session struct {
 
 	// run is held by the request that runs the session's loop.
 	run sync.Mutex
+	// used is when a request last took the session (unix nanoseconds);
+	// streams counts the event streams open on it. Both keep it open.
+	used    atomic.Int64
+	streams atomic.Int32
+	// closed is set, under run, when the session is closed as idle.
+	closed atomic.Bool
 
 	mu     sync.Mutex
 	events []Event
@@ -110,6 +117,19 @@ func (ss *session) emit(e loop.Event) loop.Event {
 		ss.log.Error("trace event not stored", "session", ss.id, "task", e.Task, "node", e.Node, "seq", e.Seq, "err", err)
 	}
 	return e
+}
+
+// tryRun takes the session's run lock. A session closed as idle in the
+// meantime counts as busy: the client's retry opens it again.
+func (ss *session) tryRun() bool {
+	if !ss.run.TryLock() {
+		return false
+	}
+	if ss.closed.Load() {
+		ss.run.Unlock()
+		return false
+	}
+	return true
 }
 
 // saveTask stores the API's view of a task.
@@ -198,6 +218,7 @@ func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, erro
 		return nil, errSessionNotFound
 	}
 	if ss != nil && s.holding() {
+		ss.used.Store(s.opt.Now().UnixNano())
 		return ss, nil
 	}
 	s.openMu.Lock()
@@ -233,6 +254,7 @@ func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, erro
 	ss = s.sessions[id]
 	s.mu.Unlock()
 	if ss != nil && prev == s.opt.Instance {
+		ss.used.Store(s.opt.Now().UnixNano())
 		return ss, nil
 	}
 	ss, err = s.open(ctx, rec)
@@ -243,10 +265,34 @@ func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, erro
 	if prev != s.opt.Instance {
 		s.log.Info("session taken over", "session", id, "from", prev, "instance", s.opt.Instance)
 	}
+	ss.used.Store(s.opt.Now().UnixNano())
 	s.mu.Lock()
 	s.sessions[id] = ss
 	s.mu.Unlock()
 	return ss, nil
+}
+
+// closeIdle closes the sessions no request used for IdleTimeout, that run
+// nothing and stream to nobody: their state is in the directory, and their
+// next request opens them again. It returns how many it closed.
+func (s *Server) closeIdle() int {
+	if s.opt.IdleTimeout <= 0 {
+		return 0
+	}
+	cutoff := s.opt.Now().Add(-s.opt.IdleTimeout).UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, ss := range s.sessions {
+		if ss.used.Load() > cutoff || ss.streams.Load() > 0 || !ss.run.TryLock() {
+			continue
+		}
+		delete(s.sessions, id)
+		ss.closed.Store(true)
+		ss.run.Unlock()
+		n++
+	}
+	return n
 }
 
 // open builds a session this process did not create, or no longer holds,
@@ -324,6 +370,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant st
 		s.log.Error("session not stored", "tenant", tenant, "session", ss.id, "err", err)
 		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
 	}
+	ss.used.Store(s.opt.Now().UnixNano())
 	s.mu.Lock()
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
@@ -443,7 +490,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 	if err := checkText("text", req.Text); err != nil {
 		return err
 	}
-	if !ss.run.TryLock() {
+	if !ss.tryRun() {
 		return errSessionBusy
 	}
 	defer ss.run.Unlock()
@@ -644,7 +691,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, tenant, kind str
 	if err != nil {
 		return err
 	}
-	if !ss.run.TryLock() {
+	if !ss.tryRun() {
 		return errSessionBusy
 	}
 	defer ss.run.Unlock()
@@ -722,7 +769,7 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
-	if !ss.run.TryLock() {
+	if !ss.tryRun() {
 		return errSessionBusy
 	}
 	defer ss.run.Unlock()
@@ -790,7 +837,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 		}
 		return err
 	}
-	if !ss.run.TryLock() {
+	if !ss.tryRun() {
 		return errSessionBusy
 	}
 	defer ss.run.Unlock()
@@ -847,6 +894,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, tenant str
 	if err != nil {
 		return err
 	}
+	ss.streams.Add(1)
+	defer ss.streams.Add(-1)
 	after := r.Header.Get("Last-Event-ID")
 	if q := r.URL.Query().Get("after"); q != "" {
 		after = q

@@ -63,6 +63,8 @@ the key, and the file when the value came from it.
                           [A-Za-z0-9] then up to 63 of [A-Za-z0-9_.:-]
   --lease D               how long this instance's claim on its sessions lasts
                           without renewal (default 15s, at least 1s)
+  --idle-timeout D        close a session in memory after this long without a request;
+                          the store keeps it (default 30m, at least 1m, with a durable store)
   --log-level LEVEL       debug, info, warn or error (default info)
   --trace WHERE           OpenTelemetry spans: none, or stdout:FILE for JSON lines (default none)
   --feedback[=BOOL]       record failed and retried calls in the store (default true
@@ -98,6 +100,9 @@ type serveConfig struct {
 	// Lease is how long its claim on its sessions lasts without renewal.
 	Instance string
 	Lease    time.Duration
+	// IdleTimeout closes a session no request used for that long (its
+	// state stays in the store).
+	IdleTimeout time.Duration
 	// LogLevel is debug, info, warn or error; Trace is where OpenTelemetry
 	// spans go: none, or stdout:FILE (JSON lines).
 	LogLevel string
@@ -195,6 +200,7 @@ func (c *serveConfig) settings() []setting {
 		{name: "watch-interval", dur: &c.WatchInterval},
 		{name: "instance", str: &c.Instance},
 		{name: "lease", dur: &c.Lease},
+		{name: "idle-timeout", dur: &c.IdleTimeout},
 		{name: "log-level", str: &c.LogLevel},
 		{name: "trace", str: &c.Trace},
 		{name: "feedback", boolean: &c.Feedback},
@@ -255,6 +261,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.Grace = 10 * time.Second
 	c.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
 	c.Lease = 15 * time.Second
+	c.IdleTimeout = 30 * time.Minute
 	c.LogLevel = "info"
 	c.Trace = "none"
 	// Feedback's default depends on the store; validate sets it.
@@ -489,6 +496,9 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	}
 	if c.Lease < time.Second {
 		return bad("lease", "%s is shorter than 1s", c.Lease)
+	}
+	if c.IdleTimeout < time.Minute {
+		return bad("idle-timeout", "%s is shorter than 1m", c.IdleTimeout)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -85,6 +85,8 @@ func TestConfigErrors(t *testing.T) {
 		{"instance too long", f.with("--instance", strings.Repeat("a", 65)), nil, `--instance (WARDEN_INSTANCE): "` + strings.Repeat("a", 65) + `" does not match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`},
 		{"short lease", f.base, map[string]string{"WARDEN_LEASE": "500ms"}, "--lease (WARDEN_LEASE): 500ms is shorter than 1s"},
 		{"zero lease", f.with("--lease", "0s"), nil, "--lease (WARDEN_LEASE): 0s is shorter than 1s"},
+		{"short idle timeout", f.with("--idle-timeout", "30s"), nil, "--idle-timeout (WARDEN_IDLE_TIMEOUT): 30s is shorter than 1m"},
+		{"idle timeout not a duration", f.base, map[string]string{"WARDEN_IDLE_TIMEOUT": "soon"}, "--idle-timeout (WARDEN_IDLE_TIMEOUT): env WARDEN_IDLE_TIMEOUT: \"soon\" is not a duration"},
 		{"bad log level", f.with("--log-level", "verbose"), nil, `--log-level (WARDEN_LOG_LEVEL): "verbose" is not debug, info, warn or error`},
 		{"log level is case-sensitive", f.with("--log-level", "INFO"), nil, `--log-level (WARDEN_LOG_LEVEL): "INFO" is not debug, info, warn or error`},
 		{"bad trace", f.with("--trace", "otlp:x"), nil, `--trace (WARDEN_TRACE): "otlp:x" is not none or stdout:FILE`},

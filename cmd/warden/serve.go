@@ -143,6 +143,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		// whoever held the file before is gone.
 		opts.Recoverable = db.SessionsWithStartedWrites
 		opts.Exclusive = c.storeDialect == sqlstore.SQLite
+		opts.IdleTimeout = c.IdleTimeout
 	}
 	if len(c.keys.AdminKeys) > 0 || c.Plugins != "" {
 		h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log})
