@@ -490,7 +490,7 @@ func (s *Server) Check(ctx context.Context) error {
 	}
 	sort.Strings(tenants)
 	for _, t := range tenants {
-		if _, err := s.assemble(ctx, t, newID("s_")); err != nil {
+		if _, err := s.assemble(ctx, t, newID("s_"), true); err != nil {
 			return fmt.Errorf("tenant %s: %w", t, err)
 		}
 	}

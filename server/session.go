@@ -301,7 +301,7 @@ func (s *Server) closeIdle() int {
 // uncertain and its node waits for VERIFY (loop.Runner.Recover), never
 // issued again.
 func (s *Server) open(ctx context.Context, rec store.Session) (*session, error) {
-	ss, err := s.assemble(ctx, rec.Tenant, rec.ID)
+	ss, err := s.assemble(ctx, rec.Tenant, rec.ID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant st
 			return err
 		}
 	}
-	ss, err := s.assemble(r.Context(), tenant, newID("s_"))
+	ss, err := s.assemble(r.Context(), tenant, newID("s_"), false)
 	if err != nil {
 		s.log.Error("session setup failed", "tenant", tenant, "err", err)
 		return fail(http.StatusInternalServerError, CodeSetupFailed, "the agent could not be assembled")
@@ -380,7 +380,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant st
 
 // assemble builds a session: its store, its skills with their chains, its
 // model and its runner. Nothing is registered until it all succeeded.
-func (s *Server) assemble(ctx context.Context, tenant, id string) (*session, error) {
+//
+// A probe (Check) keeps its state in memory: it leaves nothing in the store.
+func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*session, error) {
 	agent, err := s.opt.Agents.Agent(ctx, tenant)
 	if err != nil {
 		return nil, err
@@ -416,7 +418,7 @@ func (s *Server) assemble(ctx context.Context, tenant, id string) (*session, err
 		skills = append(skills, loop.Skill{Skill: sk, Chain: ch, Tools: bts})
 	}
 	var st state.Store
-	if s.opt.NewStore != nil {
+	if s.opt.NewStore != nil && !probe {
 		st, err = s.opt.NewStore(id)
 	} else {
 		st, err = state.NewMemory(state.Options{SessionID: id, Now: s.opt.Now})
