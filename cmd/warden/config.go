@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,7 +67,8 @@ the key, and the file when the value came from it.
   --idle-timeout D        close a session in memory after this long without a request;
                           the store keeps it (default 30m, at least 1m, with a durable store)
   --log-level LEVEL       debug, info, warn or error (default info)
-  --trace WHERE           OpenTelemetry spans: none, or stdout:FILE for JSON lines (default none)
+  --trace WHERE           OpenTelemetry spans: none, stdout:FILE for JSON lines, or otlp:URL
+                          for a collector's OTLP/HTTP traces endpoint (default none)
   --feedback[=BOOL]       record failed and retried calls in the store (default true
                           with a sqlite: or postgres: store, false with memory)
 `
@@ -104,7 +106,7 @@ type serveConfig struct {
 	// state stays in the store).
 	IdleTimeout time.Duration
 	// LogLevel is debug, info, warn or error; Trace is where OpenTelemetry
-	// spans go: none, or stdout:FILE (JSON lines).
+	// spans go: none, stdout:FILE (JSON lines) or otlp:URL.
 	LogLevel string
 	Trace    string
 	// Feedback records failed and retried calls in the store
@@ -510,8 +512,12 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	case scheme == "stdout" && rest != "":
 	case scheme == "stdout":
 		return bad("trace", "%q has no FILE after stdout:", c.Trace)
+	case scheme == "otlp":
+		if u, err := url.Parse(rest); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("trace", "%q has no http(s) URL after otlp:", c.Trace)
+		}
 	default:
-		return bad("trace", "%q is not none or stdout:FILE", c.Trace)
+		return bad("trace", "%q is not none, stdout:FILE or otlp:URL", c.Trace)
 	}
 	switch {
 	case c.origins["feedback"] == fromDefault:

@@ -1,12 +1,18 @@
 package telemetry_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -85,9 +91,11 @@ func TestSetupTracingRejects(t *testing.T) {
 		want string
 		is   error
 	}{
-		{"", `telemetry: trace exporter "" (want none or stdout:FILE): unknown trace exporter`, telemetry.ErrTraceSpec},
-		{"otlp", `telemetry: trace exporter "otlp" (want none or stdout:FILE): unknown trace exporter`, telemetry.ErrTraceSpec},
-		{"stdout:", `telemetry: trace exporter "stdout:" (want none or stdout:FILE): unknown trace exporter`, telemetry.ErrTraceSpec},
+		{"", `telemetry: trace exporter "" (want none, stdout:FILE or otlp:URL): unknown trace exporter`, telemetry.ErrTraceSpec},
+		{"otlp", `telemetry: trace exporter "otlp" (want none, stdout:FILE or otlp:URL): unknown trace exporter`, telemetry.ErrTraceSpec},
+		{"otlp:collector:4318", `telemetry: trace exporter otlp:collector:4318: want an http(s) URL: unknown trace exporter`, telemetry.ErrTraceSpec},
+		{"otlp:http://", `telemetry: trace exporter otlp:http://: want an http(s) URL: unknown trace exporter`, telemetry.ErrTraceSpec},
+		{"stdout:", `telemetry: trace exporter "stdout:" (want none, stdout:FILE or otlp:URL): unknown trace exporter`, telemetry.ErrTraceSpec},
 		{"stdout:" + filepath.Join(t.TempDir(), "missing", "spans.json"), "", os.ErrNotExist},
 	}
 	for _, tt := range tests {
@@ -98,5 +106,33 @@ func TestSetupTracingRejects(t *testing.T) {
 				t.Fatalf("error %v, want %s (%v)", err, tt.want, tt.is)
 			}
 		})
+	}
+}
+
+// TestSetupTracingOTLP sends spans to a collector's OTLP/HTTP endpoint.
+func TestSetupTracingOTLP(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%s %s %s %t", r.Method, r.URL.Path, r.Header.Get("Content-Type"), bytes.Contains(b, []byte("warden.task"))))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer collector.Close()
+	shutdown, err := telemetry.SetupTracing("otlp:" + collector.URL + "/v1/traces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := otel.Tracer("test").Start(context.Background(), "warden.task")
+	span.End()
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != "POST /v1/traces application/x-protobuf true" {
+		t.Fatalf("the collector got %q", got)
 	}
 }
