@@ -4,6 +4,25 @@
 // server-sent events; the platform's admin installs, lists and rolls back
 // generations of plugin slots.
 //
+// Routes (tenant key):
+//
+//	POST /v1/sessions                                   open a session
+//	GET  /v1/sessions/{session}                         the session and its tasks
+//	POST /v1/sessions/{session}/messages                {"text"}: run a task
+//	GET  /v1/sessions/{session}/events                  server-sent events (Last-Event-ID or ?after=)
+//	GET  /v1/sessions/{session}/tasks/{task}            a task
+//	GET  /v1/sessions/{session}/tasks/{task}/trace      its trace events
+//	POST /v1/sessions/{session}/tasks/{task}/follow-up  {"answer"}
+//	POST /v1/sessions/{session}/tasks/{task}/verify     {"took": true|false}, or {} for the verify tool
+//	POST /v1/sessions/{session}/tasks/{task}/resume     run on a task a dead process left RUNNING
+//	GET  /v1/approvals/{approval}                       a held approval
+//	POST /v1/approvals/{approval}                       {"decision": "CONFIRM"|"REJECT"|"CANCEL"}
+//
+// and (admin key) GET /admin/v1/slots, GET /admin/v1/slots/{slot},
+// PUT /admin/v1/slots/{slot} (JSON with the module in base64, or the
+// module as application/wasm with ?sha256= and a Warden-Config header),
+// POST /admin/v1/slots/{slot}/rollback; /healthz and /readyz need no key.
+//
 // Every request but /healthz and /readyz carries "Authorization: Bearer
 // <key>". A tenant key reaches only that tenant's sessions and approvals: a
 // foreign id answers 404 exactly like an unknown one, so ids never leak.
@@ -14,6 +33,12 @@
 // server records the gated call and the digest of its bound arguments under a
 // fresh id; the client answers that id with CONFIRM, REJECT or CANCEL and
 // nothing else: it can never assert arguments or a digest. An approval is
-// answered once; the digest is checked again against the held write before
-// the decision is applied.
+// answered once — its status moves from PENDING in one conditional update
+// of the store — and the digest is checked again against the held write
+// before the decision is applied.
+//
+// With a durable Options.Directory a session outlives its process and is
+// served by one live instance at a time: see Options.Directory, Start and
+// docs/RATIONALE.md ("Sessions across processes and instances"). Another
+// instance answers 409 session_elsewhere naming the owner.
 package server
