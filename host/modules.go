@@ -11,7 +11,7 @@ import (
 // keepIdleModules is how many compiled modules no plugin uses any more the
 // host keeps, so that rolling back, or forward again, to a recent
 // generation compiles nothing.
-const keepIdleModules = 8
+const keepIdleModules = 16
 
 // moduleKey names a compiled module: the memory class it was compiled for
 // and the module's digest.
@@ -110,4 +110,26 @@ func (h *Host) compiledModules() (all, idle int) {
 		}
 	}
 	return all, idle
+}
+
+// Precompile compiles a module the way Load would for pol, and keeps the
+// compilation for the Load that follows: several modules can be compiled
+// at once this way, which Load, serial per slot, cannot. Extism modules
+// and a module that asks for a tighter memory limit than pol are compiled
+// again by Load.
+func (h *Host) Precompile(ctx context.Context, src Source, pol Policy) error {
+	pol = pol.withDefaults()
+	if len(src.Bytes) > h.opts.MaxModuleBytes {
+		return fmt.Errorf("host: precompile %s: %d bytes over %d: %w", src.Name, len(src.Bytes), h.opts.MaxModuleBytes, ErrModuleTooLarge)
+	}
+	cls, err := h.class(ctx, uint32(pol.Limits.MemoryPages))
+	if err != nil {
+		return err
+	}
+	_, key, err := h.compile(ctx, cls, Digest(src.Bytes), src.Bytes)
+	if err != nil {
+		return fmt.Errorf("host: compile %s: %w: %w", src.Name, ErrCompile, err)
+	}
+	h.releaseModule(ctx, key)
+	return nil
 }

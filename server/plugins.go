@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -207,6 +208,12 @@ func (s *Server) LoadPlugins(ctx context.Context) error {
 		return fmt.Errorf("%w: a plugin directory with Guards or Builtins", ErrConfig)
 	}
 	ps := s.pluginsOf()
+	type loaded struct {
+		m      moduleFile
+		src    host.Source
+		config json.RawMessage
+	}
+	var mods []loaded
 	for _, f := range pluginFiles {
 		m, err := readPluginFile(dir, f)
 		if err != nil {
@@ -216,6 +223,23 @@ func (s *Server) LoadPlugins(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		mods = append(mods, loaded{m, src, config})
+	}
+	// Compile them all at once, one per CPU; the installs that follow,
+	// one at a time, find them compiled. A module that does not compile
+	// is reported by its install, naming its file.
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for _, l := range mods {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_ = s.opt.Host.Precompile(ctx, l.src, s.opt.Policy)
+		})
+	}
+	wg.Wait()
+	for i, f := range pluginFiles {
+		m, src, config := mods[i].m, mods[i].src, mods[i].config
 		if _, _, _, err := s.install(ctx, f.slot, src, config, OriginStart, filepath.Base(m.path)); err != nil {
 			return fmt.Errorf("server: plugin %s: %w", m.path, err)
 		}

@@ -254,7 +254,8 @@ func TestServeStoreOpenErrors(t *testing.T) {
 }
 
 // startServe runs cmdServe with args until the returned stop is called;
-// it returns the API's base URL.
+// it returns the API's base URL. The start is given a minute and a half:
+// with --plugins on a cold compilation cache it compiles ten modules.
 func startServe(t *testing.T, args []string) (base string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -262,7 +263,7 @@ func startServe(t *testing.T, args []string) (base string, stop func()) {
 	exited := make(chan int, 1)
 	go func() { exited <- cmdServe(ctx, args, &stdout, &stderr) }()
 	addr := regexp.MustCompile(`serving on (http://\S+)`)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if m := addr.FindStringSubmatch(stdout.String()); m != nil {
 			base = m[1]
 			break
