@@ -69,7 +69,7 @@ the key, and the file when the value came from it.
   --log-level LEVEL       debug, info, warn or error (default info)
   --trace WHERE           OpenTelemetry spans: none, stdout:FILE for JSON lines, or otlp:URL
                           for a collector's OTLP/HTTP traces endpoint (default none)
-  --feedback[=BOOL]       record failed and retried calls in the store (default true
+  --feedback[=BOOL]       record every tool call's reliability record in the store (default true
                           with a sqlite: or postgres: store, false with memory)
 `
 
@@ -109,7 +109,7 @@ type serveConfig struct {
 	// spans go: none, stdout:FILE (JSON lines) or otlp:URL.
 	LogLevel string
 	Trace    string
-	// Feedback records failed and retried calls in the store
+	// Feedback records every tool call's reliability record in the store
 	// (TOOL_USE_RELIABILITY §4); on by default with a durable store.
 	Feedback bool
 
