@@ -3,6 +3,7 @@
 package host
 
 import (
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -21,12 +22,25 @@ type mmapAllocator struct{}
 
 func (mmapAllocator) Allocate(capacity, max uint64) experimental.LinearMemory {
 	if max > 0 && max <= 1<<32 {
-		if b := mappings.take(max); b != nil {
-			return &mmapMemory{buf: b}
+		b := mappings.take(max)
+		if b == nil {
+			var err error
+			if b, err = syscall.Mmap(-1, 0, int(max), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON|mapNoReserve); err != nil {
+				b = nil
+			}
 		}
-		b, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON|mapNoReserve)
-		if err == nil {
-			return &mmapMemory{buf: b}
+		if b != nil {
+			m := &mmapMemory{buf: b}
+			// wazero frees a memory when its module closes, but not when
+			// instantiating the module fails after the memory was made (a
+			// start function that traps, say): the mapping is then
+			// unmapped when the memory is collected.
+			runtime.SetFinalizer(m, func(m *mmapMemory) {
+				if m.buf != nil {
+					_ = syscall.Munmap(m.buf)
+				}
+			})
+			return m
 		}
 	}
 	// No mapping: a Go slice, as wazero's own allocator does.
@@ -72,22 +86,34 @@ func (m *mmapMemory) Free() {
 	if m.buf != nil {
 		mappings.give(m.buf, m.used)
 		m.buf = nil
+		runtime.SetFinalizer(m, nil)
 	}
 }
 
 // mappingPool keeps a few mappings of closed instances. Zeroing the part
 // an instance used is cheaper than the page faults a fresh mapping takes
-// for it again; nothing of one instance's memory reaches the next.
+// for it again; nothing of one instance's memory reaches the next. The
+// pages an instance touched stay resident while its mapping waits, so the
+// pool is bounded by those bytes as well as by count.
 type mappingPool struct {
-	mu   sync.Mutex
-	free map[int][][]byte // by mapping size
-	n    int
+	mu       sync.Mutex
+	free     map[int][]kept // by mapping size
+	n        int
+	resident uint64
 }
 
-// keepMappings bounds the pool.
-const keepMappings = 16
+type kept struct {
+	buf  []byte
+	used uint64
+}
 
-var mappings = &mappingPool{free: map[int][][]byte{}}
+// keepMappings and keepResident bound the pool.
+const (
+	keepMappings = 16
+	keepResident = 128 << 20
+)
+
+var mappings = &mappingPool{free: map[int][]kept{}}
 
 func (p *mappingPool) take(size uint64) []byte {
 	p.mu.Lock()
@@ -96,29 +122,33 @@ func (p *mappingPool) take(size uint64) []byte {
 	if len(l) == 0 {
 		return nil
 	}
-	b := l[len(l)-1]
+	k := l[len(l)-1]
 	p.free[int(size)] = l[:len(l)-1]
 	p.n--
-	return b
+	p.resident -= k.used
+	return k.buf
 }
 
 func (p *mappingPool) give(b []byte, used uint64) {
-	if used > uint64(len(b))/2 {
-		// Mostly used: zeroing it costs as much as a fresh mapping.
+	p.mu.Lock()
+	room := p.n < keepMappings && p.resident+used <= keepResident && used <= uint64(len(b))/2
+	if room {
+		// Counted before zeroing, so that two frees cannot both take the
+		// last room.
+		p.n++
+		p.resident += used
+	}
+	p.mu.Unlock()
+	if !room {
+		// Mostly used (zeroing it costs as much as a fresh mapping), or
+		// the pool is full.
 		_ = syscall.Munmap(b)
 		return
 	}
 	clear(b[:used])
 	p.mu.Lock()
-	if p.n < keepMappings {
-		p.free[len(b)] = append(p.free[len(b)], b)
-		p.n++
-		b = nil
-	}
+	p.free[len(b)] = append(p.free[len(b)], kept{b, used})
 	p.mu.Unlock()
-	if b != nil {
-		_ = syscall.Munmap(b)
-	}
 }
 
 // memoryAllocator is the allocator instances are created with; nil keeps

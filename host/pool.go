@@ -92,21 +92,30 @@ func (pl *pool) idleCount() int {
 	return len(pl.idle)
 }
 
-// warmLike starts, for every tenant old has a pool for, as many idle
-// instances of p as that pool holds now (within p's pool size), so that
+// maxWarm bounds the instances one swap starts ahead of time.
+const maxWarm = 32
+
+// warmLike starts, for every tenant whose pool of old holds instances now,
+// as many idle instances of p (within p's pool size, and maxWarm in all), so that
 // the first calls on a new generation find instances ready instead of
 // starting them inside a request.
 func (p *Plugin) warmLike(ctx context.Context, old *Plugin) error {
 	want := map[string]int{}
+	total := 0
 	old.mu.Lock()
 	for t, pl := range old.pools {
 		if t == ProbeTenant {
 			continue
 		}
 		pl.mu.Lock()
-		n := len(pl.idle) + len(pl.sem)
+		n := min(len(pl.idle)+len(pl.sem), p.policy.PoolSize, maxWarm-total)
 		pl.mu.Unlock()
-		want[t] = min(max(n, 1), p.policy.PoolSize)
+		if n > 0 {
+			// A pool that holds no instance now was not serving: its
+			// tenant starts one on its next call, as before the swap.
+			want[t] = n
+			total += n
+		}
 	}
 	old.mu.Unlock()
 	for t, n := range want {

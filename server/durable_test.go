@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
 	mscripted "github.com/agentwarden/warden/model/scripted"
 	"github.com/agentwarden/warden/server"
 	"github.com/agentwarden/warden/store/sqlstore"
@@ -320,5 +324,108 @@ func TestCloseIdleSessions(t *testing.T) {
 	}
 	if n := f.srv.CloseIdle(); n != 0 {
 		t.Fatalf("closed %d sessions just used", n)
+	}
+}
+
+// The process died after taking a CONFIRM and before the write went
+// through the gate: the node still waits for an approval, but the one the
+// client holds is used up. Reopened, the task gets a new approval to answer.
+func TestApprovalAskedAgainAfterCrash(t *testing.T) {
+	t.Parallel()
+	db := sqltest.Open(t, sqlstore.SQLite)
+	c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+	a := instance(t, db, "a", c, fixtureSetup{})
+	sid, res := a.suspend(t)
+	used, _ := json.Marshal(res.Approval)
+	if ok, err := db.MoveApproval(context.Background(), res.Approval.ID, "PENDING", "CONFIRM", used); !ok || err != nil {
+		t.Fatalf("move: %v %v", ok, err)
+	}
+	a.ts.Close()
+	a.srv.Close()
+
+	b := instance(t, db, "b", c, fixtureSetup{skipTurns: 3})
+	var task server.Task
+	if code, eb := b.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1", keyAcme, "", &task); code != http.StatusOK ||
+		task.Status != "SUSPENDED" || task.Approval == "" || task.Approval == res.Approval.ID {
+		t.Fatalf("task after the crash: %d %+v %+v", code, eb, task)
+	}
+	var done server.RunResult
+	if code, eb := b.do(t, "POST", "/v1/approvals/"+task.Approval, keyAcme, `{"decision":"CONFIRM"}`, &done); code != http.StatusOK || done.Task.Status != "DONE" {
+		t.Fatalf("CONFIRM of the new approval: %d %+v %+v", code, eb, done.Task)
+	}
+	if n := b.tools.Count("create_site"); n != 1 {
+		t.Fatalf("create_site sent %d times", n)
+	}
+}
+
+// An instance whose lease ran out, and whose session another instance took
+// over meanwhile, answers for it no more, even after renewing its lease.
+func TestLapsedLeaseLosesSessions(t *testing.T) {
+	t.Parallel()
+	db := sqltest.Open(t, sqlstore.SQLite)
+	c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+	a := instance(t, db, "a", c, fixtureSetup{})
+	b := instance(t, db, "b", c, fixtureSetup{skipTurns: 3})
+	ctx := context.Background()
+	actx, stopA := context.WithCancel(ctx)
+	defer stopA()
+	if err := a.srv.Start(actx); err != nil {
+		t.Fatal(err)
+	}
+	sid, res := a.suspend(t)
+	other := a.session(t, keyAcme)
+	// a's lease runs out (its renewals stalled); b starts and takes the
+	// session over with its next request.
+	c.Add(2 * lease)
+	if err := b.srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code, eb := b.do(t, "GET", "/v1/sessions/"+sid, keyAcme, "", nil); code != http.StatusOK {
+		t.Fatalf("take-over by b: %d %+v", code, eb)
+	}
+	// a renews its lease through a request for its other session, then
+	// is asked for the first one again: it is b's now.
+	if code, eb := a.do(t, "GET", "/v1/sessions/"+other, keyAcme, "", nil); code != http.StatusOK {
+		t.Fatalf("a's other session: %d %+v", code, eb)
+	}
+	if code, eb := a.do(t, "POST", "/v1/approvals/"+res.Approval.ID, keyAcme, `{"decision":"CONFIRM"}`, nil); code != http.StatusConflict ||
+		eb.Error.Code != server.CodeSessionElsewhere || !strings.Contains(eb.Error.Message, "instance b") {
+		t.Fatalf("CONFIRM on a after b took over: %d %+v", code, eb)
+	}
+	if n := a.tools.Count("create_site"); n != 0 {
+		t.Fatalf("a sent the write %d times", n)
+	}
+	var done server.RunResult
+	if code, eb := b.do(t, "POST", "/v1/approvals/"+res.Approval.ID, keyAcme, `{"decision":"CONFIRM"}`, &done); code != http.StatusOK || done.Task.Status != "DONE" {
+		t.Fatalf("CONFIRM on b: %d %+v", code, eb)
+	}
+}
+
+// Options New refuses, with the reason.
+func TestNewRefusesOptions(t *testing.T) {
+	t.Parallel()
+	base := func() server.Options {
+		return server.Options{Keys: map[string]string{"k": "acme"}, Agents: agentsFunc(nil), Tools: tscripted.New(nil),
+			NewModel: func(string, string) (model.Model, error) { return nil, nil }, Loop: loop.DefaultConfig()}
+	}
+	tests := []struct {
+		name   string
+		change func(*server.Options)
+		want   string
+	}{
+		{"reserved tenant", func(o *server.Options) { o.Keys = map[string]string{"k": host.ProbeTenant} },
+			`server: invalid options: tenant name "warden.probe" is reserved for self-tests`},
+		{"negative lease", func(o *server.Options) { o.Lease = -time.Second }, "server: invalid options: negative timeout"},
+		{"negative idle timeout", func(o *server.Options) { o.IdleTimeout = -time.Second }, "server: invalid options: negative timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := base()
+			tt.change(&o)
+			if _, err := server.New(o); !errors.Is(err, server.ErrConfig) || err.Error() != tt.want {
+				t.Fatalf("err %v, want %s", err, tt.want)
+			}
+		})
 	}
 }

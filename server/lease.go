@@ -37,10 +37,10 @@ func (s *Server) Start(ctx context.Context) error {
 		defer tick.Stop()
 		last := time.Now()
 		for {
+			// The lease is kept until Close, not until ctx ends: runs
+			// finishing during a graceful shutdown still hold it.
 			select {
 			case <-bctx.Done():
-				return
-			case <-ctx.Done():
 				return
 			case <-tick.C:
 			}
@@ -62,14 +62,22 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// beat renews the lease.
+// beat renews the lease. A lease that had run out before it was renewed
+// may have let another instance take sessions over: the idle ones held
+// here are dropped, and each is opened again only once the directory says
+// this instance owns it.
 func (s *Server) beat(ctx context.Context) error {
 	now := s.opt.Now()
+	lapsed := s.leaseUntil.Load() != 0 && now.UnixNano() >= s.leaseUntil.Load()
 	until := now.Add(s.opt.Lease)
 	if err := s.dir.Heartbeat(ctx, s.opt.Instance, until); err != nil {
 		return fmt.Errorf("server: lease of %s: %w", s.opt.Instance, err)
 	}
 	s.leaseUntil.Store(until.UnixNano())
+	if lapsed {
+		s.log.Warn("lease had run out; idle sessions dropped", "instance", s.opt.Instance)
+		s.forgetIdle()
+	}
 	return nil
 }
 
@@ -104,10 +112,12 @@ func (s *Server) Recover(ctx context.Context) error {
 		}
 		if _, err := s.acquire(ctx, rec.Tenant, id); err != nil {
 			var ae *apiError
-			if errors.As(err, &ae) && ae.code == CodeSessionElsewhere {
+			if errors.As(err, &ae) && (ae.code == CodeSessionElsewhere || ae.code == CodeSessionBusy) {
 				continue
 			}
-			return fmt.Errorf("server: recover session %s: %w", id, err)
+			// One session that cannot be opened (its agent no longer
+			// loads, say) must not keep the others from recovery.
+			s.log.Error("session not recovered", "session", id, "err", err)
 		}
 	}
 	return nil

@@ -217,6 +217,9 @@ func New(o Options) (*Server, error) {
 		if k == "" || t == "" {
 			return nil, fmt.Errorf("%w: empty key or tenant", ErrConfig)
 		}
+		if t == host.ProbeTenant {
+			return nil, fmt.Errorf("%w: tenant name %q is reserved for self-tests", ErrConfig, t)
+		}
 		s.keys[sha256.Sum256([]byte(k))] = t
 	}
 	for _, k := range o.AdminKeys {

@@ -210,6 +210,10 @@ func (s *Server) lookup(ctx context.Context, tenant, id string) (*session, error
 // directory and opens it: a session whose owner is alive elsewhere is
 // refused with CodeSessionElsewhere; one whose owner died (or released
 // it) moves here, and opening it recovers what the dead process left.
+//
+// While leases are kept (after Start) the directory is asked on every
+// request, even for a session held here: another instance may have taken
+// it over while this one's lease had run out.
 func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, error) {
 	s.mu.Lock()
 	ss := s.sessions[id]
@@ -217,12 +221,53 @@ func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, erro
 	if ss != nil && ss.tenant != tenant {
 		return nil, errSessionNotFound
 	}
-	if ss != nil && s.holding() {
+	leased := s.leaseUntil.Load() != 0
+	if ss != nil && !leased {
 		ss.used.Store(s.opt.Now().UnixNano())
 		return ss, nil
 	}
+	if leased && !s.holding() {
+		// This instance's own lease ran out (the store was unreachable):
+		// renew it before claiming anything.
+		if err := s.beat(ctx); err != nil {
+			s.log.Error("lease not renewed", "instance", s.opt.Instance, "err", err)
+			return nil, fail(http.StatusServiceUnavailable, CodeInternal, "the instance lost its lease on the session store")
+		}
+		s.mu.Lock()
+		ss = s.sessions[id]
+		s.mu.Unlock()
+	}
+	if ss != nil {
+		prev, err := s.dir.Claim(ctx, id, s.opt.Instance, s.opt.Now())
+		switch {
+		case err == nil && prev == s.opt.Instance:
+			ss.used.Store(s.opt.Now().UnixNano())
+			return ss, nil
+		case errors.Is(err, store.ErrOwned):
+			s.forget(ss)
+			return nil, elsewhere(prev)
+		case err != nil:
+			s.log.Error("session claim failed", "session", id, "err", err)
+			return nil, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+		}
+		// Another instance held the session since this one opened it: the
+		// copy here is stale. It is opened again once nothing runs on it.
+		if !ss.run.TryLock() {
+			return nil, errSessionBusy
+		}
+		s.forget(ss)
+		ss.run.Unlock()
+	}
 	s.openMu.Lock()
 	defer s.openMu.Unlock()
+	s.mu.Lock()
+	opened := s.sessions[id]
+	s.mu.Unlock()
+	if opened != nil {
+		// Opened by another request meanwhile.
+		opened.used.Store(s.opt.Now().UnixNano())
+		return opened, nil
+	}
 	rec, err := s.dir.LookupSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Tenant != tenant) {
 		return nil, errSessionNotFound
@@ -231,31 +276,13 @@ func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, erro
 		s.log.Error("session lookup failed", "session", id, "err", err)
 		return nil, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
 	}
-	if s.leaseUntil.Load() != 0 && !s.holding() {
-		// This instance's own lease ran out (the store was unreachable):
-		// renew it before claiming anything.
-		if err := s.beat(ctx); err != nil {
-			s.log.Error("lease not renewed", "instance", s.opt.Instance, "err", err)
-			return nil, fail(http.StatusServiceUnavailable, CodeInternal, "the instance lost its lease on the session store")
-		}
-	}
 	prev, err := s.dir.Claim(ctx, id, s.opt.Instance, s.opt.Now())
 	if errors.Is(err, store.ErrOwned) {
-		s.mu.Lock()
-		delete(s.sessions, id)
-		s.mu.Unlock()
-		return nil, fail(http.StatusConflict, CodeSessionElsewhere, fmt.Sprintf("the session is served by instance %s; send its requests there", prev))
+		return nil, elsewhere(prev)
 	}
 	if err != nil {
 		s.log.Error("session claim failed", "session", id, "err", err)
 		return nil, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
-	}
-	s.mu.Lock()
-	ss = s.sessions[id]
-	s.mu.Unlock()
-	if ss != nil && prev == s.opt.Instance {
-		ss.used.Store(s.opt.Now().UnixNano())
-		return ss, nil
 	}
 	ss, err = s.open(ctx, rec)
 	if err != nil {
@@ -270,6 +297,38 @@ func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, erro
 	s.sessions[id] = ss
 	s.mu.Unlock()
 	return ss, nil
+}
+
+func elsewhere(owner string) error {
+	return fail(http.StatusConflict, CodeSessionElsewhere, fmt.Sprintf("the session is served by instance %s; send its requests there", owner))
+}
+
+// forget drops a session from this instance: no new run starts on it.
+func (s *Server) forget(ss *session) {
+	ss.closed.Store(true)
+	s.mu.Lock()
+	if s.sessions[ss.id] == ss {
+		delete(s.sessions, ss.id)
+	}
+	s.mu.Unlock()
+}
+
+// forgetIdle drops every session held here that runs nothing, after this
+// instance's lease ran out: another instance may own them now, and the
+// next request opens them again only once the directory says so.
+func (s *Server) forgetIdle() {
+	s.mu.Lock()
+	var all []*session
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		if ss.run.TryLock() {
+			s.forget(ss)
+			ss.run.Unlock()
+		}
+	}
 }
 
 // closeIdle closes the sessions no request used for IdleTimeout, that run
@@ -351,7 +410,63 @@ func (s *Server) open(ctx context.Context, rec store.Session) (*session, error) 
 			return nil, err
 		}
 	}
+	if err := s.reconcile(ctx, ss); err != nil {
+		return nil, fmt.Errorf("server: open %s: %w", rec.ID, err)
+	}
 	return ss, nil
+}
+
+// reconcile brings the API's view of a reopened session's waiting tasks in
+// line with their nodes, for a process that died between the two: a task
+// shown waiting for an approval whose node no longer waits runs on (resume
+// it); a node that waits for an approval nobody can answer any more (the
+// process died after the answer was taken, before the write was gated
+// through) gets a new PENDING approval.
+func (s *Server) reconcile(ctx context.Context, ss *session) error {
+	ss.mu.Lock()
+	tasks := slices.Clone(ss.tasks)
+	ss.mu.Unlock()
+	var approvals []store.Approval
+	for _, t := range tasks {
+		ss.mu.Lock()
+		status, node, sus := t.Status, t.Node, t.Suspension
+		ss.mu.Unlock()
+		if status != state.Suspended || node == "" {
+			continue
+		}
+		n, err := ss.store.Node(node)
+		if err != nil {
+			return err
+		}
+		switch {
+		case n.Status == state.Running:
+			ss.mu.Lock()
+			t.Status, t.Suspension, t.Approval = state.Running, nil, ""
+			ss.mu.Unlock()
+			if err := ss.saveTask(ctx, t); err != nil {
+				return err
+			}
+		case n.Status == state.Suspended && n.Suspension != nil && n.Suspension.Kind == abi.SuspendApproval &&
+			sus != nil && sus.Kind == abi.SuspendApproval:
+			if approvals == nil {
+				if approvals, err = s.dir.Approvals(ctx, ss.id); err != nil {
+					return err
+				}
+			}
+			if slices.ContainsFunc(approvals, func(a store.Approval) bool { return a.Node == n.ID && a.Status == "PENDING" }) {
+				continue
+			}
+			a, err := s.hold(ctx, ss, t, loop.TaskExit{Status: state.Suspended, Node: n.ID, Suspension: n.Suspension})
+			if err != nil {
+				return err
+			}
+			s.log.Warn("approval asked again: the last one was answered but its write never ran", "session", ss.id, "task", t.ID, "approval", a.ID)
+			if err := ss.saveTask(ctx, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant string) error {
@@ -898,6 +1013,10 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, tenant str
 	}
 	ss.streams.Add(1)
 	defer ss.streams.Add(-1)
+	if ss.closed.Load() {
+		// Closed as idle just now: the client's retry opens it again.
+		return errSessionBusy
+	}
 	after := r.Header.Get("Last-Event-ID")
 	if q := r.URL.Query().Get("after"); q != "" {
 		after = q
