@@ -115,12 +115,19 @@ func (s *DB) PutTask(ctx context.Context, session string, t store.Doc) error {
 	if err := validDoc("task "+t.ID, t.Doc); err != nil {
 		return err
 	}
-	if _, err := s.LookupSession(ctx, session); err != nil {
+	// One statement, which writes nothing for an unknown session.
+	res, err := s.exec(ctx, "task "+t.ID, `INSERT INTO api_tasks (session_id, id, seq, doc)
+SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM api_sessions WHERE id = ?)
+ON CONFLICT (session_id, id) DO UPDATE SET seq = excluded.seq, doc = excluded.doc`, session, t.ID, t.Seq, string(t.Doc), session)
+	if err != nil {
 		return err
 	}
-	_, err := s.exec(ctx, "task "+t.ID, `INSERT INTO api_tasks (session_id, id, seq, doc) VALUES (?, ?, ?, ?)
-ON CONFLICT (session_id, id) DO UPDATE SET seq = excluded.seq, doc = excluded.doc`, session, t.ID, t.Seq, string(t.Doc))
-	return err
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlstore: task %s: %w", t.ID, err)
+	} else if n == 0 {
+		return fmt.Errorf("sqlstore: session %s: %w", session, store.ErrNotFound)
+	}
+	return nil
 }
 
 func (s *DB) docs(ctx context.Context, what, q string, args ...any) ([]store.Doc, error) {
@@ -230,15 +237,23 @@ func (s *DB) AppendEvent(ctx context.Context, session string, e store.Doc) error
 	if err := validDoc(what, e.Doc); err != nil {
 		return err
 	}
-	if _, err := s.LookupSession(ctx, session); err != nil {
-		return err
-	}
-	res, err := s.exec(ctx, what, `INSERT INTO api_events (session_id, seq, doc) VALUES (?, ?, ?) ON CONFLICT (session_id, seq) DO NOTHING`,
-		session, e.Seq, string(e.Doc))
+	// One statement in the common case; which of the two reasons a row was
+	// not written is looked up only then.
+	res, err := s.exec(ctx, what, `INSERT INTO api_events (session_id, seq, doc)
+SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM api_sessions WHERE id = ?)
+ON CONFLICT (session_id, seq) DO NOTHING`, session, e.Seq, string(e.Doc), session)
 	if err != nil {
 		return err
 	}
-	return inserted(res, what)
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlstore: %s: %w", what, err)
+	} else if n == 0 {
+		if _, err := s.LookupSession(ctx, session); err != nil {
+			return err
+		}
+		return fmt.Errorf("sqlstore: %s: %w", what, store.ErrExists)
+	}
+	return nil
 }
 
 func (s *DB) Events(ctx context.Context, session string, after int64) ([]store.Doc, error) {
