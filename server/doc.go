@@ -7,6 +7,7 @@
 // Routes (tenant key):
 //
 //	POST /v1/sessions                                   open a session
+//	GET  /v1/sessions                                   the tenant's sessions, newest first (?limit=, ?after=)
 //	GET  /v1/sessions/{session}                         the session and its tasks
 //	POST /v1/sessions/{session}/messages                {"text"}: run a task
 //	GET  /v1/sessions/{session}/events                  server-sent events (Last-Event-ID or ?after=)

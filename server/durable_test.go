@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -427,5 +428,58 @@ func TestNewRefusesOptions(t *testing.T) {
 				t.Fatalf("err %v, want %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// A tenant pages through its own sessions, newest first, on any instance;
+// another tenant sees none of them; bad parameters are refused.
+func TestListSessions(t *testing.T) {
+	t.Parallel()
+	db := sqltest.Open(t, sqlstore.SQLite)
+	c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+	a := instance(t, db, "a", c, fixtureSetup{})
+	var ids []string
+	for range 5 {
+		ids = append(ids, a.session(t, keyAcme))
+		c.Add(time.Second)
+	}
+	a.session(t, keyGlobex)
+	b := instance(t, db, "b", c, fixtureSetup{})
+	var got []string
+	after := ""
+	for page := 0; page < 5; page++ {
+		var list server.SessionList
+		path := "/v1/sessions?limit=2"
+		if after != "" {
+			path += "&after=" + after
+		}
+		if code, eb := b.do(t, "GET", path, keyAcme, "", &list); code != http.StatusOK {
+			t.Fatalf("page %d: %d %+v", page, code, eb)
+		}
+		for _, s := range list.Sessions {
+			got = append(got, s.ID)
+		}
+		if after = list.Next; after == "" {
+			break
+		}
+	}
+	want := []string{ids[4], ids[3], ids[2], ids[1], ids[0]}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("listing %v, want %v", got, want)
+	}
+	var globex server.SessionList
+	if b.do(t, "GET", "/v1/sessions", keyGlobex, "", &globex); len(globex.Sessions) != 1 || slices.Contains(ids, globex.Sessions[0].ID) {
+		t.Fatalf("globex sees %+v", globex)
+	}
+	for _, tt := range []struct{ query, code string }{
+		{"?limit=0", server.CodeInvalidRequest},
+		{"?limit=201", server.CodeInvalidRequest},
+		{"?limit=x", server.CodeInvalidRequest},
+		{"?after=not-a-cursor", server.CodeInvalidRequest},
+		{"?page=2", server.CodeUnknownField},
+	} {
+		if code, eb := b.do(t, "GET", "/v1/sessions"+tt.query, keyAcme, "", nil); code != http.StatusBadRequest || eb.Error.Code != tt.code {
+			t.Fatalf("%s: %d %+v", tt.query, code, eb)
+		}
 	}
 }

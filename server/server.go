@@ -289,6 +289,7 @@ func (s *Server) Handler() http.Handler {
 	})
 
 	mux.Handle("POST /v1/sessions", s.tenant(s.createSession))
+	mux.Handle("GET /v1/sessions", s.tenant(s.listSessions))
 	mux.Handle("GET /v1/sessions/{session}", s.tenant(s.getSession))
 	mux.Handle("POST /v1/sessions/{session}/messages", s.tenant(s.postMessage))
 	mux.Handle("GET /v1/sessions/{session}/events", s.tenant(s.streamEvents))

@@ -62,6 +62,28 @@ func (m *Memory) LookupSession(_ context.Context, id string) (Session, error) {
 	return s, nil
 }
 
+func (m *Memory) Sessions(_ context.Context, tenant string, after Cursor, limit int) ([]Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []Session{}
+	for _, s := range m.sessions {
+		if s.Tenant == tenant && (after.ID == "" || before(s, after)) {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return before(out[j], Cursor{out[i].Created, out[i].ID}) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// before reports whether s lists after the cursor: it is older, or as old
+// with a smaller id.
+func before(s Session, c Cursor) bool {
+	return s.Created.Before(c.Created) || (s.Created.Equal(c.Created) && s.ID < c.ID)
+}
+
 func (m *Memory) Claim(_ context.Context, id, owner string, now time.Time) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

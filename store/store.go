@@ -42,6 +42,13 @@ type Session struct {
 	Owner string
 }
 
+// Cursor is where a listing of sessions goes on: after the session with
+// this creation time and id.
+type Cursor struct {
+	Created time.Time
+	ID      string
+}
+
 // Doc is one stored document of a session: an API task (ID, with Seq its
 // order) or a trace event (Seq).
 type Doc struct {
@@ -68,6 +75,10 @@ type Directory interface {
 	CreateSession(ctx context.Context, s Session) error
 	// LookupSession returns a session, ErrNotFound when there is none.
 	LookupSession(ctx context.Context, id string) (Session, error)
+	// Sessions returns up to limit of a tenant's sessions, newest first
+	// (by Created, then ID), after the cursor: the zero Cursor starts at
+	// the newest.
+	Sessions(ctx context.Context, tenant string, after Cursor, limit int) ([]Session, error)
 	// Claim makes owner the owner of the session when it already is, or
 	// when the current owner is not alive at now (its lease ran out, or it
 	// released it). It returns the previous owner; ErrOwned (wrapped with

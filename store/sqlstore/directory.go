@@ -49,7 +49,7 @@ func (s *DB) CreateSession(ctx context.Context, ss store.Session) error {
 	}
 	what := "session " + ss.ID
 	res, err := s.exec(ctx, what, `INSERT INTO api_sessions (id, tenant, created_at, owner) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		ss.ID, ss.Tenant, ss.Created.UTC().Format(time.RFC3339Nano), ss.Owner)
+		ss.ID, ss.Tenant, ss.Created.UTC().Truncate(time.Millisecond).Format(generationTime), ss.Owner)
 	if err != nil {
 		return err
 	}
@@ -72,6 +72,43 @@ func (s *DB) LookupSession(ctx context.Context, id string) (store.Session, error
 	}
 	ss.Created = ss.Created.Truncate(time.Millisecond)
 	return ss, nil
+}
+
+func (s *DB) Sessions(ctx context.Context, tenant string, after store.Cursor, limit int) ([]store.Session, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	q := `SELECT id, tenant, created_at, owner FROM api_sessions WHERE tenant = ?`
+	args := []any{tenant}
+	if after.ID != "" {
+		at := after.Created.UTC().Format(generationTime)
+		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, at, at, after.ID)
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: sessions of %s: %w", tenant, err)
+	}
+	defer rows.Close()
+	out := []store.Session{}
+	for rows.Next() {
+		var ss store.Session
+		var created string
+		if err := rows.Scan(&ss.ID, &ss.Tenant, &created, &ss.Owner); err != nil {
+			return nil, fmt.Errorf("sqlstore: sessions of %s: %w", tenant, err)
+		}
+		if ss.Created, err = time.Parse(time.RFC3339Nano, created); err != nil {
+			return nil, fmt.Errorf("sqlstore: session %s: created_at: %w", ss.ID, err)
+		}
+		ss.Created = ss.Created.Truncate(time.Millisecond)
+		out = append(out, ss)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: sessions of %s: %w", tenant, err)
+	}
+	return out, nil
 }
 
 // Claim is one conditional UPDATE: whichever instance's statement the

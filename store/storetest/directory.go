@@ -17,6 +17,7 @@ import (
 // a new, empty directory.
 func RunDirectory(t *testing.T, open func(t *testing.T) store.Directory) {
 	t.Run("sessions", func(t *testing.T) { t.Parallel(); testSessions(t, open(t)) })
+	t.Run("listing", func(t *testing.T) { t.Parallel(); testListing(t, open(t)) })
 	t.Run("claim", func(t *testing.T) { t.Parallel(); testClaim(t, open(t)) })
 	t.Run("claim race", func(t *testing.T) { t.Parallel(); testClaimRace(t, open(t)) })
 	t.Run("tasks and events", func(t *testing.T) { t.Parallel(); testDocs(t, open(t)) })
@@ -54,6 +55,46 @@ func testSessions(t *testing.T, d store.Directory) {
 	}
 	_, err = d.LookupSession(bg, "s2")
 	wantIs(t, err, store.ErrNotFound, "s2")
+}
+
+// A tenant's sessions list newest first, in pages that neither repeat nor
+// skip one, sessions created in the same millisecond included.
+func testListing(t *testing.T, d store.Directory) {
+	at := func(ms int) time.Time { return Clock.Add(time.Duration(ms) * time.Millisecond) }
+	for _, s := range []store.Session{
+		{ID: "s_a", Tenant: "acme", Created: at(1), Owner: "i1"},
+		{ID: "s_b", Tenant: "acme", Created: at(3).Add(400 * time.Microsecond), Owner: "i1"},
+		{ID: "s_c", Tenant: "acme", Created: at(3), Owner: "i1"},
+		{ID: "s_d", Tenant: "acme", Created: at(2), Owner: "i2"},
+		{ID: "s_z", Tenant: "globex", Created: at(9), Owner: "i1"},
+	} {
+		must(t, d.CreateSession(bg, s))
+	}
+	var got []string
+	var after store.Cursor
+	for page := 0; ; page++ {
+		list, err := d.Sessions(bg, "acme", after, 2)
+		must(t, err)
+		if len(list) == 0 {
+			break
+		}
+		for _, s := range list {
+			got = append(got, s.ID)
+		}
+		last := list[len(list)-1]
+		after = store.Cursor{Created: last.Created, ID: last.ID}
+		if page > 3 {
+			t.Fatalf("no end: %v", got)
+		}
+	}
+	// s_b and s_c share the millisecond 3 (sub-millisecond time is not
+	// kept): the larger id first.
+	if strings.Join(got, ",") != "s_c,s_b,s_d,s_a" {
+		t.Fatalf("listing %v", got)
+	}
+	if list, _ := d.Sessions(bg, "nobody", store.Cursor{}, 10); len(list) != 0 || list == nil {
+		t.Fatalf("sessions of nobody %#v", list)
+	}
 }
 
 func testClaim(t *testing.T, d store.Directory) {
