@@ -115,6 +115,9 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CachedTokens is the part of PromptTokens the provider served from its
+	// prompt cache (prompt_tokens_details.cached_tokens); zero when unknown.
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // StrictFallback records a tool that was asked to be strict but was sent
