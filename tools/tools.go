@@ -23,6 +23,41 @@ type Tool struct {
 	// OutputSchema is the JSON Schema of structuredContent; nil when the
 	// tool declares none.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are the server's hints about the tool, as listed; nil
+	// when it sent none. A hint the server left out stays nil.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// TaskSupport is MCP's execution.taskSupport ("forbidden", "optional",
+	// "required"); "" when the server did not say.
+	TaskSupport string `json:"taskSupport,omitempty"`
+	// Server names the MCP server that offers the tool; "" for a single
+	// server or scripted tools.
+	Server string `json:"server,omitempty"`
+}
+
+// Annotations are MCP's tool annotations. Each hint is nil when the server
+// did not send it, so that an absent hint is never read as its default.
+type Annotations struct {
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+}
+
+// HintsWrite reports whether the server's annotations say the tool changes
+// something: readOnlyHint false, or destructiveHint true without
+// readOnlyHint. A tool without hints is not a write (CONTRACT_SPEC §1.3:
+// an unconfigured tool is a read); readOnlyHint true always wins, since
+// destructiveHint only means something for a tool that is not read-only.
+func (t Tool) HintsWrite() bool {
+	a := t.Annotations
+	switch {
+	case a == nil:
+		return false
+	case a.ReadOnlyHint != nil:
+		return !*a.ReadOnlyHint
+	default:
+		return a.DestructiveHint != nil && *a.DestructiveHint
+	}
 }
 
 // Catalog lists the tools a server offers.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -43,7 +44,42 @@ type Invoker struct {
 	DefaultRetry *contract.Retry
 	// Sleep waits between attempts; nil means a timer. Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxProgressStretch bounds how far progress notifications may push an
+	// attempt's deadline back, from its start; 0 means ten times the
+	// tool's timeout.
+	MaxProgressStretch time.Duration
 }
+
+// ToolTimeouts is implemented by a Caller that knows a tool's own timeout
+// (an MCP server configured with one). It applies when the contract sets no
+// timeoutMs; 0 means the Invoker's default.
+type ToolTimeouts interface {
+	ToolTimeout(tool string) time.Duration
+}
+
+// Progress is one progress notification of a call under way.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	// Total is 0 when the tool does not know it.
+	Total   float64 `json:"total,omitempty"`
+	Message string  `json:"message,omitempty"`
+}
+
+type progressKey struct{}
+
+// ReportProgress tells the invoker that the call running under ctx is making
+// progress: the attempt's deadline moves to one timeout from now (within
+// MaxProgressStretch) and the notification is kept in Invoked.Progress.
+// Adapters call it for each progress notification of a call; outside an
+// invoker it does nothing.
+func ReportProgress(ctx context.Context, p Progress) {
+	if f, ok := ctx.Value(progressKey{}).(func(Progress)); ok {
+		f(p)
+	}
+}
+
+// maxProgressKept bounds Invoked.Progress; ProgressCount counts them all.
+const maxProgressKept = 32
 
 // Invocation is one call to invoke.
 type Invocation struct {
@@ -64,6 +100,10 @@ type Invoked struct {
 	Attempts int
 	// Waited is the total backoff between attempts.
 	Waited time.Duration
+	// Progress holds the first progress notifications of the last attempt
+	// (at most 32); ProgressCount counts them all.
+	Progress      []Progress
+	ProgressCount int
 }
 
 var defaultRetry = contract.Retry{MaxAttempts: 4, Backoff: contract.Backoff{InitialMs: 1000, Multiplier: 2, MaxMs: 4000}}
@@ -75,8 +115,17 @@ func (inv *Invoker) Invoke(ctx context.Context, in Invocation) Invoked {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
+	if tt, ok := inv.Caller.(ToolTimeouts); ok {
+		if d := tt.ToolTimeout(in.Tool); d > 0 {
+			timeout = d
+		}
+	}
 	if in.Contract != nil && in.Contract.TimeoutMs != nil {
 		timeout = time.Duration(*in.Contract.TimeoutMs) * time.Millisecond
+	}
+	stretch := inv.MaxProgressStretch
+	if stretch <= 0 {
+		stretch = 10 * timeout
 	}
 	retry := defaultRetry
 	if inv.DefaultRetry != nil {
@@ -91,10 +140,29 @@ func (inv *Invoker) Invoke(ctx context.Context, in Invocation) Invoked {
 	var out Invoked
 	for attempt := 1; ; attempt++ {
 		out.Attempts = attempt
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		resp, err := inv.Caller.CallTool(cctx, in.Tool, in.Args)
+		cctx := newStretchCtx(ctx, timeout, stretch)
+		var mu sync.Mutex
+		ended := false
+		out.Progress, out.ProgressCount = nil, 0
+		report := func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if ended {
+				return
+			}
+			cctx.extend()
+			out.ProgressCount++
+			if len(out.Progress) < maxProgressKept {
+				out.Progress = append(out.Progress, p)
+			}
+		}
+		resp, err := inv.Caller.CallTool(context.WithValue(cctx, progressKey{}, report), in.Tool, in.Args)
 		timedOut := cctx.Err() == context.DeadlineExceeded
-		cancel()
+		cctx.finish(context.Canceled)
+		// A notification still in flight must not race the result.
+		mu.Lock()
+		ended = true
+		mu.Unlock()
 		if ctx.Err() != nil && err != nil {
 			// The caller gave up: report it as the failure it caused.
 			err = fmt.Errorf("%w: %w", ErrIO, ctx.Err())
@@ -216,3 +284,98 @@ func successText(l abi.Locale, tool string) string {
 	}
 	return "工具 " + tool + " 调用成功"
 }
+
+// stretchCtx is an attempt's context: its deadline is one timeout away, and
+// moves to one timeout from now on every progress notification, but never
+// past the limit. Its Err is context.DeadlineExceeded once the deadline
+// passed, so adapters classify it as a timeout like any deadline.
+type stretchCtx struct {
+	parent context.Context
+	done   chan struct{}
+	step   time.Duration
+	limit  time.Time
+
+	mu       sync.Mutex
+	err      error
+	deadline time.Time
+	timer    *time.Timer
+}
+
+func newStretchCtx(parent context.Context, step, max time.Duration) *stretchCtx {
+	now := time.Now()
+	s := &stretchCtx{parent: parent, done: make(chan struct{}), step: step, limit: now.Add(max), deadline: now.Add(step)}
+	if s.deadline.After(s.limit) {
+		s.deadline = s.limit
+	}
+	s.mu.Lock()
+	s.timer = time.AfterFunc(step, s.expire)
+	s.mu.Unlock()
+	go func() {
+		select {
+		case <-parent.Done():
+			s.finish(parent.Err())
+		case <-s.done:
+		}
+	}()
+	return s
+}
+
+// expire ends the context unless the deadline moved while the timer fired.
+func (s *stretchCtx) expire() {
+	s.mu.Lock()
+	if left := time.Until(s.deadline); left > 0 && s.err == nil {
+		s.timer.Reset(left)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.finish(context.DeadlineExceeded)
+}
+
+func (s *stretchCtx) finish(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	s.err = err
+	s.timer.Stop()
+	close(s.done)
+}
+
+// extend moves the deadline to one step from now, within the limit.
+func (s *stretchCtx) extend() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	d := time.Now().Add(s.step)
+	if d.After(s.limit) {
+		d = s.limit
+	}
+	if d.After(s.deadline) {
+		s.deadline = d
+		s.timer.Reset(time.Until(d))
+	}
+}
+
+func (s *stretchCtx) Deadline() (time.Time, bool) {
+	s.mu.Lock()
+	d := s.deadline
+	s.mu.Unlock()
+	if pd, ok := s.parent.Deadline(); ok && pd.Before(d) {
+		return pd, true
+	}
+	return d, true
+}
+
+func (s *stretchCtx) Done() <-chan struct{} { return s.done }
+
+func (s *stretchCtx) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *stretchCtx) Value(key any) any { return s.parent.Value(key) }

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentwarden/warden/loop/chain"
@@ -25,16 +28,25 @@ const DefaultStderrBytes = 64 << 10
 // closed before it is killed, when Config.StopGrace is 0.
 const DefaultStopGrace = 2 * time.Second
 
+// DefaultConnectTimeout bounds Dial (start or connect, and MCP
+// initialization) when Config.ConnectTimeout is 0.
+const DefaultConnectTimeout = 30 * time.Second
+
 // Config says how to reach one MCP server: set exactly one of Command (stdio)
 // and URL (streamable HTTP).
 type Config struct {
 	// Name identifies the server in errors; it defaults to Command[0] or URL.
 	Name string
-
 	// Command is the argv of a stdio server. Command[0] is looked up in PATH
 	// and run directly, never through a shell.
 	Command []string
-	// Env is the child's whole environment; nil inherits the parent's.
+	// EnvAllow names the variables of Warden's own environment that the
+	// child may see. The child never inherits the whole environment: it
+	// gets PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_ALL, LC_CTYPE, TZ,
+	// TMPDIR, TMP, TEMP (those that are set), the allowlisted variables,
+	// and Env — so a model's API key stays with Warden.
+	EnvAllow []string
+	// Env holds KEY=VALUE entries set for the child, over the others.
 	Env []string
 	// Dir is the child's working directory; "" is the parent's.
 	Dir string
@@ -42,11 +54,37 @@ type Config struct {
 	StderrBytes int
 	// StopGrace bounds a graceful stop of the child before it is killed.
 	StopGrace time.Duration
-
 	// URL is the endpoint of a streamable HTTP server.
 	URL string
-	// HTTPClient is used for URL; nil means http.DefaultClient.
+	// HTTPClient is used for URL; nil means one on http.DefaultTransport.
 	HTTPClient *http.Client
+	// Headers are sent with every HTTP request.
+	Headers map[string]string
+	// BearerToken, when set, is sent as "Authorization: Bearer …".
+	BearerToken string
+	// ConnectTimeout bounds Dial and a reconnect; 0 means
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// CallTimeout is the timeout of this server's tools whose contract sets
+	// no timeoutMs (chain.ToolTimeouts); 0 leaves the invoker's default.
+	CallTimeout time.Duration
+
+	// Server-to-client requests.
+
+	// Roots answers roots/list; nil answers an empty list.
+	Roots []*sdk.Root
+	// ElicitationHandler answers elicitation/create; nil declines every
+	// request (the agent has no user to ask in the middle of a call: a
+	// missing input is the model's to ask for, as a follow-up).
+	ElicitationHandler func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error)
+	// SamplingHandler answers sampling/createMessage; nil does not
+	// advertise sampling and refuses such a request with ErrSampling's
+	// message.
+	SamplingHandler func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error)
+	// Logger receives what the server did that the calls do not show:
+	// skipped stdout lines, declined and refused requests, its log
+	// messages. nil discards.
+	Logger *slog.Logger
 }
 
 func (c Config) validate() error {
@@ -61,16 +99,42 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: negative stderr bytes", ErrConfig)
 	case c.StopGrace < 0:
 		return fmt.Errorf("%w: negative stop grace", ErrConfig)
+	case c.ConnectTimeout < 0:
+		return fmt.Errorf("%w: negative connect timeout", ErrConfig)
+	case c.CallTimeout < 0:
+		return fmt.Errorf("%w: negative call timeout", ErrConfig)
+	case len(c.Command) > 0 && (len(c.Headers) > 0 || c.BearerToken != ""):
+		return fmt.Errorf("%w: headers and bearer token are for url servers", ErrConfig)
+	case c.URL != "" && (len(c.Env) > 0 || len(c.EnvAllow) > 0 || c.Dir != ""):
+		return fmt.Errorf("%w: env and dir are for command servers", ErrConfig)
+	}
+	for _, kv := range c.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("%w: env entry %q is not KEY=VALUE", ErrConfig, kv)
+		}
+	}
+	for _, k := range c.EnvAllow {
+		if k == "" || strings.Contains(k, "=") {
+			return fmt.Errorf("%w: env allowlist entry %q is not a variable name", ErrConfig, k)
+		}
 	}
 	return nil
 }
 
 // Client is a connection to one MCP server. It is safe for concurrent use.
 type Client struct {
-	cfg    Config
-	name   string
-	sdk    *sdk.Client
-	stderr *tailBuffer
+	cfg     Config
+	name    string
+	sdk     *sdk.Client
+	stderr  *tailBuffer
+	log     *slog.Logger
+	hints   hints
+	skipped atomic.Int64
+	http    *http.Client
+
+	// calls maps the progress token of each call under way to its context.
+	calls  sync.Map
+	nextID atomic.Int64
 
 	mu     sync.Mutex
 	sess   *session
@@ -117,11 +181,23 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			name = cfg.Command[0]
 		}
 	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
 	c := &Client{
 		cfg:    cfg,
 		name:   name,
-		sdk:    sdk.NewClient(&sdk.Implementation{Name: "warden", Version: "0"}, nil),
 		stderr: &tailBuffer{max: cfg.StderrBytes},
+		log:    cfg.Logger,
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.sdk = sdk.NewClient(&sdk.Implementation{Name: "warden", Version: "0"}, c.options())
+	c.sdk.AddRoots(cfg.Roots...)
+	c.sdk.AddReceivingMiddleware(c.refuseSampling)
+	if cfg.URL != "" {
+		c.http = c.httpClient()
 	}
 	s, err := c.connect(ctx)
 	if err != nil {
@@ -132,23 +208,28 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 func (c *Client) connect(ctx context.Context) (*session, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
+	defer cancel()
 	s := &session{dead: make(chan struct{})}
 	var t sdk.Transport
 	if len(c.cfg.Command) > 0 {
 		cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
-		cmd.Env = c.cfg.Env
+		cmd.Env = childEnv(c.cfg)
 		cmd.Dir = c.cfg.Dir
 		cmd.Stderr = c.stderr
 		isolate(cmd)
 		s.cmd = cmd
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: c.cfg.StopGrace}
+		t = &stdioTransport{cmd: cmd, grace: c.cfg.StopGrace, log: c.log, server: c.name, peek: c.hints.peek, skipped: &c.skipped}
 	} else {
 		t = &sdk.StreamableClientTransport{
 			Endpoint:   c.cfg.URL,
-			HTTPClient: c.cfg.HTTPClient,
+			HTTPClient: c.http,
 			// The invoker owns retries: a broken stream fails the call.
-			MaxRetries:           -1,
-			DisableStandaloneSSE: true,
+			MaxRetries: -1,
+			// The standalone SSE stream stays on: a server sends a request
+			// that belongs to no call of ours (roots/list after
+			// initialization) there, and without the stream it would wait
+			// for an answer that never comes.
 		}
 	}
 	cs, err := c.sdk.Connect(ctx, t, nil)
@@ -238,6 +319,14 @@ func (c *Client) list(ctx context.Context, s *session) ([]tools.Tool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tools/mcp: list tools on %s: %w: %w", c.name, chain.ErrRPC, err)
 		}
+		h := c.hints.get(t.Name)
+		tt.Annotations, tt.TaskSupport = h.annotations, h.taskSupport
+		if tt.TaskSupport == "required" {
+			// Warden calls tools synchronously; such a tool would only
+			// ever answer with an error.
+			c.log.Warn("tools/mcp: tool withheld: it requires task augmentation", "server", c.name, "tool", t.Name)
+			continue
+		}
 		out = append(out, tt)
 	}
 	return out, nil
@@ -271,12 +360,20 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		if err != nil {
 			return chain.Response{}, err
 		}
-		res, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		params := &sdk.CallToolParams{Name: name, Arguments: args}
+		token := fmt.Sprintf("warden-%d", c.nextID.Add(1))
+		params.SetProgressToken(token)
+		c.calls.Store(token, ctx)
+		res, err := s.cs.CallTool(ctx, params)
+		c.calls.Delete(token)
 		if err != nil {
 			if errors.Is(err, sdk.ErrSessionMissing) && !retried {
 				// The server refused the session before running anything.
 				c.forget(s)
 				continue
+			}
+			if c.brokeUnder(ctx, s, err) {
+				return chain.Response{}, fmt.Errorf("tools/mcp: call %s on %s: %w: %w", name, c.name, chain.ErrIO, err)
 			}
 			return chain.Response{}, c.fail(ctx, "call "+name, err)
 		}
@@ -284,41 +381,36 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	}
 }
 
-// response maps a tools/call result to a chain.Response.
-func response(res *sdk.CallToolResult) (chain.Response, error) {
-	var texts []string
-	for _, ct := range res.Content {
-		if tc, ok := ct.(*sdk.TextContent); ok {
-			texts = append(texts, tc.Text)
-		}
+// brokeUnder reports whether a call's error that is neither the server's
+// JSON-RPC error nor a known transport cause came from the session ending
+// under the call: the SDK fails every call in flight with the error that
+// ended the connection (over HTTP, a standalone SSE stream that could not
+// reconnect to a crashed server), as plain text.
+func (c *Client) brokeUnder(ctx context.Context, s *session, err error) bool {
+	var wire *jsonrpc.Error
+	if sentinel(ctx, err) != chain.ErrRPC || errors.As(err, &wire) {
+		return false
 	}
-	out := chain.Response{IsError: res.IsError, Text: strings.Join(texts, "\n")}
-	switch {
-	case res.StructuredContent != nil:
-		b, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			return chain.Response{}, fmt.Errorf("tools/mcp: structured content: %w: %w", chain.ErrRPC, err)
-		}
-		out.Content = b
-	case res.IsError:
-	case len(texts) > 0:
-		if json.Valid([]byte(out.Text)) {
-			out.Content = json.RawMessage(out.Text)
-		} else {
-			out.Content, _ = json.Marshal(out.Text)
-		}
-	case len(res.Content) > 0:
-		b, err := json.Marshal(res.Content)
-		if err != nil {
-			return chain.Response{}, fmt.Errorf("tools/mcp: content: %w: %w", chain.ErrRPC, err)
-		}
-		out.Content = b
+	select {
+	case <-s.dead:
+		return true
+	case <-time.After(250 * time.Millisecond):
+		return false
 	}
-	return out, nil
 }
 
 // Stderr returns the tail of the child's stderr (stdio only).
 func (c *Client) Stderr() string { return c.stderr.String() }
+
+// SkippedLines counts the lines on a stdio server's stdout that were not
+// JSON-RPC and were skipped.
+func (c *Client) SkippedLines() int64 { return c.skipped.Load() }
+
+// Name is the server's name, as in errors.
+func (c *Client) Name() string { return c.name }
+
+// ToolTimeout is Config.CallTimeout for every tool (chain.ToolTimeouts).
+func (c *Client) ToolTimeout(string) time.Duration { return c.cfg.CallTimeout }
 
 // Close ends the session; a child process is stopped, and killed with its
 // process group when it does not exit within the stop grace.
