@@ -15,7 +15,11 @@
 // may be invalid JSON, name an unknown tool or miss required fields: judging it
 // is the guards' job (TOOL_USE_RELIABILITY §2.2), so an adapter never parses,
 // repairs or drops arguments. Keeping the text verbatim is also what makes a
-// recorded run replayable byte for byte.
+// recorded run replayable byte for byte. The one exception is an adapter's
+// own rewriting of a schema (a strict-mode conversion that turns optional
+// fields into required nullable ones): it maps the model's arguments back to
+// the shape of the schema the caller gave, so that guards judge arguments
+// against the schema they know.
 //
 // # Conversation shape
 //
@@ -34,5 +38,13 @@
 //
 // Complete returns an error only when no assistant turn could be obtained
 // (network, quota, authentication, a malformed reply, an exhausted script).
-// What the model says, including nonsense tool calls, is a Response.
+// What the model says, including nonsense tool calls, a refusal
+// (Response.Refusal) or a turn cut at the token limit (FinishLength), is a
+// Response.
+//
+// A failure at the provider is a [*ProviderError] whose Kind is one of
+// [ErrAuth], [ErrRateLimited], [ErrContextLength], [ErrUnavailable],
+// [ErrMalformed], [ErrBadRequest] or [ErrTimeout], matched with errors.Is
+// through any wrapping, so that a caller (the CLI's exit code, the HTTP
+// API's error code) can say what went wrong without parsing text.
 package model

@@ -53,46 +53,57 @@ func equalJitter(d time.Duration) time.Duration {
 }
 
 // Complete sends req and returns the first choice's assistant turn. See the
-// package documentation for retries and deadlines.
+// package documentation for retries and deadlines. A provider failure is a
+// *model.ProviderError, matched by its kind (model.ErrRateLimited, …).
 func (c *Client) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	if err := req.Validate(); err != nil {
 		return model.Response{}, fmt.Errorf("model/openai: %w", err)
 	}
-	body, fallbacks, err := encodeRequest(&c.cfg, req)
+	enc, err := encodeRequest(&c.cfg, req)
 	if err != nil {
 		return model.Response{}, fmt.Errorf("model/openai: %w", err)
 	}
-	for _, f := range fallbacks {
+	for _, f := range enc.fallbacks {
 		c.log.Warn("model/openai: tool sent without strict schema", "tool", f.Tool, "reason", f.Reason)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
 
-	for attempt := 0; ; attempt++ {
-		resp, retryAfter, err := c.attempt(ctx, body)
-		if err == nil {
-			resp.StrictFallbacks = fallbacks
-			return resp, nil
-		}
-		if !retryable(err) {
+	for attempt := 1; ; attempt++ {
+		resp, pe, retry, err := c.attempt(ctx, enc.body)
+		if err != nil {
 			return model.Response{}, fmt.Errorf("model/openai: %w", err)
 		}
-		if attempt == c.cfg.MaxRetries {
-			return model.Response{}, fmt.Errorf("model/openai: giving up after attempt %d: %w", attempt+1, err)
+		if pe == nil {
+			resp.StrictFallbacks = enc.fallbacks
+			for i, tc := range resp.Message.ToolCalls {
+				resp.Message.ToolCalls[i].Arguments = enc.restore[tc.Name].restore(tc.Arguments)
+			}
+			return resp, nil
 		}
-		wait := retryAfter
+		pe.Attempts = attempt
+		if !retry {
+			return model.Response{}, fmt.Errorf("model/openai: %w", pe)
+		}
+		if attempt > c.cfg.MaxRetries {
+			return model.Response{}, fmt.Errorf("model/openai: giving up: %w", pe)
+		}
+		wait := pe.RetryAfter
 		if wait <= 0 {
-			wait = c.jitter(c.backoff(attempt))
+			wait = c.jitter(c.backoff(attempt - 1))
 		}
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
-			return model.Response{}, fmt.Errorf("model/openai: giving up after attempt %d, next wait %s passes the call deadline: %w", attempt+1, wait, err)
+			return model.Response{}, fmt.Errorf("model/openai: giving up, the next wait of %s passes the call deadline: %w", wait, pe)
 		}
-		c.log.Warn("model/openai: retrying", "attempt", attempt+1, "wait", wait, "error", err.Error())
+		c.log.Warn("model/openai: retrying", "attempt", attempt, "wait", wait, "error", pe.Error())
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return model.Response{}, fmt.Errorf("model/openai: %w while waiting after attempt %d: %w", stopped(ctx), attempt+1, err)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return model.Response{}, fmt.Errorf("model/openai: the call deadline passed while waiting to retry: %w", pe)
+			}
+			return model.Response{}, fmt.Errorf("model/openai: call cancelled while waiting to retry (%w): %w", ctx.Err(), pe)
 		case <-t.C:
 		}
 	}
@@ -110,75 +121,72 @@ func (c *Client) backoff(n int) time.Duration {
 	return min(d, c.cfg.MaxBackoff)
 }
 
-// retryError marks a failure worth sending the same request again for.
-type retryError struct{ err error }
-
-func (e retryError) Error() string { return e.err.Error() }
-func (e retryError) Unwrap() error { return e.err }
-
-func retryable(err error) bool {
-	var r retryError
-	return errors.As(err, &r)
-}
-
-// attempt sends body once. It returns the provider's requested wait with a
-// retryable status error.
-func (c *Client) attempt(ctx context.Context, body []byte) (model.Response, time.Duration, error) {
+// attempt sends body once. It returns the reply, or the provider's failure
+// and whether it is worth another attempt, or (as err) the caller's
+// cancellation.
+func (c *Client) attempt(ctx context.Context, body []byte) (model.Response, *model.ProviderError, bool, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.AttemptTimeout)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return model.Response{}, 0, err
+		return model.Response{}, nil, false, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	if c.cfg.Stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
 	if c.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
+	readErr := func(err error) (*model.ProviderError, bool, error) { return c.transportError(ctx, actx, err) }
 	hresp, err := c.http.Do(hreq)
 	if err != nil {
-		return model.Response{}, 0, c.transportError(ctx, actx, err)
+		pe, retry, stop := readErr(err)
+		return model.Response{}, pe, retry, stop
 	}
 	defer hresp.Body.Close()
+	if hresp.StatusCode >= 200 && hresp.StatusCode <= 299 && c.cfg.Stream && isEventStream(hresp.Header) {
+		return decodeStream(hresp.Body, c.cfg.MaxResponseBytes, c.cfg.APIKey, readErr)
+	}
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.cfg.MaxResponseBytes+1))
 	if err != nil {
-		return model.Response{}, 0, c.transportError(ctx, actx, err)
+		pe, retry, stop := readErr(err)
+		return model.Response{}, pe, retry, stop
 	}
 	if int64(len(data)) > c.cfg.MaxResponseBytes {
-		return model.Response{}, 0, fmt.Errorf("%w: body exceeds %d bytes", ErrBadResponse, c.cfg.MaxResponseBytes)
+		return model.Response{}, &model.ProviderError{Kind: model.ErrMalformed, Status: hresp.StatusCode,
+			Message: fmt.Sprintf("the body exceeds %d bytes", c.cfg.MaxResponseBytes)}, false, nil
 	}
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
-		se := decodeError(hresp.StatusCode, data, c.cfg.APIKey)
-		if !se.retryable() {
-			return model.Response{}, 0, se
-		}
-		se.RetryAfter = retryAfter(hresp.Header, time.Now())
-		return model.Response{}, se.RetryAfter, retryError{se}
+		pe, retry := decodeError(hresp.StatusCode, data, c.cfg.APIKey)
+		pe.RetryAfter = retryAfter(hresp.Header, time.Now())
+		return model.Response{}, pe, retry, nil
 	}
-	resp, err := decodeResponse(data)
-	return resp, 0, err
+	resp, pe, retry := decodeResponse(data, c.cfg.APIKey)
+	return resp, pe, retry, nil
 }
 
-// transportError classifies a failure to send or read: the call's own
-// deadline or cancellation ends the call; an attempt timeout or a network
-// failure may be retried.
-func (c *Client) transportError(ctx, actx context.Context, err error) error {
+// isEventStream reports a reply sent as server-sent events.
+func isEventStream(h http.Header) bool {
+	mt, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+}
+
+// transportError classifies a failure to send or read: the caller's
+// cancellation ends the call (err); the call's deadline is a timeout not
+// worth retrying; an attempt timeout or a network failure may be retried.
+func (c *Client) transportError(ctx, actx context.Context, err error) (*model.ProviderError, bool, error) {
 	switch {
+	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, false, fmt.Errorf("call cancelled: %w", ctx.Err())
 	case ctx.Err() != nil:
-		return stopped(ctx)
+		return &model.ProviderError{Kind: model.ErrTimeout, Message: "the call deadline passed", Err: ctx.Err()}, false, nil
 	case actx.Err() != nil:
-		return retryError{fmt.Errorf("%w: attempt exceeded %s", ErrTimeout, c.cfg.AttemptTimeout)}
+		return &model.ProviderError{Kind: model.ErrTimeout, Message: fmt.Sprintf("the attempt exceeded %s", c.cfg.AttemptTimeout), Err: actx.Err()}, true, nil
 	}
-	return retryError{fmt.Errorf("%w: %w", ErrNetwork, err)}
-}
-
-// stopped describes why the call's context ended: its deadline (ErrTimeout)
-// or the caller's cancellation.
-func stopped(ctx context.Context) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%w: call deadline exceeded: %w", ErrTimeout, ctx.Err())
-	}
-	return fmt.Errorf("call cancelled: %w", ctx.Err())
+	return &model.ProviderError{Kind: model.ErrUnavailable, Message: redact(err.Error(), c.cfg.APIKey), Err: err}, true, nil
 }
 
 // retryAfter reads the provider's requested wait: "retry-after-ms"

@@ -126,37 +126,42 @@ func TestCompleteBadResponse(t *testing.T) {
 		{
 			name:    "malformed JSON body",
 			reply:   reply{status: http.StatusOK, body: `{"choices":[{"message":`},
-			wantErr: "model/openai: malformed response: unexpected end of JSON input",
+			wantErr: `model/openai: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (unexpected end of JSON input): {"choices":[{"message":`,
 		},
 		{
 			name:    "not JSON at all",
 			reply:   reply{status: http.StatusOK, body: `<html>gateway</html>`},
-			wantErr: "model/openai: malformed response: invalid character '<' looking for beginning of value",
+			wantErr: "model/openai: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (invalid character '<' looking for beginning of value): <html>gateway</html>",
 		},
 		{
 			name:    "no choices",
 			reply:   reply{status: http.StatusOK, body: `{"choices":[]}`},
-			wantErr: "model/openai: malformed response: no choices",
+			wantErr: "model/openai: model: malformed provider response: HTTP 200 OK: the reply has no choices",
 		},
 		{
 			name:    "error object with status 200",
-			reply:   reply{status: http.StatusOK, body: `{"error":{"message":"upstream overloaded","type":"server_error"}}`},
-			wantErr: `model/openai: malformed response: no choices, error "upstream overloaded"`,
+			reply:   reply{status: http.StatusOK, body: `{"error":{"message":"unsupported parameter","type":"invalid_request_error"}}`},
+			wantErr: `model/openai: model: malformed provider response: unsupported parameter`,
 		},
 		{
 			name:    "unknown tool call type",
 			reply:   reply{status: http.StatusOK, body: `{"choices":[{"message":{"tool_calls":[{"id":"c","type":"custom","function":{"name":"x"}}]}}]}`},
-			wantErr: `model/openai: malformed response: tool call 0 has type "custom"`,
+			wantErr: `model/openai: model: malformed provider response: HTTP 200 OK: tool call 0 has type "custom"`,
+		},
+		{
+			name:    "tool call without a function name",
+			reply:   reply{status: http.StatusOK, body: `{"choices":[{"message":{"tool_calls":[{"id":"c","type":"function","function":{"arguments":"{}"}}]}}]}`},
+			wantErr: `model/openai: model: malformed provider response: HTTP 200 OK: tool call 0 has no function name`,
 		},
 		{
 			name:    "content of the wrong type",
 			reply:   reply{status: http.StatusOK, body: `{"choices":[{"message":{"content":42}}]}`},
-			wantErr: "model/openai: malformed response: message content is neither text nor parts",
+			wantErr: "model/openai: model: malformed provider response: HTTP 200 OK: message content is neither text nor parts",
 		},
 		{
 			name:    "body over the limit",
 			reply:   reply{status: http.StatusOK, body: `{"choices":[{"message":{"content":"` + string(make([]byte, 2048)) + `"}}]}`},
-			wantErr: "model/openai: malformed response: body exceeds 1024 bytes",
+			wantErr: "model/openai: model: malformed provider response: HTTP 200 OK: the body exceeds 1024 bytes",
 		},
 	}
 	for _, tt := range tests {
@@ -169,8 +174,8 @@ func TestCompleteBadResponse(t *testing.T) {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Fatalf("Complete error = %v, want %q", err, tt.wantErr)
 			}
-			if !errors.Is(err, ErrBadResponse) {
-				t.Errorf("errors.Is(err, ErrBadResponse) = false for %v", err)
+			if !errors.Is(err, model.ErrMalformed) {
+				t.Errorf("errors.Is(err, model.ErrMalformed) = false for %v", err)
 			}
 			if n := len(srv.requests()); n != 1 {
 				t.Errorf("requests = %d, want 1 (a malformed reply is not retried)", n)

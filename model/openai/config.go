@@ -5,8 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentwarden/warden/model"
 )
 
 // Config configures a Client. New validates it once; every limit is explicit
@@ -40,6 +43,24 @@ type Config struct {
 	// "max_tokens" (understood by most compatible servers).
 	MaxCompletionTokens bool
 
+	// Stream asks for the reply as server-sent events ("stream": true, with
+	// "stream_options": {"include_usage": true}) and assembles it into the
+	// same Response a non-streamed reply gives. A server that answers a
+	// streamed request with a plain JSON body is read as such.
+	Stream bool
+	// Strict sends every tool as if Tool.Strict were set: "strict": true
+	// wherever its schema can be converted (TOOL_USE_RELIABILITY §2.1).
+	// Turn it off for a server that refuses the field.
+	Strict bool
+	// ParallelToolCalls is sent as "parallel_tool_calls" when a request
+	// leaves it unset and offers tools; nil sends nothing (the provider's
+	// default).
+	ParallelToolCalls *bool
+	// ToolChoice is sent as "tool_choice" when a request leaves it unset and
+	// offers tools: ToolChoiceDefault (send nothing), auto, none or
+	// required.
+	ToolChoice model.ToolChoiceMode
+
 	// HTTPClient sends the requests; nil uses a new http.Client. Its own
 	// Timeout, if any, applies on top of AttemptTimeout.
 	HTTPClient *http.Client
@@ -49,7 +70,8 @@ type Config struct {
 
 // Defaults returns a Config with Warden's default limits for the given
 // endpoint: 60 s per attempt, 180 s per call, 3 retries backing off from 1 s
-// (1 s, 2 s, 4 s, as TOOL_USE_RELIABILITY §3.1) up to 30 s, 8 MiB replies.
+// (1 s, 2 s, 4 s, as TOOL_USE_RELIABILITY §3.1) up to 30 s, 8 MiB replies,
+// strict tool schemas, no streaming.
 func Defaults(baseURL, apiKey, model string) Config {
 	return Config{
 		BaseURL:          baseURL,
@@ -61,6 +83,7 @@ func Defaults(baseURL, apiKey, model string) Config {
 		InitialBackoff:   time.Second,
 		MaxBackoff:       30 * time.Second,
 		MaxResponseBytes: 8 << 20,
+		Strict:           true,
 	}
 }
 
@@ -71,8 +94,13 @@ func (c Config) String() string {
 	if c.APIKey != "" {
 		key = "[redacted]"
 	}
-	return fmt.Sprintf("openai.Config{BaseURL:%q APIKey:%q Model:%q AttemptTimeout:%s CallTimeout:%s MaxRetries:%d InitialBackoff:%s MaxBackoff:%s MaxResponseBytes:%d MaxCompletionTokens:%t}",
-		c.BaseURL, key, c.Model, c.AttemptTimeout, c.CallTimeout, c.MaxRetries, c.InitialBackoff, c.MaxBackoff, c.MaxResponseBytes, c.MaxCompletionTokens)
+	parallel := "default"
+	if c.ParallelToolCalls != nil {
+		parallel = strconv.FormatBool(*c.ParallelToolCalls)
+	}
+	return fmt.Sprintf("openai.Config{BaseURL:%q APIKey:%q Model:%q AttemptTimeout:%s CallTimeout:%s MaxRetries:%d InitialBackoff:%s MaxBackoff:%s MaxResponseBytes:%d MaxCompletionTokens:%t Stream:%t Strict:%t ParallelToolCalls:%s ToolChoice:%q}",
+		c.BaseURL, key, c.Model, c.AttemptTimeout, c.CallTimeout, c.MaxRetries, c.InitialBackoff, c.MaxBackoff, c.MaxResponseBytes, c.MaxCompletionTokens,
+		c.Stream, c.Strict, parallel, c.ToolChoice)
 }
 
 // GoString is String, so that %#v redacts the key too.
@@ -109,6 +137,11 @@ func (c Config) validate() (string, error) {
 		return "", fmt.Errorf("model/openai: %w: max backoff %s is below initial backoff %s", ErrConfig, c.MaxBackoff, c.InitialBackoff)
 	case c.MaxResponseBytes <= 0:
 		return "", fmt.Errorf("model/openai: %w: max response bytes %d is not positive", ErrConfig, c.MaxResponseBytes)
+	}
+	switch c.ToolChoice {
+	case model.ToolChoiceDefault, model.ToolChoiceAuto, model.ToolChoiceNone, model.ToolChoiceRequired:
+	default:
+		return "", fmt.Errorf("model/openai: %w: tool choice %q is not auto, none or required", ErrConfig, c.ToolChoice)
 	}
 	return strings.TrimRight(c.BaseURL, "/") + "/chat/completions", nil
 }

@@ -3,6 +3,8 @@ package openai
 import (
 	"errors"
 	"testing"
+
+	"github.com/agentwarden/warden/model"
 )
 
 func TestNewValidatesConfig(t *testing.T) {
@@ -25,6 +27,9 @@ func TestNewValidatesConfig(t *testing.T) {
 		{name: "negative retries", change: func(c *Config) { c.MaxRetries = -1 }, wantErr: "model/openai: invalid config: max retries -1 is negative"},
 		{name: "retries without backoff", change: func(c *Config) { c.InitialBackoff = 0 }, wantErr: "model/openai: invalid config: initial backoff 0s is not positive"},
 		{name: "max below initial", change: func(c *Config) { c.MaxBackoff = 1 }, wantErr: "model/openai: invalid config: max backoff 1ns is below initial backoff 1s"},
+		{name: "tool choice required", change: func(c *Config) { c.ToolChoice = model.ToolChoiceRequired }},
+		{name: "tool choice function", change: func(c *Config) { c.ToolChoice = model.ToolChoiceFunction }, wantErr: `model/openai: invalid config: tool choice "function" is not auto, none or required`},
+		{name: "tool choice unknown", change: func(c *Config) { c.ToolChoice = "any" }, wantErr: `model/openai: invalid config: tool choice "any" is not auto, none or required`},
 		{name: "no body limit", change: func(c *Config) { c.MaxResponseBytes = 0 }, wantErr: "model/openai: invalid config: max response bytes 0 is not positive"},
 	}
 	for _, tt := range tests {

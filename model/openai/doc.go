@@ -8,13 +8,27 @@
 //
 // # Strict schemas
 //
-// A tool with Strict set is sent with "strict": true only when its parameter
-// schema meets the provider's strict-mode rules (see [CheckStrictSchema]):
-// every object closes additionalProperties and lists all its properties as
-// required. Otherwise it is sent non-strict, and the Response's
-// StrictFallbacks (and the configured logger) say which tool and why. Sending
-// a non-conforming schema as strict would make the provider reject the whole
-// request; a weaker guarantee that is visible beats a failed turn.
+// A tool with Strict set, or every tool when Config.Strict is on (the
+// default), is sent with "strict": true after its parameter schema is
+// converted to the provider's strict-mode rules: every object schema at any
+// depth closes additionalProperties and lists all its properties as
+// required, an optional property becoming nullable. Because the model then
+// sends null for an optional field it would have left out, the client maps
+// the arguments back before returning them: such nulls are dropped, so that
+// guards see the shape of the original schema. A schema that cannot be
+// converted (an unsupported keyword such as oneOf, open additionalProperties,
+// an untyped property, a remote $ref) is sent non-strict, and the
+// Response's StrictFallbacks (and the configured logger) say which tool and
+// why. Sending a non-conforming schema as strict would make the provider
+// reject the whole request; a weaker guarantee that is visible beats a
+// failed turn.
+//
+// # Streaming
+//
+// With Config.Stream the request asks for server-sent events with usage in
+// the last chunk; content, refusal and tool-call deltas (assembled by index)
+// are folded into exactly the Response the same reply gives unstreamed. A
+// stream cut before its end is retried like a failed connection.
 //
 // # Retries and deadlines
 //
@@ -27,7 +41,13 @@
 // returned at once. 4xx other than 429 and malformed replies are not retried,
 // because sending the same bytes again cannot change the answer.
 //
-// Errors wrap the sentinels of errors.go and carry the "model/openai: "
+// A failed call is a *model.ProviderError, matched with errors.Is by its
+// kind: 401/403 model.ErrAuth; 429 model.ErrRateLimited (an exhausted quota
+// is not retried); a context-window refusal model.ErrContextLength; 5xx,
+// 409, network failures and cut streams model.ErrUnavailable; 408 and
+// timeouts model.ErrTimeout; other 4xx model.ErrBadRequest; a 2xx body that
+// is not a chat completion (not JSON, no choices, a tool call without a
+// function name) model.ErrMalformed. Errors carry the "model/openai: "
 // prefix. The API key is sent only in the Authorization header; it is never
 // logged and is redacted from provider error messages.
 package openai

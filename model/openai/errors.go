@@ -2,83 +2,69 @@ package openai
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"time"
+	"strings"
+
+	"github.com/agentwarden/warden/model"
 )
 
 // ErrConfig is returned by New for a Config it cannot run with.
 var ErrConfig = errors.New("invalid config")
 
-// ErrRateLimited is matched by errors for HTTP 429 replies.
-var ErrRateLimited = errors.New("rate limited")
+// A failed call is a *model.ProviderError matched by the kinds of package
+// model (model.ErrAuth, model.ErrRateLimited, …); classify is where a
+// status and a body become a kind.
 
-// ErrServer is matched by errors for HTTP 5xx replies.
-var ErrServer = errors.New("server error")
-
-// ErrAuth is matched by errors for HTTP 401 and 403 replies.
-var ErrAuth = errors.New("authentication failed")
-
-// ErrBadRequest is matched by errors for other 4xx replies: the provider
-// refused this request as sent.
-var ErrBadRequest = errors.New("request refused")
-
-// ErrBadResponse is returned for a reply that is not a chat completion: not
-// JSON, no choices, an unknown tool call type, an unexpected status.
-var ErrBadResponse = errors.New("malformed response")
-
-// ErrNetwork is matched by errors for transport failures (connection refused,
-// reset, TLS).
-var ErrNetwork = errors.New("network error")
-
-// ErrTimeout is matched by errors for an attempt or call that ran out of time.
-var ErrTimeout = errors.New("timeout")
-
-// StatusError is a non-2xx reply. errors.Is matches it against
-// ErrRateLimited, ErrServer, ErrAuth or ErrBadRequest by status.
-type StatusError struct {
-	StatusCode int
-	// Type and Code are the provider's "error.type" and "error.code", if any.
-	Type string
-	Code string
-	// Message is the provider's "error.message" (API key redacted), or the
-	// start of the body when it is not an error object.
-	Message string
-	// RetryAfter is the wait the provider asked for; zero when none.
-	RetryAfter time.Duration
+// classify returns the kind of a non-2xx reply with the provider's error
+// code and message, and whether sending the same request again may
+// succeed.
+func classify(status int, code, typ, message string) (kind error, retry bool) {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return model.ErrAuth, false
+	case status == http.StatusTooManyRequests:
+		// An exhausted quota is a 429 too, but waiting does not refill it.
+		return model.ErrRateLimited, code != "insufficient_quota" && typ != "insufficient_quota"
+	case contextLength(code, message) && status >= 400 && status < 500:
+		return model.ErrContextLength, false
+	case status == http.StatusRequestTimeout:
+		return model.ErrTimeout, true
+	case status == http.StatusConflict:
+		// OpenAI answers 409 for a transient lock; its own SDKs retry it.
+		return model.ErrUnavailable, true
+	case status >= 500:
+		return model.ErrUnavailable, true
+	case status >= 400:
+		return model.ErrBadRequest, false
+	}
+	return model.ErrMalformed, false
 }
 
-func (e *StatusError) Error() string {
-	s := fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	if e.Code != "" {
-		s += " (" + e.Code + ")"
+// classifyInBody returns the kind of an error object a server sent inside
+// a 2xx body or an event stream instead of a completion.
+func classifyInBody(code, typ, message string) (kind error, retry bool) {
+	switch {
+	case contextLength(code, message):
+		return model.ErrContextLength, false
+	case code == "rate_limit_exceeded" || typ == "rate_limit_exceeded":
+		return model.ErrRateLimited, true
+	case typ == "server_error" || code == "server_error" || typ == "overloaded_error":
+		return model.ErrUnavailable, true
 	}
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
+	return model.ErrMalformed, false
 }
 
-// Is matches e against the sentinel of its status class.
-func (e *StatusError) Is(target error) bool {
-	switch target {
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
-	case ErrServer:
-		return e.StatusCode >= 500
-	case ErrAuth:
-		return e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden
-	case ErrBadRequest:
-		return e.StatusCode >= 400 && e.StatusCode < 500 && e.StatusCode != http.StatusTooManyRequests &&
-			e.StatusCode != http.StatusUnauthorized && e.StatusCode != http.StatusForbidden
-	case ErrBadResponse:
-		return e.StatusCode < 400
+// contextLength recognises a context-window refusal: OpenAI's code, or the
+// wording of compatible servers (vLLM, llama.cpp, DeepSeek) that send none.
+func contextLength(code, message string) bool {
+	if code == "context_length_exceeded" {
+		return true
+	}
+	m := strings.ToLower(message)
+	for _, s := range []string{"context_length_exceeded", "maximum context length", "context window", "context length"} {
+		if strings.Contains(m, s) {
+			return true
+		}
 	}
 	return false
-}
-
-// retryable reports whether a reply with this status may succeed if sent
-// again.
-func (e *StatusError) retryable() bool {
-	return e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500
 }

@@ -1,15 +1,15 @@
 package openai
 
 import (
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentwarden/warden/internal/fakeprovider"
 )
 
-// reply is one scripted answer of the fake server.
+// reply is one raw scripted answer of the fake provider: a status, headers
+// and a body sent as they are.
 type reply struct {
 	status int
 	header map[string]string
@@ -17,58 +17,35 @@ type reply struct {
 	delay  time.Duration // before answering; cut short when the client gives up
 }
 
-// received is one request as the fake server saw it.
+// received is one request as the fake provider saw it.
 type received struct {
 	method, path string
 	header       http.Header
 	body         string
 }
 
-// fakeServer speaks the chat-completions wire format from a script of
+// fakeServer is the fake provider of internal/fakeprovider playing raw
 // replies; the last reply repeats once the script runs out.
-type fakeServer struct {
-	*httptest.Server
-	mu       sync.Mutex
-	replies  []reply
-	received []received
-}
+type fakeServer struct{ *fakeprovider.Server }
 
 func newFakeServer(t *testing.T, replies ...reply) *fakeServer {
 	t.Helper()
-	f := &fakeServer{replies: replies}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	rep := f.replies[min(len(f.received), len(f.replies)-1)]
-	f.received = append(f.received, received{method: r.Method, path: r.URL.Path, header: r.Header.Clone(), body: string(body)})
-	f.mu.Unlock()
-	if rep.delay > 0 {
-		select {
-		case <-time.After(rep.delay):
-		case <-r.Context().Done():
-			return
-		}
+	rs := make([]fakeprovider.Reply, len(replies))
+	for i, r := range replies {
+		rs[i] = fakeprovider.Reply{Status: r.status, Header: r.header, Body: r.body, Delay: r.delay}
 	}
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
+	return &fakeServer{fakeprovider.New(t, rs...)}
 }
 
 func (f *fakeServer) requests() []received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]received(nil), f.received...)
+	var out []received
+	for _, r := range f.Requests() {
+		out = append(out, received{method: r.Method, path: r.Path, header: r.Header, body: r.Body})
+	}
+	return out
 }
 
-// testConfig is a fast configuration for the fake server at url.
+// testConfig is a fast configuration for a fake provider at url.
 func testConfig(url string) Config {
 	return Config{
 		BaseURL:          url + "/v1",

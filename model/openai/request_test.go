@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -27,6 +28,10 @@ func ptr[T any](v T) *T { return &v }
 const (
 	strictSchema = `{"type":"object","properties":{"space":{"type":"string"},"limit":{"type":["integer","null"]}},"required":["space","limit"],"additionalProperties":false}`
 	looseSchema  = `{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"}},"required":["name"],"additionalProperties":false}`
+	// looseStrict is looseSchema converted: title required and nullable.
+	looseStrict = `{"type":"object","properties":{"name":{"type":"string"},"title":{"type":["string","null"]}},"required":["name","title"],"additionalProperties":false}`
+	oneOfSchema = `{"type":"object","properties":{"q":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`
+	emptyStrict = `{"type":"object","properties":{},"required":[],"additionalProperties":false}`
 )
 
 func TestRequestBody(t *testing.T) {
@@ -48,13 +53,16 @@ func TestRequestBody(t *testing.T) {
 			{Name: "query_site", Description: "Find sites in a space.", Parameters: json.RawMessage(strictSchema), Strict: strict},
 			{Name: "create_site", Description: "Create a site.", Parameters: json.RawMessage(looseSchema), Strict: strict},
 			{Name: "finish", Strict: strict},
+			{Name: "search", Parameters: json.RawMessage(oneOfSchema), Strict: strict},
 		}
 	}
 	tests := []struct {
 		name          string
 		maxCompletion bool
 		req           model.Request
+		configure     func(*Config)
 		golden        string
+		accept        string
 		wantFallbacks []model.StrictFallback
 	}{
 		{
@@ -85,8 +93,9 @@ func TestRequestBody(t *testing.T) {
   ],
   "tools": [
     {"type": "function", "function": {"name": "query_site", "description": "Find sites in a space.", "parameters": ` + strictSchema + `, "strict": true}},
-    {"type": "function", "function": {"name": "create_site", "description": "Create a site.", "parameters": ` + looseSchema + `}},
-    {"type": "function", "function": {"name": "finish"}}
+    {"type": "function", "function": {"name": "create_site", "description": "Create a site.", "parameters": ` + looseStrict + `, "strict": true}},
+    {"type": "function", "function": {"name": "finish", "parameters": ` + emptyStrict + `, "strict": true}},
+    {"type": "function", "function": {"name": "search", "parameters": ` + oneOfSchema + `}}
   ],
   "tool_choice": {"function": {"name": "create_site"}, "type": "function"},
   "parallel_tool_calls": false,
@@ -94,9 +103,39 @@ func TestRequestBody(t *testing.T) {
   "max_tokens": 512
 }`,
 			wantFallbacks: []model.StrictFallback{
-				{Tool: "create_site", Reason: `$: property "title" must be required`},
-				{Tool: "finish", Reason: "no parameter schema"},
+				{Tool: "search", Reason: `$.properties.q: "oneOf" is not supported in strict mode`},
 			},
+		},
+		{
+			name: "config: strict for every tool, streaming, tool choice and parallel calls by default",
+			configure: func(c *Config) {
+				c.Strict, c.Stream, c.ToolChoice, c.ParallelToolCalls = true, true, model.ToolChoiceAuto, ptr(false)
+			},
+			req: model.Request{Messages: conversation[:2], Tools: tools(false)[1:3]},
+			golden: `{
+  "model": "gpt-test",
+  "messages": [
+    {"role": "system", "content": "You build websites."},
+    {"role": "user", "content": "Create a site in space s1."}
+  ],
+  "tools": [
+    {"type": "function", "function": {"name": "create_site", "description": "Create a site.", "parameters": ` + looseStrict + `, "strict": true}},
+    {"type": "function", "function": {"name": "finish", "parameters": ` + emptyStrict + `, "strict": true}}
+  ],
+  "tool_choice": "auto",
+  "parallel_tool_calls": false,
+  "stream": true,
+  "stream_options": {"include_usage": true}
+}`,
+			accept: "text/event-stream",
+		},
+		{
+			name: "config defaults do not override the request's, and need tools",
+			configure: func(c *Config) {
+				c.ToolChoice, c.ParallelToolCalls = model.ToolChoiceRequired, ptr(true)
+			},
+			req:    model.Request{Messages: conversation[:2], ToolChoice: model.ToolChoice{Mode: model.ToolChoiceNone}},
+			golden: `{"model": "gpt-test", "messages": [{"role": "system", "content": "You build websites."}, {"role": "user", "content": "Create a site in space s1."}], "tool_choice": "none"}`,
 		},
 		{
 			name:          "strict off, provider defaults, max_completion_tokens",
@@ -133,6 +172,9 @@ func TestRequestBody(t *testing.T) {
 			srv := newFakeServer(t, reply{status: http.StatusOK, body: okBody})
 			cfg := testConfig(srv.URL)
 			cfg.MaxCompletionTokens = tt.maxCompletion
+			if tt.configure != nil {
+				tt.configure(&cfg)
+			}
 			got, err := newTestClient(t, cfg).Complete(context.Background(), tt.req)
 			if err != nil {
 				t.Fatalf("Complete: %v", err)
@@ -154,7 +196,7 @@ func TestRequestBody(t *testing.T) {
 			for k, want := range map[string]string{
 				"Authorization": "Bearer sk-test-SECRET-0123456789",
 				"Content-Type":  "application/json",
-				"Accept":        "application/json",
+				"Accept":        cmp.Or(tt.accept, "application/json"),
 			} {
 				if got := r.header.Get(k); got != want {
 					t.Errorf("header %s = %q, want %q", k, got, want)

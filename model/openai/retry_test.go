@@ -52,44 +52,44 @@ func TestCompleteRetries(t *testing.T) {
 		{
 			name:         "500 retried then failure",
 			replies:      []reply{{status: 500, body: boom}},
-			wantErr:      "model/openai: giving up after attempt 3: HTTP 500 Internal Server Error: boom",
-			wantIs:       []error{ErrServer},
+			wantErr:      "model/openai: giving up: model: provider unavailable: HTTP 500 Internal Server Error: boom (after 3 attempts)",
+			wantIs:       []error{model.ErrUnavailable},
 			wantRequests: 3,
 		},
 		{
 			name:         "429 exhausted",
 			configure:    func(c *Config) { c.MaxRetries = 1 },
 			replies:      []reply{{status: 429, body: slowDown}},
-			wantErr:      "model/openai: giving up after attempt 2: HTTP 429 Too Many Requests (rate_limit_exceeded): slow down",
-			wantIs:       []error{ErrRateLimited},
+			wantErr:      "model/openai: giving up: model: provider rate limited: HTTP 429 (rate_limit_exceeded): slow down (after 2 attempts)",
+			wantIs:       []error{model.ErrRateLimited},
 			wantRequests: 2,
 		},
 		{
 			name:         "Retry-After past the call deadline is not waited for",
 			replies:      []reply{{status: 429, header: map[string]string{"Retry-After": "30"}, body: slowDown}, ok},
-			wantErr:      "model/openai: giving up after attempt 1, next wait 30s passes the call deadline: HTTP 429 Too Many Requests (rate_limit_exceeded): slow down",
-			wantIs:       []error{ErrRateLimited},
+			wantErr:      "model/openai: giving up, the next wait of 30s passes the call deadline: model: provider rate limited: HTTP 429 (rate_limit_exceeded): slow down",
+			wantIs:       []error{model.ErrRateLimited},
 			wantRequests: 1,
 		},
 		{
 			name:         "401 not retried, key redacted",
 			replies:      []reply{{status: 401, body: badKey}, ok},
-			wantErr:      "model/openai: HTTP 401 Unauthorized (invalid_api_key): Incorrect API key provided: [redacted].",
-			wantIs:       []error{ErrAuth},
+			wantErr:      "model/openai: model: provider authentication failed: HTTP 401 (invalid_api_key): Incorrect API key provided: [redacted].",
+			wantIs:       []error{model.ErrAuth},
 			wantRequests: 1,
 		},
 		{
 			name:         "403 not retried",
 			replies:      []reply{{status: 403, body: `{"error":{"message":"region not supported"}}`}, ok},
-			wantErr:      "model/openai: HTTP 403 Forbidden: region not supported",
-			wantIs:       []error{ErrAuth},
+			wantErr:      "model/openai: model: provider authentication failed: HTTP 403 Forbidden: region not supported",
+			wantIs:       []error{model.ErrAuth},
 			wantRequests: 1,
 		},
 		{
 			name:         "400 not retried",
 			replies:      []reply{{status: 400, body: "bad things"}, ok},
-			wantErr:      "model/openai: HTTP 400 Bad Request: bad things",
-			wantIs:       []error{ErrBadRequest},
+			wantErr:      "model/openai: model: provider rejected the request: HTTP 400 Bad Request: bad things",
+			wantIs:       []error{model.ErrBadRequest},
 			wantRequests: 1,
 		},
 		{
@@ -102,16 +102,16 @@ func TestCompleteRetries(t *testing.T) {
 			name:         "attempt timeouts exhausted",
 			configure:    func(c *Config) { c.AttemptTimeout = 50 * time.Millisecond; c.MaxRetries = 1 },
 			replies:      []reply{{status: 200, body: okBody, delay: time.Second}},
-			wantErr:      "model/openai: giving up after attempt 2: timeout: attempt exceeded 50ms",
-			wantIs:       []error{ErrTimeout},
+			wantErr:      "model/openai: giving up: model: provider timed out: the attempt exceeded 50ms (after 2 attempts)",
+			wantIs:       []error{model.ErrTimeout},
 			wantRequests: 2,
 		},
 		{
 			name:         "call deadline",
 			configure:    func(c *Config) { c.CallTimeout = 150 * time.Millisecond },
 			replies:      []reply{{status: 200, body: okBody, delay: 2 * time.Second}},
-			wantErr:      "model/openai: timeout: call deadline exceeded: context deadline exceeded",
-			wantIs:       []error{ErrTimeout, context.DeadlineExceeded},
+			wantErr:      "model/openai: model: provider timed out: the call deadline passed",
+			wantIs:       []error{model.ErrTimeout, context.DeadlineExceeded},
 			wantRequests: 1,
 		},
 		{
@@ -129,8 +129,8 @@ func TestCompleteRetries(t *testing.T) {
 			},
 			replies:      []reply{{status: 500, body: boom}},
 			cancelAfter:  50 * time.Millisecond,
-			wantErr:      "model/openai: call cancelled: context canceled while waiting after attempt 1: HTTP 500 Internal Server Error: boom",
-			wantIs:       []error{context.Canceled, ErrServer},
+			wantErr:      "model/openai: call cancelled while waiting to retry (context canceled): model: provider unavailable: HTTP 500 Internal Server Error: boom",
+			wantIs:       []error{context.Canceled, model.ErrUnavailable},
 			wantRequests: 1,
 		},
 	}
@@ -182,41 +182,52 @@ func TestCompleteNetworkError(t *testing.T) {
 	cfg := testConfig(srv.URL)
 	srv.Close()
 	_, err := newTestClient(t, cfg).Complete(context.Background(), userOnly)
-	wantPrefix := fmt.Sprintf("model/openai: giving up after attempt 3: network error: Post %q:", cfg.BaseURL+"/chat/completions")
-	if err == nil || !strings.HasPrefix(err.Error(), wantPrefix) {
-		t.Fatalf("Complete error = %v, want prefix %q", err, wantPrefix)
+	wantPrefix := fmt.Sprintf("model/openai: giving up: model: provider unavailable: Post %q:", cfg.BaseURL+"/chat/completions")
+	wantSuffix := "connect: connection refused (after 3 attempts)"
+	if err == nil || !strings.HasPrefix(err.Error(), wantPrefix) || !strings.HasSuffix(err.Error(), wantSuffix) {
+		t.Fatalf("Complete error = %v, want %q…%q", err, wantPrefix, wantSuffix)
 	}
-	if !errors.Is(err, ErrNetwork) {
-		t.Errorf("errors.Is(err, ErrNetwork) = false")
+	if !errors.Is(err, model.ErrUnavailable) {
+		t.Errorf("errors.Is(err, model.ErrUnavailable) = false")
+	}
+	var pe *model.ProviderError
+	if !errors.As(err, &pe) || pe.Status != 0 || pe.Attempts != 3 || pe.Err == nil {
+		t.Errorf("ProviderError = %+v, want no status, 3 attempts and the transport error", pe)
 	}
 }
 
-func TestStatusErrorIs(t *testing.T) {
+func TestClassify(t *testing.T) {
 	t.Parallel()
-	sentinels := []error{ErrRateLimited, ErrServer, ErrAuth, ErrBadRequest, ErrBadResponse}
 	tests := []struct {
-		status int
-		want   error
+		status    int
+		code, typ string
+		message   string
+		want      error
+		wantRetry bool
 	}{
-		{302, ErrBadResponse},
-		{400, ErrBadRequest},
-		{401, ErrAuth},
-		{403, ErrAuth},
-		{404, ErrBadRequest},
-		{422, ErrBadRequest},
-		{429, ErrRateLimited},
-		{500, ErrServer},
-		{502, ErrServer},
-		{504, ErrServer},
+		{302, "", "", "", model.ErrMalformed, false},
+		{400, "", "", "bad", model.ErrBadRequest, false},
+		{400, "context_length_exceeded", "invalid_request_error", "too long", model.ErrContextLength, false},
+		{400, "", "BadRequestError", "This model's maximum context length is 4096 tokens.", model.ErrContextLength, false},
+		{413, "", "", "prompt exceeds the context window", model.ErrContextLength, false},
+		{401, "invalid_api_key", "", "", model.ErrAuth, false},
+		{403, "", "", "", model.ErrAuth, false},
+		{404, "model_not_found", "", "", model.ErrBadRequest, false},
+		{408, "", "", "", model.ErrTimeout, true},
+		{409, "", "", "", model.ErrUnavailable, true},
+		{422, "", "", "", model.ErrBadRequest, false},
+		{429, "rate_limit_exceeded", "requests", "", model.ErrRateLimited, true},
+		{429, "insufficient_quota", "insufficient_quota", "", model.ErrRateLimited, false},
+		{500, "", "", "", model.ErrUnavailable, true},
+		{502, "", "", "", model.ErrUnavailable, true},
+		{504, "", "", "context length", model.ErrUnavailable, true},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
+		t.Run(fmt.Sprint(tt.status, tt.code), func(t *testing.T) {
 			t.Parallel()
-			err := fmt.Errorf("wrapped: %w", &StatusError{StatusCode: tt.status})
-			for _, s := range sentinels {
-				if got := errors.Is(err, s); got != (s == tt.want) {
-					t.Errorf("errors.Is(%d, %v) = %t", tt.status, s, got)
-				}
+			kind, retry := classify(tt.status, tt.code, tt.typ, tt.message)
+			if kind != tt.want || retry != tt.wantRetry {
+				t.Errorf("classify(%d, %q) = %v, %t; want %v, %t", tt.status, tt.code, kind, retry, tt.want, tt.wantRetry)
 			}
 		})
 	}
@@ -288,7 +299,7 @@ func TestLogsNeverCarryTheKey(t *testing.T) {
 	c := newTestClient(t, cfg)
 	req := model.Request{
 		Messages: userOnly.Messages,
-		Tools:    []model.Tool{{Name: "loose", Parameters: []byte(looseSchema), Strict: true}},
+		Tools:    []model.Tool{{Name: "loose", Parameters: []byte(oneOfSchema), Strict: true}},
 	}
 	_, err := c.Complete(context.Background(), req)
 	if err == nil || strings.Contains(err.Error(), key) {
@@ -296,8 +307,8 @@ func TestLogsNeverCarryTheKey(t *testing.T) {
 	}
 	out := logs.String()
 	for _, want := range []string{
-		`msg="model/openai: tool sent without strict schema" tool=loose reason="$: property \"title\" must be required"`,
-		`msg="model/openai: retrying" attempt=1 wait=1ms error="HTTP 429 Too Many Requests: key [redacted] is throttled"`,
+		`msg="model/openai: tool sent without strict schema" tool=loose reason="$.properties.q: \"oneOf\" is not supported in strict mode"`,
+		`msg="model/openai: retrying" attempt=1 wait=1ms error="model: provider rate limited: HTTP 429 Too Many Requests: key [redacted] is throttled"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("logs lack %s\nlogs:\n%s", want, out)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // unsupportedStrict are JSON Schema keywords that strict mode refuses.
@@ -128,4 +129,439 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// moreUnsupportedStrict are keywords the conversion refuses on top of
+// unsupportedStrict: they constrain objects in ways a closed, all-required
+// object cannot express.
+var moreUnsupportedStrict = []string{"unevaluatedProperties", "propertyNames", "dependencies"}
+
+// shape records, for one schema node, how the strict form's arguments map
+// back to the original's: which properties were optional (their null means
+// "absent") and where below they are.
+type shape struct {
+	drop  map[string]bool
+	props map[string]*shape
+	items *shape
+	tuple []*shape
+	alt   *shape // the only anyOf alternative with something to map
+	ref   string // a local $ref, resolved when mapping
+}
+
+// restorer maps a strict-converted tool's arguments back to the shape of
+// its original schema. A nil restorer maps nothing.
+type restorer struct {
+	root *shape
+	defs map[string]*shape
+}
+
+// strictTool converts a tool parameter schema to the form strict mode
+// accepts and returns the mapping back, or an error saying why it cannot:
+// every object schema at any depth gets "additionalProperties": false and
+// lists all its properties as required; a property that was optional
+// becomes nullable, and its null is dropped again from the model's
+// arguments by the restorer. Property order is kept. An empty schema is a
+// tool without arguments: the closed empty object.
+func strictTool(schema json.RawMessage) (json.RawMessage, *restorer, error) {
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{},"required":[],"additionalProperties":false}`), nil, nil
+	}
+	root, err := decodeOrdered(schema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parameter schema is not JSON: %w", err)
+	}
+	o, ok := root.(*object)
+	if !ok || !isObjectNode(o) {
+		return nil, nil, errors.New("$: the root must be an object schema")
+	}
+	if _, ok := o.get("anyOf"); ok {
+		return nil, nil, errors.New("$: anyOf is not allowed at the root")
+	}
+	cv := converter{defs: map[string]*shape{}, known: map[string]bool{"#": true}, done: map[string]bool{}}
+	for _, defs := range []string{"$defs", "definitions"} {
+		d, _ := o.vals[defs].(*object)
+		if d == nil {
+			continue
+		}
+		for _, name := range d.keys {
+			cv.known[defs+"/"+name] = true
+		}
+	}
+	// Definitions first, so that a reference to one converted already
+	// knows whether it maps anything.
+	for _, defs := range []string{"$defs", "definitions"} {
+		d, _ := o.vals[defs].(*object)
+		if d == nil {
+			continue
+		}
+		for _, name := range d.keys {
+			s, err := cv.convert("$."+defs+"."+name, d.vals[name])
+			if err != nil {
+				return nil, nil, err
+			}
+			if s != nil {
+				cv.defs[defs+"/"+name] = s
+			}
+			cv.done[defs+"/"+name] = true
+		}
+	}
+	s, err := cv.convert("$", o)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := marshalOrdered(o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode strict schema: %w", err)
+	}
+	if s == nil && len(cv.defs) == 0 {
+		return out, nil, nil
+	}
+	return out, &restorer{root: s, defs: cv.defs}, nil
+}
+
+type converter struct {
+	defs  map[string]*shape // the definitions' mappings, by refKey
+	known map[string]bool   // the definitions that exist, and "#"
+	done  map[string]bool   // the definitions converted so far
+}
+
+// convert makes the schema node v strict in place and returns its mapping,
+// nil when there is nothing to map below it.
+func (cv *converter) convert(path string, v any) (*shape, error) {
+	s, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%s: a schema must be an object", path)
+	}
+	for _, k := range append(slices.Clone(unsupportedStrict), moreUnsupportedStrict...) {
+		if _, ok := s.get(k); ok {
+			return nil, fmt.Errorf("%s: %q is not supported in strict mode", path, k)
+		}
+	}
+	out := &shape{}
+	if ref, ok := s.vals["$ref"]; ok {
+		r, _ := ref.(string)
+		key, ok := refKey(r)
+		if !ok {
+			return nil, fmt.Errorf("%s: $ref %q is not a local definition", path, r)
+		}
+		if !cv.known[key] {
+			return nil, fmt.Errorf("%s: $ref %q names no definition", path, r)
+		}
+		// A definition known to map nothing needs no reference; one not
+		// converted yet (or the root) is kept, to be looked up when
+		// mapping.
+		if !cv.done[key] || cv.defs[key] != nil {
+			out.ref = key
+		}
+	}
+	if isObjectNode(s) {
+		switch ap, ok := s.get("additionalProperties"); {
+		case !ok:
+			s.set("additionalProperties", false)
+		case ap != false:
+			return nil, fmt.Errorf("%s: additionalProperties must be false (it admits undeclared properties)", path)
+		}
+		props, _ := s.vals["properties"].(*object)
+		if p, ok := s.get("properties"); ok && props == nil {
+			return nil, fmt.Errorf("%s: properties is %s, not an object", path, kindOf(p))
+		}
+		if props == nil {
+			props = newObject()
+			s.set("properties", props)
+		}
+		required := map[string]bool{}
+		if rs, ok := s.vals["required"].([]any); ok {
+			for _, r := range rs {
+				if name, ok := r.(string); ok {
+					required[name] = true
+				}
+			}
+		}
+		all := make([]any, 0, len(props.keys))
+		for _, name := range props.keys {
+			all = append(all, name)
+			ppath := path + ".properties." + name
+			child, ok := props.vals[name].(*object)
+			if !ok {
+				return nil, fmt.Errorf("%s: a schema must be an object", ppath)
+			}
+			optional := !required[name] && !acceptsNull(child)
+			cs, err := cv.convert(ppath, child)
+			if err != nil {
+				return nil, err
+			}
+			if !typed(child) {
+				return nil, fmt.Errorf("%s: strict mode needs a type", ppath)
+			}
+			if optional {
+				props.vals[name] = nullable(child)
+				if out.drop == nil {
+					out.drop = map[string]bool{}
+				}
+				out.drop[name] = true
+			}
+			if cs != nil {
+				if out.props == nil {
+					out.props = map[string]*shape{}
+				}
+				out.props[name] = cs
+			}
+		}
+		s.set("required", all)
+	}
+	switch items := s.vals["items"].(type) {
+	case nil:
+	case []any:
+		var some bool
+		tuple := make([]*shape, len(items))
+		for i, it := range items {
+			cs, err := cv.convert(path+".items["+strconv.Itoa(i)+"]", it)
+			if err != nil {
+				return nil, err
+			}
+			tuple[i], some = cs, some || cs != nil
+		}
+		if some {
+			out.tuple = tuple
+		}
+	default:
+		cs, err := cv.convert(path+".items", items)
+		if err != nil {
+			return nil, err
+		}
+		out.items = cs
+	}
+	if alts, ok := s.vals["anyOf"].([]any); ok {
+		objects := 0
+		for i, sub := range alts {
+			cs, err := cv.convert(path+".anyOf["+strconv.Itoa(i)+"]", sub)
+			if err != nil {
+				return nil, err
+			}
+			if o, ok := sub.(*object); ok && (isObjectNode(o) || o.vals["$ref"] != nil) {
+				objects++
+			}
+			if cs != nil {
+				if out.alt != nil {
+					return nil, fmt.Errorf("%s: optional properties in more than one anyOf alternative cannot be mapped back", path)
+				}
+				out.alt = cs
+			}
+		}
+		if out.alt != nil && objects > 1 {
+			return nil, fmt.Errorf("%s: optional properties in one of several object alternatives cannot be mapped back", path)
+		}
+	}
+	if path != "$" {
+		// Only the root's definitions are referred to by "#/$defs/…";
+		// nested ones are converted for strictness alone.
+		for _, defs := range []string{"$defs", "definitions"} {
+			d, _ := s.vals[defs].(*object)
+			if d == nil {
+				continue
+			}
+			for _, name := range d.keys {
+				if _, err := cv.convert(path+"."+defs+"."+name, d.vals[name]); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if out.ref == "" && out.drop == nil && out.props == nil && out.items == nil && out.tuple == nil && out.alt == nil {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// refKey names the definition a local $ref points at: "$defs/x",
+// "definitions/x", or "#" for the root.
+func refKey(ref string) (string, bool) {
+	if ref == "#" {
+		return "#", true
+	}
+	for _, p := range []string{"#/$defs/", "#/definitions/"} {
+		if name, ok := strings.CutPrefix(ref, p); ok && name != "" && !strings.Contains(name, "/") {
+			return strings.TrimPrefix(p, "#/") + name, true
+		}
+	}
+	return "", false
+}
+
+// isObjectNode reports whether s describes a JSON object.
+func isObjectNode(s *object) bool {
+	if _, ok := s.get("properties"); ok {
+		return true
+	}
+	switch t := s.vals["type"].(type) {
+	case string:
+		return t == "object"
+	case []any:
+		return slices.Contains(t, any("object"))
+	}
+	return false
+}
+
+// typed reports whether s says what values it takes, as strict mode
+// needs.
+func typed(s *object) bool {
+	for _, k := range []string{"type", "anyOf", "$ref", "enum", "const"} {
+		if _, ok := s.get(k); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsNull reports whether the original schema s admits null: such a
+// property's null is the model's own value, not the strict form's
+// "absent", and is kept.
+func acceptsNull(s *object) bool {
+	switch t := s.vals["type"].(type) {
+	case string:
+		if t == "null" {
+			return true
+		}
+	case []any:
+		if slices.Contains(t, any("null")) {
+			return true
+		}
+	}
+	if e, ok := s.vals["enum"].([]any); ok && slices.Contains(e, nil) {
+		return true
+	}
+	if c, ok := s.get("const"); ok && c == nil {
+		return true
+	}
+	if alts, ok := s.vals["anyOf"].([]any); ok {
+		for _, a := range alts {
+			if o, ok := a.(*object); ok && acceptsNull(o) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nullable returns s made to admit null as well: "null" added to its type
+// (and enum), a null alternative added to its anyOf, or s wrapped in
+// anyOf with null when it is a $ref or a const.
+func nullable(s *object) any {
+	_, hasConst := s.get("const")
+	_, hasRef := s.get("$ref")
+	if alts, ok := s.vals["anyOf"].([]any); ok && !hasConst && !hasRef {
+		s.set("anyOf", append(alts, nullSchema()))
+		return s
+	}
+	if !hasConst && !hasRef {
+		switch t := s.vals["type"].(type) {
+		case string:
+			s.set("type", []any{t, "null"})
+			addNullEnum(s)
+			return s
+		case []any:
+			s.set("type", append(t, "null"))
+			addNullEnum(s)
+			return s
+		}
+	}
+	w := newObject()
+	w.set("anyOf", []any{s, nullSchema()})
+	return w
+}
+
+func addNullEnum(s *object) {
+	if e, ok := s.vals["enum"].([]any); ok {
+		s.set("enum", append(e, nil))
+	}
+}
+
+func nullSchema() *object {
+	o := newObject()
+	o.set("type", "null")
+	return o
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "an object"
+}
+
+// restore maps the model's argument text back to the original schema's
+// shape: a null given for a property the original made optional (and did
+// not allow null for) is dropped, at any depth. Text that is not JSON, or
+// has nothing to drop, is returned unchanged, byte for byte.
+func (r *restorer) restore(args string) string {
+	if r == nil {
+		return args
+	}
+	v, err := decodeOrdered([]byte(args))
+	if err != nil {
+		return args
+	}
+	if !r.apply(v, r.root, 0) {
+		return args
+	}
+	out, err := marshalOrdered(v)
+	if err != nil {
+		return args
+	}
+	return string(out)
+}
+
+// maxRestoreDepth bounds chains of references that descend into no data.
+const maxRestoreDepth = 64
+
+func (r *restorer) apply(v any, s *shape, depth int) bool {
+	if s == nil || depth > maxRestoreDepth {
+		return false
+	}
+	changed := false
+	switch s.ref {
+	case "":
+	case "#":
+		changed = r.apply(v, r.root, depth+1)
+	default:
+		changed = r.apply(v, r.defs[s.ref], depth+1)
+	}
+	if s.alt != nil && r.apply(v, s.alt, depth+1) {
+		changed = true
+	}
+	switch t := v.(type) {
+	case *object:
+		for _, k := range slices.Clone(t.keys) {
+			if s.drop[k] && t.vals[k] == nil {
+				t.del(k)
+				changed = true
+				continue
+			}
+			if r.apply(t.vals[k], s.props[k], depth+1) {
+				changed = true
+			}
+		}
+	case []any:
+		for i, e := range t {
+			c := s.items
+			if s.tuple != nil {
+				c = nil
+				if i < len(s.tuple) {
+					c = s.tuple[i]
+				}
+			}
+			if r.apply(e, c, depth+1) {
+				changed = true
+			}
+		}
+	}
+	return changed
 }

@@ -3,7 +3,9 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -20,6 +22,12 @@ type wireRequest struct {
 	Temperature         *float64        `json:"temperature,omitempty"`
 	MaxTokens           *int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens,omitempty"`
+	Stream              bool            `json:"stream,omitempty"`
+	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type wireMessage struct {
@@ -53,9 +61,16 @@ type wireFunctionDef struct {
 	Strict      bool            `json:"strict,omitempty"`
 }
 
-// encodeRequest builds the request body and lists the strict tools sent
-// non-strict. req must be valid.
-func encodeRequest(c *Config, req model.Request) ([]byte, []model.StrictFallback, error) {
+// encoded is a request body and what answering it needs: the strict tools
+// sent non-strict, and the mapping back of each strict tool's arguments.
+type encoded struct {
+	body      []byte
+	fallbacks []model.StrictFallback
+	restore   map[string]*restorer
+}
+
+// encodeRequest builds the request body. req must be valid.
+func encodeRequest(c *Config, req model.Request) (encoded, error) {
 	w := wireRequest{
 		Model:             c.Model,
 		Messages:          make([]wireMessage, len(req.Messages)),
@@ -66,6 +81,9 @@ func encodeRequest(c *Config, req model.Request) ([]byte, []model.StrictFallback
 		w.MaxCompletionTokens = req.MaxTokens
 	} else {
 		w.MaxTokens = req.MaxTokens
+	}
+	if c.Stream {
+		w.Stream, w.StreamOptions = true, &streamOptions{IncludeUsage: true}
 	}
 	for i, m := range req.Messages {
 		content := m.Content
@@ -81,34 +99,51 @@ func encodeRequest(c *Config, req model.Request) ([]byte, []model.StrictFallback
 		}
 		w.Messages[i] = wm
 	}
-	var fallbacks []model.StrictFallback
+	var e encoded
 	for _, t := range req.Tools {
 		def := wireFunctionDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
-		if t.Strict {
-			if err := CheckStrictSchema(t.Parameters); err != nil {
-				fallbacks = append(fallbacks, model.StrictFallback{Tool: t.Name, Reason: err.Error()})
+		if t.Strict || c.Strict {
+			params, r, err := strictTool(t.Parameters)
+			if err != nil {
+				e.fallbacks = append(e.fallbacks, model.StrictFallback{Tool: t.Name, Reason: err.Error()})
 			} else {
-				def.Strict = true
+				def.Parameters, def.Strict = params, true
+				if r != nil {
+					if e.restore == nil {
+						e.restore = map[string]*restorer{}
+					}
+					e.restore[t.Name] = r
+				}
 			}
 		}
 		w.Tools = append(w.Tools, wireTool{Type: "function", Function: def})
 	}
-	switch req.ToolChoice.Mode {
+	choice := req.ToolChoice
+	if len(req.Tools) > 0 {
+		if choice.Mode == model.ToolChoiceDefault {
+			choice.Mode = c.ToolChoice
+		}
+		if w.ParallelToolCalls == nil {
+			w.ParallelToolCalls = c.ParallelToolCalls
+		}
+	}
+	switch choice.Mode {
 	case model.ToolChoiceDefault:
 	case model.ToolChoiceFunction:
-		b, err := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": req.ToolChoice.Name}})
+		b, err := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": choice.Name}})
 		if err != nil {
-			return nil, nil, err
+			return encoded{}, err
 		}
 		w.ToolChoice = b
 	default:
-		w.ToolChoice = json.RawMessage(strconv.Quote(string(req.ToolChoice.Mode)))
+		w.ToolChoice = json.RawMessage(strconv.Quote(string(choice.Mode)))
 	}
 	body, err := json.Marshal(w)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode request: %w", err)
+		return encoded{}, fmt.Errorf("encode request: %w", err)
 	}
-	return body, fallbacks, nil
+	e.body = body
+	return e, nil
 }
 
 // The chat-completions reply. Fields a provider may shape differently are
@@ -116,21 +151,43 @@ func encodeRequest(c *Config, req model.Request) ([]byte, []model.StrictFallback
 type wireResponse struct {
 	Choices []struct {
 		Message struct {
-			Content   json.RawMessage `json:"content"`
-			Refusal   *string         `json:"refusal"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
+			Content   json.RawMessage     `json:"content"`
+			Refusal   *string             `json:"refusal"`
+			ToolCalls []wireReplyToolCall `json:"tool_calls"`
 		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
+		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *model.Usage `json:"usage"`
-	Error *wireError   `json:"error"`
+	Usage *wireUsage `json:"usage"`
+	Error *wireError `json:"error"`
+}
+
+type wireReplyToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func (u *wireUsage) usage() model.Usage {
+	if u == nil {
+		return model.Usage{}
+	}
+	out := model.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if u.PromptTokensDetails != nil {
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	return out
 }
 
 type wireError struct {
@@ -139,48 +196,85 @@ type wireError struct {
 	Code    json.RawMessage `json:"code"`
 }
 
-// decodeResponse parses a 2xx body into the first choice's turn.
-func decodeResponse(body []byte) (model.Response, error) {
+// code is error.code as text: OpenAI sends a string, some servers a number.
+func (e *wireError) code() string {
+	var code string
+	if json.Unmarshal(e.Code, &code) == nil {
+		return code
+	}
+	if c := strings.TrimSpace(string(e.Code)); c != "null" {
+		return c
+	}
+	return ""
+}
+
+// malformed is the error of a 2xx reply that is not a chat completion.
+func malformed(format string, a ...any) *model.ProviderError {
+	return &model.ProviderError{Kind: model.ErrMalformed, Status: http.StatusOK, Message: fmt.Sprintf(format, a...)}
+}
+
+// decodeResponse parses a 2xx body into the first choice's turn. A body
+// that is not a chat completion is a malformed reply, or the provider's
+// error when it sent one instead.
+func decodeResponse(body []byte, apiKey string) (model.Response, *model.ProviderError, bool) {
 	var w wireResponse
 	if err := json.Unmarshal(body, &w); err != nil {
-		return model.Response{}, fmt.Errorf("%w: %w", ErrBadResponse, err)
+		return model.Response{}, malformed("the body is not a chat completion (%s): %s", strings.TrimPrefix(err.Error(), "json: "), excerpt(body, apiKey)), false
 	}
 	if len(w.Choices) == 0 {
 		if w.Error != nil {
-			return model.Response{}, fmt.Errorf("%w: no choices, error %q", ErrBadResponse, w.Error.Message)
+			pe, retry := inBodyError(w.Error, apiKey)
+			return model.Response{}, pe, retry
 		}
-		return model.Response{}, fmt.Errorf("%w: no choices", ErrBadResponse)
+		return model.Response{}, malformed("the reply has no choices"), false
 	}
 	ch := w.Choices[0]
 	text, err := contentText(ch.Message.Content)
 	if err != nil {
-		return model.Response{}, err
+		return model.Response{}, malformed("%v", err), false
 	}
 	out := model.Response{
-		Message:      model.Message{Role: model.RoleAssistant, Content: text},
-		FinishReason: model.FinishReason(ch.FinishReason),
+		Message: model.Message{Role: model.RoleAssistant, Content: text},
+		Usage:   w.Usage.usage(),
+	}
+	if ch.FinishReason != nil {
+		out.FinishReason = model.FinishReason(*ch.FinishReason)
 	}
 	if ch.Message.Refusal != nil {
 		out.Refusal = *ch.Message.Refusal
 	}
-	if w.Usage != nil {
-		out.Usage = *w.Usage
-	}
 	for i, tc := range ch.Message.ToolCalls {
-		if tc.Type != "" && tc.Type != "function" {
-			return model.Response{}, fmt.Errorf("%w: tool call %d has type %q", ErrBadResponse, i, tc.Type)
+		call, err := toolCall(i, tc.ID, tc.Type, tc.Function.Name, argumentText(tc.Function.Arguments))
+		if err != nil {
+			return model.Response{}, err, false
 		}
-		id := tc.ID
-		if id == "" {
-			// Some compatible servers omit ids; the loop needs one to pair
-			// the observation, and a stable one keeps runs replayable.
-			id = "call_" + strconv.Itoa(i)
-		}
-		out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{
-			ID: id, Name: tc.Function.Name, Arguments: argumentText(tc.Function.Arguments),
-		})
+		out.Message.ToolCalls = append(out.Message.ToolCalls, call)
 	}
-	return out, nil
+	return out, nil, false
+}
+
+// toolCall checks the frame of the i-th tool call of a reply; its argument
+// text is the model's and is not judged here.
+func toolCall(i int, id, typ, name, args string) (model.ToolCall, *model.ProviderError) {
+	if typ != "" && typ != "function" {
+		return model.ToolCall{}, malformed("tool call %d has type %q", i, typ)
+	}
+	if name == "" {
+		return model.ToolCall{}, malformed("tool call %d has no function name", i)
+	}
+	if id == "" {
+		// Some compatible servers omit ids; the loop needs one to pair
+		// the observation, and a stable one keeps runs replayable.
+		id = "call_" + strconv.Itoa(i)
+	}
+	return model.ToolCall{ID: id, Name: name, Arguments: args}, nil
+}
+
+// inBodyError is the error object a server sent instead of a completion.
+func inBodyError(e *wireError, apiKey string) (*model.ProviderError, bool) {
+	code := e.code()
+	kind, retry := classifyInBody(code, e.Type, e.Message)
+	return &model.ProviderError{Kind: kind, Type: e.Type, Code: code, Message: redact(e.Message, apiKey)}, retry
 }
 
 // contentText reads message content: a string, null, or (some servers) an
@@ -199,7 +293,7 @@ func contentText(raw json.RawMessage) (string, error) {
 		Text string `json:"text"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("%w: message content is neither text nor parts", ErrBadResponse)
+		return "", errors.New("message content is neither text nor parts")
 	}
 	var b strings.Builder
 	for _, p := range parts {
@@ -225,28 +319,31 @@ func argumentText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// decodeError builds the StatusError of a non-2xx reply.
-func decodeError(status int, body []byte, apiKey string) *StatusError {
-	e := &StatusError{StatusCode: status}
+// decodeError builds the error of a non-2xx reply, and says whether the
+// same request may succeed if sent again.
+func decodeError(status int, body []byte, apiKey string) (*model.ProviderError, bool) {
+	e := &model.ProviderError{Status: status}
 	var w struct {
 		Error *wireError `json:"error"`
 	}
 	if json.Unmarshal(body, &w) == nil && w.Error != nil {
-		e.Message, e.Type = w.Error.Message, w.Error.Type
-		var code string
-		if json.Unmarshal(w.Error.Code, &code) == nil {
-			e.Code = code
-		} else if c := strings.TrimSpace(string(w.Error.Code)); c != "" && c != "null" {
-			e.Code = c
-		}
+		e.Message, e.Type, e.Code = redact(w.Error.Message, apiKey), w.Error.Type, w.Error.code()
 	} else {
-		e.Message = strings.TrimSpace(string(body))
-		if len(e.Message) > 200 {
-			e.Message = strings.ToValidUTF8(e.Message[:200], "") + "…"
-		}
+		e.Message = excerpt(body, apiKey)
 	}
-	e.Message = redact(e.Message, apiKey)
-	return e
+	var retry bool
+	e.Kind, retry = classify(status, e.Code, e.Type, e.Message)
+	return e, retry
+}
+
+// excerpt is the start of a body that is not what was expected, for an
+// error message: trimmed, at most 200 bytes, valid UTF-8, key redacted.
+func excerpt(body []byte, apiKey string) string {
+	s := redact(strings.TrimSpace(string(body)), apiKey)
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
 }
 
 // redact removes the API key from text meant for errors and logs.
