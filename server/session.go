@@ -26,6 +26,7 @@ import (
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/store"
+	"github.com/agentwarden/warden/tools"
 )
 
 // maxText bounds a user message or follow-up answer, in bytes.
@@ -517,6 +518,13 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 	labels := map[string]string{}
 	var skills []loop.Skill
 	for _, sk := range agent.Skills {
+		// A tool the contract is silent about is a write when its server's
+		// annotations say so (RATIONALE: annotations as a fallback contract).
+		hinted, _, err := tools.ApplyHints(sk, listed)
+		if err != nil {
+			return nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
+		}
+		sk = hinted
 		ch, err := chain.New(guards, nil, inv)
 		if err != nil {
 			return nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)

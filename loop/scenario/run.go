@@ -31,6 +31,7 @@ import (
 	"github.com/agentwarden/warden/plugins/guards/paramcontract"
 	"github.com/agentwarden/warden/plugins/guards/responsecontract"
 	"github.com/agentwarden/warden/plugins/guards/writegate"
+	"github.com/agentwarden/warden/tools"
 )
 
 // Clock is where every scenario's clock starts, so traces and approval
@@ -107,6 +108,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		rt.scripted[t.Name] = true
 	}
 	defs := map[string]catalog.BusinessTool{}
+	var served []tools.Tool
 	if s.Tools.MCP != nil {
 		c, err := dialMCP(ctx, s.Tools.MCP, s.File)
 		if err != nil {
@@ -121,6 +123,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		for _, t := range ts {
 			defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
 		}
+		served = ts
 	}
 	lts, _ := local.ListTools(ctx)
 	for _, t := range lts {
@@ -167,8 +170,15 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 			}
 			bts = append(bts, d)
 		}
-		skills = append(skills, loop.Skill{Skill: &contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey,
-			SkillName: sk.SkillName, SkillManual: sk.Manual}, Contract: parsed, ToolNames: sk.ToolNames}, Chain: ch, Tools: bts})
+		// A served tool the contract is silent about is a write when its
+		// annotations say so, as in a deployment.
+		loaded, _, err := tools.ApplyHints(&contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey,
+			SkillName: sk.SkillName, SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: parsed, ToolNames: sk.ToolNames}, served)
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
+		}
+		sk.Contract = json.RawMessage(loaded.Profile.SkillContract)
+		skills = append(skills, loop.Skill{Skill: loaded, Chain: ch, Tools: bts})
 		if (s.Skill == "" && i == 0) || s.Skill == sk.SkillKey {
 			run = sk
 		}

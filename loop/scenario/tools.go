@@ -119,9 +119,6 @@ func build(ctx context.Context, root, pkg string) (string, error) {
 // dialMCP starts or connects to the scenario's MCP server.
 func dialMCP(ctx context.Context, m *MCP, file string) (*mcp.Client, error) {
 	cfg := mcp.Config{Name: "scenario"}
-	if len(m.Env) > 0 {
-		cfg.Env = append(os.Environ(), m.Env...)
-	}
 	switch {
 	case m.URL != "":
 		cfg.URL = m.URL
@@ -131,6 +128,8 @@ func dialMCP(ctx context.Context, m *MCP, file string) (*mcp.Client, error) {
 			return nil, err
 		}
 		cfg.Dir = root
+		// The server sees the base environment and the scenario's env only.
+		cfg.Env = m.Env
 		if m.Build != "" {
 			bin, err := build(ctx, root, m.Build)
 			if err != nil {
