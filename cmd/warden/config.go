@@ -22,9 +22,10 @@ import (
 
 	"github.com/agentwarden/warden/model/scripted"
 	"github.com/agentwarden/warden/store/sqlstore"
+	"github.com/agentwarden/warden/tools/mcp"
 )
 
-const serveUsage = `usage: warden serve [--config FILE] --skills DIR --keys FILE --model scripted|openai --tools mcp-command|mcp-url [flags]
+const serveUsage = `usage: warden serve [--config FILE] --skills DIR --keys FILE --model scripted|openai --tools mcp-command|mcp-url|mcp-servers [flags]
 
 Serves the HTTP API. Every key below can come from a config file, the
 environment or a flag; the first of these that sets it wins:
@@ -51,9 +52,14 @@ the key, and the file when the value came from it.
   --base-url URL          with --model openai
   --model-name NAME       with --model openai
   --api-key-env VAR       environment variable holding the API key, with --model openai
-  --tools KIND            mcp-command or mcp-url
+  --tools KIND            mcp-command, mcp-url (one server) or mcp-servers (a list)
   --mcp-command "CMD ARGS" the MCP server's command line, with --tools mcp-command
   --mcp-url URL           the MCP server's streamable HTTP endpoint, with --tools mcp-url
+  --mcp-servers LIST      with --tools mcp-servers: the agent's MCP servers, a list in the
+                          config file (a JSON array in the flag or variable), each with
+                          name, command (argv list) or url, and optionally env-allow,
+                          env (KEY=VALUE list), dir, headers, bearer-token-env,
+                          bearer-token-file, connect-timeout, call-timeout, roots
   --plugin-cache DIR      compiled plugin cache for the admin API (default: in memory)
   --store KIND            memory, sqlite:PATH or postgres:URL (default memory)
   --run-timeout D         bound on one task run (default 5m)
@@ -87,6 +93,8 @@ type serveConfig struct {
 	Tools       string
 	MCPCommand  string
 	MCPURL      string
+	// MCPServers is the mcp-servers list as JSON, checked into mcpServers.
+	MCPServers  json.RawMessage
 	PluginCache string
 	Store       string
 	RunTimeout  time.Duration
@@ -119,6 +127,7 @@ type serveConfig struct {
 	keys         keysFile
 	script       []scripted.Turn
 	apiKey       string
+	mcpServers   []mcp.Config
 
 	// Where each key's value came from, for error messages; file is the
 	// config file's name as given.
@@ -177,6 +186,7 @@ type setting struct {
 	str     *string
 	dur     *time.Duration
 	boolean *bool
+	list    *json.RawMessage
 }
 
 // settings lists every key in usage order, which is also the order in
@@ -194,6 +204,7 @@ func (c *serveConfig) settings() []setting {
 		{name: "tools", str: &c.Tools},
 		{name: "mcp-command", str: &c.MCPCommand},
 		{name: "mcp-url", str: &c.MCPURL},
+		{name: "mcp-servers", list: &c.MCPServers},
 		{name: "plugin-cache", str: &c.PluginCache},
 		{name: "store", str: &c.Store},
 		{name: "run-timeout", dur: &c.RunTimeout},
@@ -380,6 +391,20 @@ func (s setting) assign(raw any, o origin) error {
 			return fmt.Errorf("%s is not a bool", show(raw))
 		}
 		*s.boolean = b
+	case s.list != nil:
+		// A file gives the list itself; a flag or variable its JSON.
+		b := []byte(text)
+		if !isText || o == fromFile {
+			var err error
+			if b, err = json.Marshal(raw); err != nil {
+				return fmt.Errorf("%s is not a list", show(raw))
+			}
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(b, &items) != nil {
+			return fmt.Errorf("%s is not a list", show(raw))
+		}
+		*s.list = b
 	}
 	return nil
 }
@@ -458,10 +483,14 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 		if !strings.HasPrefix(c.MCPURL, "http://") && !strings.HasPrefix(c.MCPURL, "https://") {
 			return bad("mcp-url", "%q is not an http(s) URL", c.MCPURL)
 		}
+	case "mcp-servers":
+		if err := c.readMCPServers(getenv); err != nil {
+			return bad("mcp-servers", "%v", err)
+		}
 	case "":
-		return bad("tools", "required: mcp-command or mcp-url")
+		return bad("tools", "required: mcp-command, mcp-url or mcp-servers")
 	default:
-		return bad("tools", "%q is not mcp-command or mcp-url", c.Tools)
+		return bad("tools", "%q is not mcp-command, mcp-url or mcp-servers", c.Tools)
 	}
 	switch scheme, rest, _ := strings.Cut(c.Store, ":"); {
 	case c.Store == "" || c.Store == "memory":

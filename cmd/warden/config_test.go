@@ -72,7 +72,7 @@ func TestConfigErrors(t *testing.T) {
 		{"openai without base url", f.with("--model", "openai"), nil, "--base-url (WARDEN_BASE_URL): required with --model openai"},
 		{"openai without model name", f.with("--model", "openai", "--base-url", "http://x"), nil, "--model-name (WARDEN_MODEL_NAME): required with --model openai"},
 		{"openai empty key env", f.with("--model", "openai", "--base-url", "http://x", "--model-name", "m", "--api-key-env", "NO_SUCH_VAR_XYZ"), nil, "--api-key-env (WARDEN_API_KEY_ENV): NO_SUCH_VAR_XYZ is empty"},
-		{"bad tools", f.with("--tools", "grpc"), nil, `--tools (WARDEN_TOOLS): "grpc" is not mcp-command or mcp-url`},
+		{"bad tools", f.with("--tools", "grpc"), nil, `--tools (WARDEN_TOOLS): "grpc" is not mcp-command, mcp-url or mcp-servers`},
 		{"mcp url not http", f.with("--tools", "mcp-url", "--mcp-url", "ftp://x"), nil, `--mcp-url (WARDEN_MCP_URL): "ftp://x" is not an http(s) URL`},
 		{"zero grace", f.with("--shutdown-grace", "0s"), nil, "--shutdown-grace (WARDEN_SHUTDOWN_GRACE): must be positive"},
 		{"negative run timeout", f.with("--run-timeout=-1s"), nil, "--run-timeout (WARDEN_RUN_TIMEOUT): must be positive"},

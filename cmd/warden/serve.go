@@ -83,17 +83,31 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		tools.Provider
 		Close() error
 	}
-	mc := mcp.Config{}
-	if c.Tools == "mcp-command" {
+	mc := mcp.Config{Logger: log}
+	switch c.Tools {
+	case "mcp-command":
 		mc.Command = strings.Fields(c.MCPCommand)
-	} else {
+	case "mcp-url":
 		mc.URL = c.MCPURL
 	}
-	client, err := mcp.Dial(ctx, mc)
-	if err != nil {
-		return &configError{c.Tools, err.Error()}
+	if c.Tools == "mcp-servers" {
+		for i := range c.mcpServers {
+			c.mcpServers[i].Logger = log.With("mcp_server", c.mcpServers[i].Name)
+		}
+		// Every server is started and listed now: a tool name offered
+		// twice is refused before anything is served.
+		servers, err := mcp.DialAll(ctx, c.mcpServers)
+		if err != nil {
+			return &configError{"mcp-servers", err.Error()}
+		}
+		provider = servers
+	} else {
+		client, err := mcp.Dial(ctx, mc)
+		if err != nil {
+			return &configError{c.Tools, err.Error()}
+		}
+		provider = client
 	}
-	provider = client
 	defer provider.Close()
 
 	var newModel func(tenant, session string) (model.Model, error)
