@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/agentwarden/warden/feedback"
 	"github.com/agentwarden/warden/loop"
@@ -17,11 +19,29 @@ import (
 	"github.com/agentwarden/warden/model/openai"
 )
 
-const runUsage = `usage: warden run [--json] [--wasm] [--model openai --base-url URL --api-key-env VAR --model-name NAME] FILE...
+const runUsage = `usage: warden run [--json] [--wasm] [--model openai --base-url URL --api-key-env VAR --model-name NAME [model flags]] FILE...
 
 Runs scenario files (docs/SCENARIOS.md) and checks their expectations.
 A readable trace by default; --json prints one JSON event per line.
-Exit 1 when an expectation fails, 2 on usage or file errors.
+
+With --model openai a real OpenAI-compatible model plays instead of the
+scripted turns (expectations are then not checked). Model flags:
+
+  --model-attempt-timeout D      bound on one HTTP attempt (default 1m)
+  --model-call-timeout D         bound on one model turn, retries and waits included (default 3m)
+  --model-max-retries N          retries of a 429, 5xx, timeout or network failure, 0 to 10 (default 3)
+  --model-backoff D              wait before the first retry, doubled per retry (default 1s)
+  --model-max-backoff D          longest wait between retries (default 30s)
+  --model-stream                 ask for the reply as server-sent events
+  --model-strict=BOOL            send tools with "strict": true where the schema allows (default true)
+  --model-parallel-tool-calls=BOOL  send parallel_tool_calls (default: the provider's)
+  --model-tool-choice MODE       auto, none or required (default: the provider's)
+
+Exit 0 when every scenario passes (or ran, with a real model); 1 when an
+expectation fails; 2 on usage or file errors; 3 when the model provider
+failed (authentication, rate limit, context
+length, unavailable, timeout, malformed reply): the provider's message and
+the kind of failure are printed. The highest code applies.
 `
 
 // cmdRun runs scenario files.
@@ -35,6 +55,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	baseURL := fs.String("base-url", "", "the model's base URL (with --model openai)")
 	keyEnv := fs.String("api-key-env", "", "the environment variable holding the API key (with --model openai)")
 	modelName := fs.String("model-name", "", "the model name (with --model openai)")
+	mk := defaultModelKeys()
+	fs.DurationVar(&mk.AttemptTimeout, keyAttemptTimeout, mk.AttemptTimeout, "bound on one HTTP attempt to the model")
+	fs.DurationVar(&mk.CallTimeout, keyCallTimeout, mk.CallTimeout, "bound on one model turn, retries and waits included")
+	fs.IntVar(&mk.MaxRetries, keyMaxRetries, mk.MaxRetries, "retries of a 429, 5xx, timeout or network failure")
+	fs.DurationVar(&mk.Backoff, keyBackoff, mk.Backoff, "wait before the first retry, doubled per retry")
+	fs.DurationVar(&mk.MaxBackoff, keyMaxBackoff, mk.MaxBackoff, "longest wait between retries")
+	fs.BoolVar(&mk.Stream, keyStream, mk.Stream, "ask for the reply as server-sent events")
+	fs.BoolVar(&mk.Strict, keyStrict, mk.Strict, `send tools with "strict": true where the schema allows`)
+	fs.Var(optionalBool{&mk.Parallel}, keyParallel, "send parallel_tool_calls")
+	fs.StringVar(&mk.ToolChoice, keyToolChoice, "", "auto, none or required")
 	feedbackPath := fs.String("feedback", "", "append feedback records (TOOL_USE_RELIABILITY §4) to this file; read them with `warden report tools`")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -68,7 +98,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 		}
-		c, err := openai.New(openai.Defaults(*baseURL, key, *modelName))
+		if err := mk.validate(); err != nil {
+			fmt.Fprintf(stderr, "warden run: %v\n", err)
+			return 2
+		}
+		cfg := mk.config(*baseURL, key, *modelName)
+		// Retries and strict fallbacks at WARN, without the time: the
+		// trace on stdout already orders events.
+		cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: dropTime}))
+		c, err := openai.New(cfg)
 		if err != nil {
 			fmt.Fprintf(stderr, "warden run: %v\n", err)
 			return 2
@@ -112,7 +150,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				log.Warn("tool call failed", "scenario", s.Name, "seq", e.Seq, "tool", e.Tool, "code", e.Code, "name", e.Name, "message", e.Message)
 			}
 		})
-		rep, err := scenario.Run(ctx, s, scenario.Options{Wasm: *wasm, Model: m, Sink: sink})
+		var rec *failureRecorder
+		opts := scenario.Options{Wasm: *wasm, Sink: sink}
+		if m != nil {
+			rec = &failureRecorder{Model: m}
+			opts.Model = rec
+		}
+		rep, err := scenario.Run(ctx, s, opts)
 		if fb != nil && fb.Err() != nil {
 			fmt.Fprintf(stderr, "warden run: --feedback: %v\n", fb.Err())
 			code = max(code, 2)
@@ -123,7 +167,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		verdict := "PASS"
-		switch {
+		switch pe := rec.failure(); {
+		case pe != nil:
+			fmt.Fprintf(stderr, "warden run: %s: %v\n", s.Name, pe)
+			verdict = "ERROR (model provider failed: " + model.KindName(pe) + ")"
+			code = max(code, exitProvider)
 		case rep.Skipped():
 			verdict = "SKIP (pending: " + rep.Pending + ")"
 		case rep.Unchecked:
@@ -150,4 +198,43 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// dropTime removes the time attribute of a log record.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+// failureRecorder remembers the provider failure a real model's last turn
+// ended on. The scenario runner reports a real model's run without
+// checking expectations, so this is how warden run learns that the run
+// stopped because the provider failed.
+type failureRecorder struct {
+	model.Model
+	mu   sync.Mutex
+	last *model.ProviderError
+}
+
+func (r *failureRecorder) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := r.Model.Complete(ctx, req)
+	var pe *model.ProviderError
+	errors.As(err, &pe)
+	r.mu.Lock()
+	r.last = pe
+	r.mu.Unlock()
+	return resp, err
+}
+
+// failure is the provider failure of the last turn, nil if it had none or
+// r is nil (a scripted run).
+func (r *failureRecorder) failure() *model.ProviderError {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
 }

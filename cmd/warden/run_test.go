@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentwarden/warden/internal/fakeprovider"
 )
 
 func runRun(t *testing.T, args ...string) (int, string, string) {
@@ -128,5 +131,95 @@ func TestRunFeedback(t *testing.T) {
 	}
 	if code, _, errs := runRun(t, "--feedback", filepath.Join(t.TempDir(), "missing", "f.jsonl"), acceptance+"07-tool-timeout.yaml"); code != 2 || !strings.Contains(errs, "warden run: --feedback: open ") {
 		t.Fatalf("unwritable feedback file: exit %d, %s", code, errs)
+	}
+}
+
+// warden run --model openai says what the provider answered, and exits 3
+// when it failed.
+func TestRunOpenAIProviderFailures(t *testing.T) {
+	t.Parallel()
+	const scenarioFile = acceptance + "07-tool-timeout.yaml"
+	tests := []struct {
+		name    string
+		replies []fakeprovider.Reply
+		flags   []string
+		code    int
+		stderr  string
+		stdout  string
+	}{
+		{
+			name:    "401",
+			replies: []fakeprovider.Reply{fakeprovider.Unauthorized("sk-wrong-key-0000")},
+			code:    3,
+			stderr: `level=WARN msg="model/openai: tool sent without strict schema" tool=builtin_state_set reason="$.properties.value: strict mode needs a type"` + "\n" +
+				"warden run: 07 a business tool times out: model: provider authentication failed: HTTP 401 (invalid_api_key): Incorrect API key provided: sk-...0000. You can find your API key at https://platform.openai.com/account/api-keys.\n",
+			stdout: "--- ERROR (model provider failed: auth) 07 a business tool times out: node RUNNING, task RUNNING",
+		},
+		{
+			name:    "context length",
+			replies: []fakeprovider.Reply{fakeprovider.ContextLength()},
+			code:    3,
+			stderr: `level=WARN msg="model/openai: tool sent without strict schema" tool=builtin_state_set reason="$.properties.value: strict mode needs a type"` + "\n" +
+				"warden run: 07 a business tool times out: model: context length exceeded: HTTP 400 (context_length_exceeded): This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages.\n",
+			stdout: "--- ERROR (model provider failed: context_length) 07 a business tool times out: node RUNNING, task RUNNING",
+		},
+		{
+			name:    "429 until the retries run out, each retry logged",
+			replies: []fakeprovider.Reply{fakeprovider.RateLimited(10 * time.Millisecond)},
+			flags:   []string{"--model-max-retries", "1", "--model-stream"},
+			code:    3,
+			stderr: `level=WARN msg="model/openai: tool sent without strict schema" tool=builtin_state_set reason="$.properties.value: strict mode needs a type"` + "\n" +
+				`level=WARN msg="model/openai: retrying" attempt=1 wait=10ms error="model: provider rate limited: HTTP 429 (rate_limit_exceeded): Rate limit reached for requests. Please try again in 10ms."` + "\n" +
+				"warden run: 07 a business tool times out: model: provider rate limited: HTTP 429 (rate_limit_exceeded): Rate limit reached for requests. Please try again in 10ms. (after 2 attempts)\n",
+			stdout: "--- ERROR (model provider failed: rate_limited) 07 a business tool times out: node RUNNING, task RUNNING",
+		},
+		{
+			name:    "garbage",
+			replies: []fakeprovider.Reply{fakeprovider.Garbage()},
+			code:    3,
+			stderr: `level=WARN msg="model/openai: tool sent without strict schema" tool=builtin_state_set reason="$.properties.value: strict mode needs a type"` + "\n" +
+				"warden run: 07 a business tool times out: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (invalid character '<' looking for beginning of value): <html><body>502 Bad Gateway</body></html>\n",
+			stdout: "--- ERROR (model provider failed: malformed) 07 a business tool times out: node RUNNING, task RUNNING",
+		},
+		{
+			name:    "a text answer runs",
+			replies: []fakeprovider.Reply{fakeprovider.Text("请告诉我空间名。")},
+			code:    0,
+			stdout:  "--- DONE (real model: expectations not checked) 07 a business tool times out",
+		},
+		{
+			name:   "bad model flag",
+			flags:  []string{"--model-attempt-timeout", "5m", "--model-call-timeout", "1m"},
+			code:   2,
+			stderr: "warden run: --model-attempt-timeout: 5m0s exceeds --model-call-timeout 1m0s\n",
+		},
+		{
+			name:   "bad tool choice",
+			flags:  []string{"--model-tool-choice", "any"},
+			code:   2,
+			stderr: "warden run: --model-tool-choice: \"any\" is not auto, none or required\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			replies := tt.replies
+			if replies == nil {
+				replies = []fakeprovider.Reply{fakeprovider.Text("unused")}
+			}
+			srv := fakeprovider.New(t, replies...)
+			args := append([]string{"--model", "openai", "--base-url", srv.BaseURL(), "--model-name", "gpt-test",
+				"--model-backoff", "1ms"}, tt.flags...)
+			code, out, errs := runRun(t, append(args, scenarioFile)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
+			}
+			if tt.stderr != "" && errs != tt.stderr {
+				t.Errorf("stderr:\n%s\nwant:\n%s", errs, tt.stderr)
+			}
+			if tt.stdout != "" && !strings.Contains(out, tt.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdout, out)
+			}
+		})
 	}
 }
