@@ -15,7 +15,7 @@ func validateConfig(schema, config json.RawMessage) error {
 	if len(schema) == 0 {
 		return nil
 	}
-	s, err := jsonschema.Cached(string(schema))
+	s, err := jsonschema.Shared.Get(string(schema))
 	if err != nil {
 		return fmt.Errorf("configSchema: %w: %w", ErrManifest, err)
 	}

@@ -1,11 +1,7 @@
-//go:build !jsonschema_nopattern
-
 package jsonschema
 
 import (
 	"testing"
-
-	"github.com/tidwall/gjson"
 )
 
 // benchSchema is a 15-property tool schema touching most keywords.
@@ -95,17 +91,6 @@ func BenchmarkValidate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if errs := s.Validate(doc); errs != nil {
-			b.Fatal(errs)
-		}
-	}
-}
-
-func BenchmarkValidateResult(b *testing.B) {
-	s := MustCompile(benchSchema)
-	r := gjson.Parse(benchDoc)
-	b.ReportAllocs()
-	for b.Loop() {
-		if errs := s.ValidateResult(r); errs != nil {
 			b.Fatal(errs)
 		}
 	}

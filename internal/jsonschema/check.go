@@ -2,42 +2,9 @@ package jsonschema
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/tidwall/gjson"
 )
-
-// cache holds compiled schemas by their text, up to maxCached entries; past
-// that, schemas are compiled per use.
-var cache struct {
-	sync.Mutex
-	m map[string]*Schema
-}
-
-const maxCached = 4096
-
-// Cached compiles a schema once per distinct text.
-func Cached(raw string) (*Schema, error) {
-	cache.Lock()
-	s, ok := cache.m[raw]
-	cache.Unlock()
-	if ok {
-		return s, nil
-	}
-	s, err := Compile([]byte(raw))
-	if err != nil {
-		return nil, err
-	}
-	cache.Lock()
-	if cache.m == nil {
-		cache.m = map[string]*Schema{}
-	}
-	if len(cache.m) < maxCached {
-		cache.m[raw] = s
-	}
-	cache.Unlock()
-	return s, nil
-}
 
 // Check validates doc against the schema text and encodes the outcome for
 // a guest (a missing document is validated as null):
@@ -47,12 +14,16 @@ func Cached(raw string) (*Schema, error) {
 //   - "E" + one record per error, records separated by '\n', fields (path,
 //     keyword, message) by '\x1f'.
 //
+// Inputs are bounded: a schema longer than MaxSchemaBytes is a schema
+// error, a document longer than MaxDocBytes or nested deeper than MaxDepth
+// is one error with keyword "limit". Compiled schemas are kept in [Shared].
+//
 // The encoding needs no JSON parser to read, because parsing inside a
 // sandboxed guest is slow. Warden's host offers Check to plugins as a
 // service, and the guest SDK's native runner calls it directly, so both see
 // the same bytes.
 func Check(schema string, doc gjson.Result) []byte {
-	s, err := Cached(schema)
+	s, err := Shared.Get(schema)
 	if err != nil {
 		return append([]byte{'S'}, clean(err.Error())...)
 	}

@@ -1,9 +1,9 @@
-// Package jsonschema validates JSON documents against the JSON Schema subset
-// that tool definitions use (TOOL_USE_RELIABILITY §1.3): parameter objects
-// with typed properties, required names, additionalProperties: false, and
-// value constraints. It is small and allocation-free on valid documents, uses
-// only the standard library and gjson, and builds for GOOS=wasip1 so guard
-// plugins can run it.
+// Package jsonschema validates JSON documents against JSON Schema for the
+// host's validate service (tool input and output schemas, plugin config
+// schemas). It wraps github.com/santhosh-tekuri/jsonschema/v6, which
+// implements drafts 4, 6, 7, 2019-09 and 2020-12 in full, and adds what a
+// sandboxed host needs: bounded inputs, references that never leave the
+// document, a byte-bounded cache, and messages a model can act on.
 //
 // Compile a schema once, then validate many documents:
 //
@@ -13,44 +13,40 @@
 //		fmt.Println(e) // "count: 12 is greater than the maximum 10"
 //	}
 //
-// Validation reports every problem, each with a dotted path ("lines.0.sku",
-// "" for the root), the failing keyword and a short English message, in a
-// deterministic order.
+// # Drafts and references
 //
-// # Supported keywords
+// $schema selects the draft; without it a schema is 2020-12, the draft MCP
+// names. $ref, $dynamicRef, $defs, definitions, $id and $anchor resolve
+// within the document. A reference to any other document (an http URL, a
+// file, a relative name such as common.json) is refused with [ErrRemoteRef]
+// at compile time, never fetched; a $schema naming an unknown metaschema is
+// refused the same way.
 //
-//   - type: a name or an array of names among object, array, string,
-//     integer, number, boolean, null. An integer is a number without a
-//     fractional part (2.0 is an integer). When type fails, no other keyword
-//     of that schema is reported for the value.
-//   - properties, required, additionalProperties (true, false or a schema).
-//     A name listed in required but not in properties must be present and is
-//     still subject to additionalProperties. A document object that repeats a
-//     key of properties is rejected (keyword "properties"), because consumers
-//     disagree on which copy wins.
-//   - items (a single schema; the tuple form is rejected), minItems, maxItems.
-//   - enum and const, with deep JSON equality: numbers compare numerically
-//     (1 equals 1.0), object key order is ignored.
-//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum; the numeric form,
-//     and also the draft-4 boolean form of the exclusive keywords.
-//   - minLength, maxLength, counted in Unicode code points.
-//   - pattern: a Go RE2 expression, unanchored as in JSON Schema.
-//   - format: date-time (RFC 3339), date (RFC 3339 full-date), email
-//     (dot-atom local part @ host name), uuid (8-4-4-4-12 hex), uri (RFC 3986
-//     absolute URI, checked character by character). Other formats are a
-//     compile error, so a typo cannot silently disable a check.
-//   - allOf (every subschema), anyOf (at least one), oneOf (exactly one).
-//     Errors inside allOf are reported as they are; anyOf and oneOf report
-//     one error for the whole value.
-//   - Boolean subschemas: true accepts everything, false rejects everything.
+// # Formats
 //
-// Annotations (title, description, default, examples, $schema, $id,
-// nullable, ...) and any other unknown keyword are ignored, except $ref,
-// which is a compile error: ignoring it would silently accept anything.
+// Formats are asserted in every draft: date-time, date, time, duration,
+// email, hostname, ipv4, ipv6, uri, uri-reference, iri, iri-reference,
+// uri-template, uuid, json-pointer, relative-json-pointer, regex. Unknown
+// formats are ignored, as JSON Schema says.
 //
-// Numbers are compared as float64, so bounds beyond 2^53 are approximate.
+// # Errors
 //
-// Patterns pull the regexp package into the binary. Building with the tag
-// jsonschema_nopattern leaves it out; schemas that use pattern then fail to
-// compile with [ErrPattern].
+// Validation reports every failing field, each with a dotted path
+// ("lines.0.sku", "" for the root; for a missing required property the path
+// it should have), the failing keyword and a short English message, in a
+// deterministic order (see [Schema.Validate]). For anyOf and oneOf, when
+// all alternatives but one fail on the value's type, the errors of that one
+// are reported (an optional object given with a bad field); when all fail on
+// type, one type error lists the allowed types. Within one schema, const,
+// enum and format stop further checks of the value at the first failure.
+//
+// # Bounds
+//
+// A schema is at most [MaxSchemaBytes] with at most [MaxSchemaNodes]
+// objects and booleans; a document at most [MaxDocBytes]; both nest at most
+// [MaxDepth] levels. Objects that repeat a key are refused: consumers
+// disagree on which copy wins. Compiled schemas are kept in a [Cache]
+// bounded in bytes; [Shared] is the one the validate service uses.
+//
+// Patterns are Go RE2 expressions, unanchored as in JSON Schema.
 package jsonschema

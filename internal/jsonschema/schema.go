@@ -1,476 +1,290 @@
 package jsonschema
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
+	"net/url"
+	"strconv"
 	"strings"
 
+	js "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tidwall/gjson"
 )
 
-// MaxDepth bounds how deeply subschemas may nest; deeper schemas fail with [ErrTooDeep].
-const MaxDepth = 128
-
-// linearMax is the property count up to which lookups scan a slice instead of a map.
-const linearMax = 8
-
-// kind is the JSON type of a value; integer is a sub-kind of number.
-type kind uint8
-
+// Input bounds. The validator runs on the host for sandboxed plugins, so
+// neither a schema nor a document may cost it unbounded memory or time.
 const (
-	kNull kind = iota
-	kBoolean
-	kObject
-	kArray
-	kNumber
-	kString
-	kInteger
+	// MaxSchemaBytes bounds the text of a schema.
+	MaxSchemaBytes = 1 << 20
+	// MaxDocBytes bounds the text of a validated document.
+	MaxDocBytes = 4 << 20
+	// MaxDepth bounds how deeply objects and arrays nest, in a schema and in
+	// a document.
+	MaxDepth = 128
+	// MaxSchemaNodes bounds the objects and booleans of a schema (each may
+	// be a subschema, and a compiled subschema costs about a kilobyte).
+	MaxSchemaNodes = 10000
 )
 
-var kindNames = [...]string{
-	kNull:    "null",
-	kBoolean: "boolean",
-	kObject:  "object",
-	kArray:   "array",
-	kNumber:  "number",
-	kString:  "string",
-	kInteger: "integer",
-}
+// base is the URI the schema document is compiled under. A $ref that
+// resolves to anything but this document is refused.
+const base = "warden:///schema.json"
 
-// typeSet is a bit set of kinds; the zero value accepts everything.
-type typeSet uint8
-
-func (t typeSet) has(k kind) bool { return t&(1<<k) != 0 }
-
-// addl is the additionalProperties mode.
-type addl uint8
-
-const (
-	addlAny addl = iota
-	addlFalse
-	addlSchema
-)
-
-// property is a name the object keywords know about: a key of properties
-// (declared) or a name listed only in required.
-type property struct {
-	name     string
-	schema   *Schema // nil for required-only names
-	declared bool
-	required bool
-}
-
-// bound is one numeric limit.
-type bound struct {
-	set bool
-	v   float64
-	raw string // compact schema text, for messages
-}
-
-// Schema is a compiled JSON Schema. It is immutable and safe for concurrent use.
+// Schema is a compiled JSON Schema. It is safe for concurrent use.
 type Schema struct {
-	isFalse  bool    // the boolean schema false
-	types    typeSet // 0: any type
-	typeText string  // "expected string or null"
-
-	props     []property
-	index     map[string]int // name -> props index, when len(props) > linearMax
-	objKw     bool           // any object keyword present
-	addl      addl
-	addlSch   *Schema
-	nRequired int
-
-	items              *Schema
-	minItems, maxItems int // -1: unset
-
-	minLen, maxLen int // -1: unset
-	pattern        matcher
-	patternText    string
-	format         format
-
-	minimum, maximum, exclMin, exclMax bound
-
-	enum     []gjson.Result
-	enumText string
-	hasConst bool
-	constVal gjson.Result
-	constTxt string
-
-	allOf, anyOf, oneOf []*Schema
+	s    *js.Schema
+	text gjson.Result // the schema text, parsed, for quoting bounds in messages
+	size int64        // estimated bytes the compiled form retains
 }
 
-// Compile parses and checks a schema once, for repeated validation.
-// The root must be a JSON object. Errors wrap one of the sentinels in errors.go.
-func Compile(schema []byte) (*Schema, error) {
-	if !gjson.ValidBytes(schema) {
-		return nil, fmt.Errorf("jsonschema: %w", ErrSchemaJSON)
-	}
-	root := gjson.Parse(string(schema)) // copy: compiled values point into it
-	if !isObject(root) {
-		return nil, fmt.Errorf("jsonschema: root: %w: got %s", ErrNotSchema, kindNames[kindOf(root)])
-	}
-	return compile(root, "", 0)
-}
+// Compile compiles a JSON Schema of draft 4, 6, 7, 2019-09 or 2020-12 (the
+// default when $schema is absent). References ($ref, $dynamicRef) resolve
+// inside the document ($defs, definitions, $id, $anchor, JSON pointers) and
+// to the drafts' own metaschemas; any other document is refused with
+// [ErrRemoteRef], never loaded. Known formats are asserted, unknown formats
+// are ignored.
+func Compile(schema []byte) (*Schema, error) { return compile(string(schema)) }
 
-// MustCompile is Compile for schemas known to be valid; it panics on error.
+// MustCompile is Compile for schemas known to be valid; it panics otherwise.
 func MustCompile(schema string) *Schema {
-	s, err := Compile([]byte(schema))
+	s, err := compile(schema)
 	if err != nil {
 		panic(err)
 	}
 	return s
 }
 
-func isObject(r gjson.Result) bool { return r.Type == gjson.JSON && r.Raw[0] == '{' }
-func isArray(r gjson.Result) bool  { return r.Type == gjson.JSON && r.Raw[0] == '[' }
-
-// kindOf reports the JSON type of a value of a valid document (never kInteger).
-func kindOf(r gjson.Result) kind {
-	switch r.Type {
-	case gjson.False, gjson.True:
-		return kBoolean
-	case gjson.Number:
-		return kNumber
-	case gjson.String:
-		return kString
-	case gjson.JSON:
-		if r.Raw[0] == '[' {
-			return kArray
+func compile(text string) (*Schema, error) {
+	if len(text) > MaxSchemaBytes {
+		return nil, fmt.Errorf("jsonschema: %w: %d bytes, the limit is %d", ErrTooLarge, len(text), MaxSchemaBytes)
+	}
+	d := decoder{limit: MaxSchemaNodes}
+	doc, err := d.decode(text)
+	if err != nil {
+		var de *decodeError
+		if errors.As(err, &de) {
+			switch de.why {
+			case whyDepth:
+				return nil, fmt.Errorf("jsonschema: %w: %s: more than %d levels", ErrTooDeep, where(de.path), MaxDepth)
+			case whyDuplicate:
+				return nil, fmt.Errorf("jsonschema: %w: %s", ErrDuplicateKey, dotted(de.path))
+			case whyNodes:
+				return nil, fmt.Errorf("jsonschema: %w: more than %d objects and booleans", ErrTooLarge, MaxSchemaNodes)
+			}
 		}
-		return kObject
+		return nil, fmt.Errorf("jsonschema: %w", ErrSchemaJSON)
 	}
-	return kNull
+	c := js.NewCompiler()
+	c.UseLoader(denyLoader{})
+	c.AssertFormat()
+	c.DefaultDraft(js.Draft2020)
+	if err := c.AddResource(base, doc); err != nil {
+		return nil, compileError(text, err)
+	}
+	s, err := c.Compile(base)
+	if err != nil {
+		return nil, compileError(text, err)
+	}
+	return &Schema{s: s, text: gjson.Parse(text), size: estimate(len(text), d.nodes)}, nil
 }
 
-func errAt(at string, sentinel error, detail string) error {
-	if at == "" {
-		at = "root"
-	}
-	if detail == "" {
-		return fmt.Errorf("jsonschema: %s: %w", at, sentinel)
-	}
-	return fmt.Errorf("jsonschema: %s: %w: %s", at, sentinel, detail)
-}
+// denyLoader refuses every document the compiler asks for: the drafts'
+// metaschemas are built into the library and never reach a loader, and
+// references inside the schema resolve without one.
+type denyLoader struct{}
 
-func join(at, key string) string {
-	if at == "" {
-		return key
-	}
-	return at + "." + key
-}
+var errNotFetched = errors.New("not fetched")
 
-// compileSub compiles a subschema, which may also be a boolean.
-func compileSub(r gjson.Result, at string, depth int) (*Schema, error) {
-	switch r.Type {
-	case gjson.True:
-		return &Schema{minItems: -1, maxItems: -1, minLen: -1, maxLen: -1}, nil
-	case gjson.False:
-		return &Schema{isFalse: true}, nil
-	}
-	if !isObject(r) {
-		return nil, errAt(at, ErrNotSchema, "got "+kindNames[kindOf(r)])
-	}
-	return compile(r, at, depth+1)
-}
+func (denyLoader) Load(string) (any, error) { return nil, errNotFetched }
 
-func compile(r gjson.Result, at string, depth int) (*Schema, error) {
-	if depth > MaxDepth {
-		return nil, errAt(at, ErrTooDeep, "")
-	}
-	s := &Schema{minItems: -1, maxItems: -1, minLen: -1, maxLen: -1}
+// compileError turns a library error into one wrapping a sentinel, with the
+// schema's own URI taken out of the text.
+func compileError(text string, err error) error {
 	var (
-		err      error
-		seen     = make(map[string]bool)
-		required gjson.Result
-		exMinB   gjson.Result // draft-4 boolean exclusiveMinimum
-		exMaxB   gjson.Result
+		sve  *js.SchemaValidationError
+		load *js.LoadURLError
+		ptr  *js.JSONPointerNotFoundError
+		dft  *js.UnsupportedDraftError
 	)
+	switch {
+	case errors.As(err, &sve):
+		var ve *js.ValidationError
+		if errors.As(sve.Err, &ve) {
+			errs := report(ve, gjson.Result{}, gjson.Parse(text))
+			msgs := make([]string, 0, 3)
+			for i, e := range errs {
+				if i == 3 {
+					msgs = append(msgs, fmt.Sprintf("and %d more", len(errs)-3))
+					break
+				}
+				msgs = append(msgs, where(splitDotted(e.Path))+": "+e.Message)
+			}
+			return fmt.Errorf("jsonschema: %w: %s", ErrInvalid, strings.Join(msgs, "; "))
+		}
+		return fmt.Errorf("jsonschema: %w: %s", ErrInvalid, local(sve.Err.Error()))
+	case errors.As(err, &load):
+		return fmt.Errorf("jsonschema: %w: %q is outside the schema; only references into the schema itself (such as #/$defs/Name) are resolved, nothing is fetched",
+			ErrRemoteRef, local(load.URL))
+	case errors.As(err, &ptr):
+		return fmt.Errorf("jsonschema: %w: %q points at nothing in the schema", ErrRef, local(ptr.URL))
+	case errors.As(err, &dft):
+		return fmt.Errorf("jsonschema: %w: $schema %q is not a known draft", ErrUnsupported, local(dft.URL))
+	}
+	return fmt.Errorf("jsonschema: %w: %s", ErrUnsupported, local(err.Error()))
+}
+
+// local shows a URI of the schema document as its fragment ("#/$defs/A"),
+// and a relative reference as it was written.
+func local(s string) string {
+	s = strings.ReplaceAll(s, base, "")
+	return strings.ReplaceAll(s, "warden:///", "")
+}
+
+// pointerTokens splits the fragment of a schema URI into JSON pointer
+// tokens; nil when the URI is not one of the schema document's.
+func pointerTokens(u string) []string {
+	frag, ok := strings.CutPrefix(u, base+"#")
+	if !ok {
+		return nil
+	}
+	if f, err := url.PathUnescape(frag); err == nil {
+		frag = f
+	}
+	frag = strings.TrimPrefix(frag, "/")
+	if frag == "" {
+		return []string{}
+	}
+	toks := strings.Split(frag, "/")
+	for i, t := range toks {
+		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return toks
+}
+
+// where names a location for a compile error: its dotted path, or "root".
+func where(path []string) string {
+	if len(path) == 0 {
+		return "root"
+	}
+	return dotted(path)
+}
+
+func dotted(path []string) string { return strings.Join(path, ".") }
+
+func splitDotted(p string) []string {
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, ".")
+}
+
+// estimate is the bytes a compiled schema is charged in a cache, from the
+// length of its text and its objects and booleans (each a possible
+// subschema): measured at 0.9 to 1.4 kB per subschema plus the strings it
+// keeps (TestEstimateCoversCompiledSize), rounded up.
+func estimate(n, nodes int) int64 { return 2*int64(n) + 1536*int64(nodes) + 16<<10 }
+
+// Decoding. The library's own decoder keeps the last of repeated keys and
+// has no depth bound, so documents and schemas are decoded here: numbers as
+// json.Number (exact), repeated keys refused, nesting bounded.
+
+type why uint8
+
+const (
+	whySyntax why = iota
+	whyDepth
+	whyDuplicate
+	whyNodes
+)
+
+type decodeError struct {
+	why  why
+	path []string
+}
+
+func (e *decodeError) Error() string {
+	switch e.why {
+	case whyDepth:
+		return "nested more than " + strconv.Itoa(MaxDepth) + " levels"
+	case whyDuplicate:
+		return "property appears more than once"
+	case whyNodes:
+		return "too many objects and booleans"
+	}
+	return "not valid JSON"
+}
+
+// decoder counts the objects and booleans it decodes, up to limit (0: no limit).
+type decoder struct {
+	limit, nodes int
+	path         []string
+}
+
+func decode(text string) (any, error) {
+	var d decoder
+	return d.decode(text)
+}
+
+func (d *decoder) decode(text string) (any, error) {
+	if !gjson.Valid(text) {
+		return nil, &decodeError{why: whySyntax}
+	}
+	return d.value(gjson.Parse(text))
+}
+
+func (d *decoder) value(r gjson.Result) (any, error) {
+	if r.Type == gjson.True || r.Type == gjson.False || r.IsObject() {
+		d.nodes++
+		if d.limit > 0 && d.nodes > d.limit {
+			return nil, &decodeError{why: whyNodes}
+		}
+	}
+	path := &d.path
+	switch r.Type {
+	case gjson.Null:
+		return nil, nil
+	case gjson.False:
+		return false, nil
+	case gjson.True:
+		return true, nil
+	case gjson.Number:
+		return json.Number(r.Raw), nil
+	case gjson.String:
+		return r.Str, nil
+	}
+	if len(*path) >= MaxDepth {
+		return nil, &decodeError{why: whyDepth, path: clonePath(*path)}
+	}
+	var err error
+	if r.IsArray() {
+		arr := []any{}
+		i := 0
+		r.ForEach(func(_, v gjson.Result) bool {
+			*path = append(*path, strconv.Itoa(i))
+			var x any
+			x, err = d.value(v)
+			*path = (*path)[:len(*path)-1]
+			arr = append(arr, x)
+			i++
+			return err == nil
+		})
+		return arr, err
+	}
+	obj := map[string]any{}
 	r.ForEach(func(k, v gjson.Result) bool {
-		key := k.Str
-		if seen[key] {
-			err = errAt(at, ErrDuplicateKey, quote(key))
+		*path = append(*path, k.Str)
+		defer func() { *path = (*path)[:len(*path)-1] }()
+		if _, dup := obj[k.Str]; dup {
+			err = &decodeError{why: whyDuplicate, path: clonePath(*path)}
 			return false
 		}
-		seen[key] = true
-		kat := join(at, key)
-		switch key {
-		case "type":
-			err = s.compileType(v, kat)
-		case "properties":
-			err = s.compileProperties(v, kat, depth)
-		case "required":
-			required = v
-			if !isArray(v) {
-				err = errAt(kat, ErrRequired, "not an array")
-			}
-		case "additionalProperties":
-			s.objKw = true
-			switch {
-			case v.Type == gjson.True:
-				s.addl = addlAny
-			case v.Type == gjson.False:
-				s.addl = addlFalse
-			case isObject(v):
-				s.addl = addlSchema
-				s.addlSch, err = compile(v, kat, depth+1)
-			default:
-				err = errAt(kat, ErrAdditional, "got "+kindNames[kindOf(v)])
-			}
-		case "items":
-			if isArray(v) {
-				err = errAt(kat, ErrItems, "tuple form is not supported")
-				break
-			}
-			s.items, err = compileSub(v, kat, depth)
-			if err != nil && !isObject(v) {
-				err = errAt(kat, ErrItems, "got "+kindNames[kindOf(v)])
-			}
-		case "minItems":
-			s.minItems, err = count(v, kat)
-		case "maxItems":
-			s.maxItems, err = count(v, kat)
-		case "minLength":
-			s.minLen, err = count(v, kat)
-		case "maxLength":
-			s.maxLen, err = count(v, kat)
-		case "minimum":
-			s.minimum, err = number(v, kat)
-		case "maximum":
-			s.maximum, err = number(v, kat)
-		case "exclusiveMinimum":
-			if v.IsBool() {
-				exMinB = v
-			} else {
-				s.exclMin, err = number(v, kat)
-			}
-		case "exclusiveMaximum":
-			if v.IsBool() {
-				exMaxB = v
-			} else {
-				s.exclMax, err = number(v, kat)
-			}
-		case "enum":
-			if !isArray(v) {
-				err = errAt(kat, ErrEnum, "not an array")
-				break
-			}
-			s.enum = v.Array()
-			if len(s.enum) == 0 {
-				err = errAt(kat, ErrEnum, "empty array")
-			}
-			s.enumText = display(v.Raw, 200)
-		case "const":
-			s.hasConst, s.constVal, s.constTxt = true, v, display(v.Raw, 200)
-		case "pattern":
-			if v.Type != gjson.String {
-				err = errAt(kat, ErrPattern, "not a string")
-				break
-			}
-			s.patternText = v.Str
-			var perr error
-			if s.pattern, perr = compilePattern(v.Str); perr != nil {
-				err = errAt(kat, ErrPattern, perr.Error())
-			}
-		case "format":
-			if v.Type != gjson.String {
-				err = errAt(kat, ErrFormat, "not a string")
-				break
-			}
-			if s.format = formatByName(v.Str); s.format == fNone {
-				err = errAt(kat, ErrFormat, quote(v.Str))
-			}
-		case "allOf":
-			s.allOf, err = compileList(v, kat, depth)
-		case "anyOf":
-			s.anyOf, err = compileList(v, kat, depth)
-		case "oneOf":
-			s.oneOf, err = compileList(v, kat, depth)
-		case "$ref", "$dynamicRef", "$recursiveRef":
-			err = errAt(kat, ErrUnsupported, "references are not supported")
-		}
+		var x any
+		x, err = d.value(v)
+		obj[k.Str] = x
 		return err == nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if required.Exists() {
-		if err := s.compileRequired(required, join(at, "required")); err != nil {
-			return nil, err
-		}
-	}
-	if exMinB.Type == gjson.True && s.minimum.set {
-		s.exclMin, s.minimum = s.minimum, bound{}
-	}
-	if exMaxB.Type == gjson.True && s.maximum.set {
-		s.exclMax, s.maximum = s.maximum, bound{}
-	}
-	if len(s.props) > linearMax {
-		s.index = make(map[string]int, len(s.props))
-		for i, p := range s.props {
-			s.index[p.name] = i
-		}
-	}
-	return s, s.checkRanges(at)
+	return obj, err
 }
 
-func (s *Schema) checkRanges(at string) error {
-	if s.minItems >= 0 && s.maxItems >= 0 && s.minItems > s.maxItems {
-		return errAt(at, ErrRange, "minItems is greater than maxItems")
-	}
-	if s.minLen >= 0 && s.maxLen >= 0 && s.minLen > s.maxLen {
-		return errAt(at, ErrRange, "minLength is greater than maxLength")
-	}
-	lo, hi := s.minimum, s.maximum
-	if lo.set && hi.set && lo.v > hi.v {
-		return errAt(at, ErrRange, "minimum is greater than maximum")
-	}
-	// Any pair with an exclusive side is empty when lower >= upper.
-	lows := [2]bound{s.minimum, s.exclMin}
-	highs := [2]bound{s.maximum, s.exclMax}
-	for i, l := range lows {
-		for j, h := range highs {
-			if (i|j) != 0 && l.set && h.set && l.v >= h.v {
-				return errAt(at, ErrRange, "the numeric bounds exclude every value")
-			}
-		}
-	}
-	return nil
-}
-
-func (s *Schema) compileType(v gjson.Result, at string) error {
-	var names []string
-	switch {
-	case v.Type == gjson.String:
-		names = []string{v.Str}
-	case isArray(v):
-		var bad bool
-		v.ForEach(func(_, n gjson.Result) bool {
-			if n.Type != gjson.String {
-				bad = true
-				return false
-			}
-			names = append(names, n.Str)
-			return true
-		})
-		if bad || len(names) == 0 {
-			return errAt(at, ErrType, "want a type name or a non-empty array of them")
-		}
-	default:
-		return errAt(at, ErrType, "want a type name or a non-empty array of them")
-	}
-	var listed []string
-	for _, n := range names {
-		k := kind(255)
-		for i, kn := range kindNames {
-			if kn == n {
-				k = kind(i)
-			}
-		}
-		if k == 255 {
-			return errAt(at, ErrType, quote(n)+" is not a JSON type")
-		}
-		if !s.types.has(k) {
-			listed = append(listed, n)
-		}
-		s.types |= 1 << k
-	}
-	if s.types.has(kNumber) {
-		s.types |= 1 << kInteger
-	}
-	s.typeText = "expected " + orList(listed)
-	return nil
-}
-
-// orList renders ["a","b","c"] as "a, b or c".
-func orList(xs []string) string {
-	if len(xs) == 1 {
-		return xs[0]
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
-}
-
-func (s *Schema) compileProperties(v gjson.Result, at string, depth int) error {
-	if !isObject(v) {
-		return errAt(at, ErrProperties, "not an object")
-	}
-	s.objKw = true
-	var err error
-	v.ForEach(func(k, pv gjson.Result) bool {
-		name := k.Str
-		for _, p := range s.props {
-			if p.name == name {
-				err = errAt(at, ErrDuplicateKey, quote(name))
-				return false
-			}
-		}
-		var sub *Schema
-		if sub, err = compileSub(pv, join(at, name), depth); err != nil {
-			return false
-		}
-		s.props = append(s.props, property{name: name, schema: sub, declared: true})
-		return true
-	})
-	return err
-}
-
-func (s *Schema) compileRequired(v gjson.Result, at string) error {
-	s.objKw = true
-	var err error
-	v.ForEach(func(_, n gjson.Result) bool {
-		if n.Type != gjson.String {
-			err = errAt(at, ErrRequired, "want an array of strings")
-			return false
-		}
-		for i := range s.props {
-			if s.props[i].name == n.Str {
-				if !s.props[i].required {
-					s.props[i].required = true
-					s.nRequired++
-				}
-				return true
-			}
-		}
-		s.props = append(s.props, property{name: n.Str, required: true})
-		s.nRequired++
-		return true
-	})
-	return err
-}
-
-func compileList(v gjson.Result, at string, depth int) ([]*Schema, error) {
-	if !isArray(v) {
-		return nil, errAt(at, ErrCombinator, "want a non-empty array of schemas")
-	}
-	var (
-		out []*Schema
-		err error
-	)
-	i := 0
-	v.ForEach(func(_, sv gjson.Result) bool {
-		var sub *Schema
-		if sub, err = compileSub(sv, join(at, itoa(i)), depth); err != nil {
-			return false
-		}
-		out = append(out, sub)
-		i++
-		return true
-	})
-	if err == nil && len(out) == 0 {
-		err = errAt(at, ErrCombinator, "want a non-empty array of schemas")
-	}
-	return out, err
-}
-
-func count(v gjson.Result, at string) (int, error) {
-	if v.Type != gjson.Number || !isInteger(v) || v.Num < 0 || v.Num > math.MaxInt32 {
-		return -1, errAt(at, ErrCount, "want a non-negative integer")
-	}
-	return int(v.Num), nil
-}
-
-func number(v gjson.Result, at string) (bound, error) {
-	if v.Type != gjson.Number || math.IsInf(v.Num, 0) || math.IsNaN(v.Num) {
-		return bound{}, errAt(at, ErrNumber, "want a finite number")
-	}
-	return bound{set: true, v: v.Num, raw: v.Raw}, nil
-}
+func clonePath(p []string) []string { return append([]string(nil), p...) }

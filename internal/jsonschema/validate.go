@@ -1,23 +1,30 @@
 package jsonschema
 
 import (
-	"math"
+	"cmp"
+	"errors"
+	"math/big"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
-	"unsafe"
 
+	js "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"github.com/tidwall/gjson"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
-// Error is one validation problem.
+// Error is one reason a document does not match a schema.
 type Error struct {
 	// Path is the dotted location of the offending value, such as
-	// "lines.0.goodsCode"; "" is the document root.
+	// "lines.0.goodsCode"; "" is the document root. For a missing required
+	// property it is the location the property should have.
 	Path string `json:"path"`
 	// Keyword is the schema keyword that failed ("required", "maximum", …),
-	// or "json" when the document itself is not valid JSON.
+	// "json" when the document is not valid JSON or repeats a key, or
+	// "limit" when it exceeds MaxDocBytes or MaxDepth.
 	Keyword string `json:"keyword"`
 	// Message is a short English description without the path.
 	Message string `json:"message"`
@@ -32,299 +39,384 @@ func (e Error) Error() string {
 }
 
 // Validate checks a JSON document and returns every problem found, or nil if
-// the document is valid. Errors come in a deterministic order: for each
-// object, the keys of "properties" in schema order, then names that are only
-// in "required", then other keys in document order.
-//
-// An invalid JSON document yields a single Error with Keyword "json".
-// doc is only read, and must not change during the call; the returned
-// errors never alias it.
-func (s *Schema) Validate(doc []byte) []Error {
-	if !gjson.ValidBytes(doc) {
-		return []Error{{Keyword: "json", Message: "document is not valid JSON"}}
-	}
-	return s.ValidateResult(gjson.Parse(unsafe.String(unsafe.SliceData(doc), len(doc))))
-}
+// the document is valid. Errors come in a deterministic order: those of
+// properties the schema declares, in the order the schema text declares
+// them (array items by index), then required names the schema does not
+// declare, then properties it does not allow, in document order.
+func (s *Schema) Validate(doc []byte) []Error { return s.ValidateString(string(doc)) }
 
-// ValidateString is Validate for a document held in a string.
+// ValidateString is Validate for a document held as a string.
 func (s *Schema) ValidateString(doc string) []Error {
-	if !gjson.Valid(doc) {
+	if len(doc) > MaxDocBytes {
+		return []Error{{Keyword: "limit", Message: "document is " + strconv.Itoa(len(doc)) + " bytes, more than the limit of " + strconv.Itoa(MaxDocBytes)}}
+	}
+	v, err := decode(doc)
+	if err != nil {
+		var de *decodeError
+		if errors.As(err, &de) && de.why == whyDepth {
+			return []Error{{Path: dotted(de.path), Keyword: "limit", Message: de.Error()}}
+		}
+		if de != nil && de.why == whyDuplicate {
+			return []Error{{Path: dotted(de.path), Keyword: "json", Message: de.Error()}}
+		}
 		return []Error{{Keyword: "json", Message: "document is not valid JSON"}}
 	}
-	return s.ValidateResult(gjson.Parse(doc))
+	err = s.s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *js.ValidationError
+	if !errors.As(err, &ve) {
+		return []Error{{Keyword: "json", Message: err.Error()}}
+	}
+	return report(ve, s.text, gjson.Parse(doc))
 }
 
-// ValidateResult validates an already parsed value, for example
-// gjson.GetBytes(req, "args"). gjson does not check syntax while parsing, so
-// r must come from valid JSON (see gjson.Valid). A value that does not exist
-// yields a single Error with Keyword "json".
-func (s *Schema) ValidateResult(r gjson.Result) []Error {
-	if !r.Exists() || (r.Type == gjson.JSON && r.Raw[0] != '{' && r.Raw[0] != '[') {
-		return []Error{{Keyword: "json", Message: "document is missing"}}
+// report flattens a library error tree into Errors. schema is the schema
+// text (zero when the errors are a metaschema's, about a schema), doc the
+// instance text; both serve to quote values as written.
+func report(ve *js.ValidationError, schema, doc gjson.Result) []Error {
+	r := reporter{schema: schema, doc: doc}
+	r.walk(ve)
+	if len(r.items) == 0 {
+		r.add(ve, "", "does not match the schema")
 	}
-	st := statePool.Get().(*state)
-	st.validate(s, r)
-	errs := st.errs
-	st.reset()
-	statePool.Put(st)
-	return errs
-}
-
-// seg is one step of the current path: an object key, or an array index when idx >= 0.
-type seg struct {
-	key string
-	idx int
-}
-
-// state is the scratch space of one validation; pooled so a valid document costs no allocations.
-type state struct {
-	path   []seg
-	vals   []gjson.Result // stack of per-object property slots
-	dups   []int          // stack of props indexes seen twice
-	errs   []Error
-	quiet  int  // > 0 while probing anyOf/oneOf branches
-	failed bool // set by a failure while quiet
-}
-
-var statePool = sync.Pool{New: func() any { return new(state) }}
-
-func (st *state) reset() {
-	st.path = st.path[:0]
-	clear(st.vals[:cap(st.vals)]) // drop references into the document
-	st.vals = st.vals[:0]
-	st.dups = st.dups[:0]
-	st.errs = nil
-	st.quiet, st.failed = 0, false
-}
-
-// report says whether a failure should be recorded with add; while probing it
-// only notes the failure and returns false, so no message is built.
-func (st *state) report() bool {
-	if st.quiet > 0 {
-		st.failed = true
-		return false
-	}
-	return true
-}
-
-func (st *state) add(keyword, msg string) {
-	st.errs = append(st.errs, Error{Path: st.pathString(), Keyword: keyword, Message: msg})
-}
-
-// addKey records a failure located at the child key of the current value.
-func (st *state) addKey(key, keyword, msg string) {
-	st.path = append(st.path, seg{key: key, idx: -1})
-	st.add(keyword, msg)
-	st.path = st.path[:len(st.path)-1]
-}
-
-func (st *state) pathString() string {
-	if len(st.path) == 0 {
-		return ""
-	}
-	var b strings.Builder // copies keys, so errors never alias the document
-	for i, sg := range st.path {
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		if sg.idx >= 0 {
-			b.WriteString(strconv.Itoa(sg.idx))
-		} else {
-			b.WriteString(sg.key)
-		}
-	}
-	return b.String()
-}
-
-// done reports whether a probe has already failed, so the walk can stop early.
-func (st *state) done() bool { return st.quiet > 0 && st.failed }
-
-func (st *state) validate(s *Schema, r gjson.Result) {
-	if s.isFalse {
-		if st.report() {
-			st.add("false", "value is not allowed")
-		}
-		return
-	}
-	k := kindOf(r)
-	if s.types != 0 && !s.types.has(k) && !(k == kNumber && s.types.has(kInteger) && isInteger(r)) {
-		if st.report() {
-			st.add("type", s.typeText+", got "+kindNames[k])
-		}
-		return
-	}
-	if s.hasConst && !equal(r, s.constVal) && st.report() {
-		st.add("const", show(r)+" is not equal to the constant "+s.constTxt)
-	}
-	if s.enum != nil && !st.inEnum(s, r) && st.report() {
-		st.add("enum", show(r)+" is not one of "+s.enumText)
-	}
-	switch k {
-	case kObject:
-		if s.objKw {
-			st.object(s, r)
-		}
-	case kArray:
-		if s.items != nil || s.minItems >= 0 || s.maxItems >= 0 {
-			st.array(s, r)
-		}
-	case kString:
-		if s.minLen >= 0 || s.maxLen >= 0 || s.pattern != nil || s.format != fNone {
-			st.string(s, r)
-		}
-	case kNumber:
-		st.number(s, r)
-	}
-	for _, sub := range s.allOf {
-		st.validate(sub, r)
-	}
-	if s.anyOf != nil && st.matches(s.anyOf, r, 1) == 0 && st.report() {
-		st.add("anyOf", "does not match any of the allowed schemas (anyOf)")
-	}
-	if s.oneOf != nil {
-		switch n := st.matches(s.oneOf, r, 2); {
-		case n == 0 && st.report():
-			st.add("oneOf", "does not match any of the allowed schemas (oneOf)")
-		case n > 1 && st.report():
-			st.add("oneOf", "matches more than one schema in oneOf")
-		}
-	}
-}
-
-// matches counts the subschemas r validates against, stopping at limit.
-func (st *state) matches(subs []*Schema, r gjson.Result, limit int) int {
-	n := 0
-	saved := st.failed
-	st.quiet++
-	for _, sub := range subs {
-		st.failed = false
-		st.validate(sub, r)
-		if !st.failed {
-			if n++; n == limit {
-				break
-			}
-		}
-	}
-	st.quiet--
-	st.failed = saved
-	return n
-}
-
-func (st *state) inEnum(s *Schema, r gjson.Result) bool {
-	for _, e := range s.enum {
-		if equal(r, e) {
-			return true
-		}
-	}
-	return false
-}
-
-// lookup finds a props index by name, or -1.
-func (s *Schema) lookup(name string) int {
-	if s.index != nil {
-		if i, ok := s.index[name]; ok {
-			return i
-		}
-		return -1
-	}
-	for i := range s.props {
-		if s.props[i].name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func (st *state) object(s *Schema, r gjson.Result) {
-	base, dbase := len(st.vals), len(st.dups)
-	for range s.props {
-		st.vals = append(st.vals, gjson.Result{})
-	}
-	extras := 0
-	r.ForEach(func(k, v gjson.Result) bool {
-		i := s.lookup(k.Str)
-		if i < 0 {
-			extras++
-			return true
-		}
-		if !s.props[i].declared {
-			extras++
-		}
-		if st.vals[base+i].Exists() {
-			st.dups = append(st.dups, i)
-		} else {
-			st.vals[base+i] = v
-		}
-		return true
-	})
-	for i := range s.props {
-		p := &s.props[i]
-		v := st.vals[base+i]
-		if !v.Exists() {
-			if p.required && st.report() {
-				st.addKey(p.name, "required", "required property is missing")
-			}
+	slices.SortStableFunc(r.items, compareItems)
+	out := make([]Error, 0, len(r.items))
+	for i, it := range r.items {
+		if i > 0 && it.e == r.items[i-1].e {
 			continue
 		}
-		if p.declared {
-			st.path = append(st.path, seg{key: p.name, idx: -1})
-			st.validate(p.schema, v)
-			st.path = st.path[:len(st.path)-1]
-		}
-		for _, d := range st.dups[dbase:] {
-			if d == i && st.report() {
-				st.addKey(p.name, "properties", "property appears more than once")
-				break
-			}
-		}
-		if st.done() {
-			break
-		}
+		out = append(out, it.e)
 	}
-	st.vals = st.vals[:base]
-	st.dups = st.dups[:dbase]
-	if extras == 0 || s.addl == addlAny || st.done() {
-		return
-	}
-	r.ForEach(func(k, v gjson.Result) bool {
-		if i := s.lookup(k.Str); i >= 0 && s.props[i].declared {
-			return true
-		}
-		if s.addl == addlFalse {
-			if st.report() {
-				st.addKey(k.Str, "additionalProperties", "property is not allowed (additionalProperties is false)")
-			}
-		} else {
-			st.path = append(st.path, seg{key: k.Str, idx: -1})
-			st.validate(s.addlSch, v)
-			st.path = st.path[:len(st.path)-1]
-		}
-		return !st.done()
-	})
+	return out
 }
 
-func (st *state) array(s *Schema, r gjson.Result) {
-	if s.minItems >= 0 || s.maxItems >= 0 {
-		n := 0
-		r.ForEach(func(_, _ gjson.Result) bool { n++; return true })
-		if s.minItems >= 0 && n < s.minItems && st.report() {
-			st.add("minItems", "array has "+items(n)+", fewer than the minimum "+strconv.Itoa(s.minItems))
+// item is an Error with its sort key: for each segment of its path, a
+// rank (where the schema text declares that property; after the declared
+// ones, required names the schema does not declare; last, properties it
+// does not allow, in document order); then where the failing keyword is in
+// the schema text, and where the value is in the document.
+type item struct {
+	e       Error
+	segs    []string
+	ranks   []int
+	at, pos int
+}
+
+func rankAt(it item, i int) int {
+	if i < len(it.ranks) {
+		return it.ranks[i]
+	}
+	return 0
+}
+
+// Rank bases of undeclared names, after every offset in a schema text.
+const (
+	rankRequiredOnly = 1 << 40
+	rankNotAllowed   = 2 << 40
+)
+
+// compareItems orders errors by where they are: by the first segment of
+// their paths that differs (array items by index, properties by rank), a
+// value before what is inside it, then by schema text, then document text.
+func compareItems(a, b item) int {
+	for i := 0; i < len(a.segs) && i < len(b.segs); i++ {
+		if a.segs[i] == b.segs[i] {
+			continue
 		}
-		if s.maxItems >= 0 && n > s.maxItems && st.report() {
-			st.add("maxItems", "array has "+items(n)+", more than the maximum "+strconv.Itoa(s.maxItems))
+		x, errX := strconv.Atoi(a.segs[i])
+		y, errY := strconv.Atoi(b.segs[i])
+		if errX == nil && errY == nil {
+			return cmp.Compare(x, y)
+		}
+		return cmp.Or(cmp.Compare(rankAt(a, i), rankAt(b, i)), strings.Compare(a.segs[i], b.segs[i]))
+	}
+	return cmp.Or(cmp.Compare(len(a.segs), len(b.segs)), cmp.Compare(a.at, b.at), cmp.Compare(a.pos, b.pos),
+		strings.Compare(a.e.Keyword, b.e.Keyword), strings.Compare(a.e.Message, b.e.Message))
+}
+
+type reporter struct {
+	schema, doc gjson.Result
+	items       []item
+	ranks       []int    // of the current instance location's segments
+	curLoc      []string // the current instance location
+}
+
+var printer = message.NewPrinter(language.English)
+
+func (r *reporter) walk(ve *js.ValidationError) {
+	saved, savedLoc := r.ranks, r.curLoc
+	defer func() { r.ranks, r.curLoc = saved, savedLoc }()
+	r.curLoc = ve.InstanceLocation
+	for d := len(r.ranks); d < len(ve.InstanceLocation); d++ {
+		// A deeper location is entered through the subschema of its
+		// property (or items): its place in the schema text is the rank.
+		at, ok := r.schemaAt(ve)
+		rank := at.Index
+		if !ok {
+			rank = r.docOffset(ve.InstanceLocation[:d+1])
+		}
+		r.ranks = append(slices.Clip(r.ranks), rank)
+	}
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
+		for _, c := range ve.Causes {
+			r.walk(c)
+		}
+	case *kind.AnyOf:
+		r.alternatives(ve, "anyOf")
+	case *kind.OneOf:
+		if len(k.Subschemas) > 1 {
+			r.add(ve, "oneOf", "matches more than one schema in oneOf")
+			return
+		}
+		r.alternatives(ve, "oneOf")
+	case *kind.Required:
+		for _, name := range k.Missing {
+			rank := rankRequiredOnly + r.offset(ve, "required")
+			if p, ok := r.schemaAt(ve, "properties", name); ok {
+				rank = p.Index
+			}
+			r.push(Error{Path: join(ve.InstanceLocation, name), Keyword: "required", Message: "required property is missing"},
+				name, rank, r.offset(ve, "required"), r.docOffset(ve.InstanceLocation))
+		}
+	case *kind.AdditionalProperties:
+		for _, name := range k.Properties {
+			loc := append(slices.Clip(ve.InstanceLocation), name)
+			pos := r.docOffset(loc)
+			r.push(Error{Path: dotted(loc), Keyword: "additionalProperties", Message: "property is not allowed (additionalProperties is false)"},
+				name, rankNotAllowed+pos, r.offset(ve, "additionalProperties"), pos)
+		}
+	case *kind.FalseSchema:
+		if strings.HasSuffix(ve.SchemaURL, "/unevaluatedProperties") {
+			r.add(ve, "unevaluatedProperties", "property is not allowed (unevaluatedProperties is false)")
+			return
+		}
+		r.add(ve, "false", "value is not allowed")
+	case *kind.Type:
+		r.add(ve, "type", "expected "+orList(r.types(ve, k))+", got "+k.Got)
+	case *kind.Enum:
+		r.add(ve, "enum", r.value(ve)+" is not one of "+r.keyword(ve, "enum", func() string { return marshal(k.Want) }))
+	case *kind.Const:
+		r.add(ve, "const", r.value(ve)+" is not equal to the constant "+r.keyword(ve, "const", func() string { return marshal(k.Want) }))
+	case *kind.Format:
+		r.add(ve, "format", r.value(ve)+" is not a valid "+k.Want)
+	case *kind.Pattern:
+		r.add(ve, "pattern", r.value(ve)+" does not match the pattern "+strconv.Quote(k.Want))
+	case *kind.MinLength:
+		r.add(ve, "minLength", r.value(ve)+" is shorter than the minimum length "+strconv.Itoa(k.Want))
+	case *kind.MaxLength:
+		r.add(ve, "maxLength", r.value(ve)+" is longer than the maximum length "+strconv.Itoa(k.Want))
+	case *kind.MinItems:
+		r.add(ve, "minItems", "array has "+items(k.Got)+", fewer than the minimum "+strconv.Itoa(k.Want))
+	case *kind.MaxItems:
+		r.add(ve, "maxItems", "array has "+items(k.Got)+", more than the maximum "+strconv.Itoa(k.Want))
+	case *kind.Minimum:
+		r.add(ve, "minimum", r.value(ve)+" is less than the minimum "+r.bound(ve, "minimum", k.Want))
+	case *kind.Maximum:
+		r.add(ve, "maximum", r.value(ve)+" is greater than the maximum "+r.bound(ve, "maximum", k.Want))
+	case *kind.ExclusiveMinimum:
+		r.add(ve, "exclusiveMinimum", r.value(ve)+" is not greater than the exclusive minimum "+r.bound(ve, "exclusiveMinimum", k.Want))
+	case *kind.ExclusiveMaximum:
+		r.add(ve, "exclusiveMaximum", r.value(ve)+" is not less than the exclusive maximum "+r.bound(ve, "exclusiveMaximum", k.Want))
+	case *kind.MultipleOf:
+		r.add(ve, "multipleOf", r.value(ve)+" is not a multiple of "+r.bound(ve, "multipleOf", k.Want))
+	default:
+		kw := ""
+		if p := ve.ErrorKind.KeywordPath(); len(p) > 0 {
+			kw = p[0]
+		}
+		r.add(ve, kw, ve.ErrorKind.LocalizedString(printer))
+	}
+}
+
+// alternatives reports an anyOf or oneOf that no subschema matched. When
+// every alternative but one already fails on the value's type, the errors
+// of that one are what the caller can act on (an optional object,
+// anyOf [{$ref}, {type: null}], given an object with a bad field); when all
+// fail on type, one type error lists what is allowed.
+func (r *reporter) alternatives(ve *js.ValidationError, keyword string) {
+	var (
+		rest  []*reporter
+		types []string
+		got   string
+	)
+	for _, c := range ve.Causes {
+		sub := &reporter{schema: r.schema, doc: r.doc, ranks: r.ranks}
+		sub.walk(c)
+		if len(sub.items) == 1 && sub.items[0].e.Keyword == "type" && sub.items[0].e.Path == dotted(ve.InstanceLocation) {
+			t := typeError(c)
+			if t != nil {
+				got = t.Got
+				for _, w := range sub.types(typeCause(c), t) {
+					if !slices.Contains(types, w) {
+						types = append(types, w)
+					}
+				}
+				continue
+			}
+		}
+		rest = append(rest, sub)
+	}
+	switch {
+	case len(rest) == 1:
+		r.items = append(r.items, rest[0].items...)
+	case len(rest) == 0 && len(types) > 0:
+		r.add(ve, "type", "expected "+orList(types)+", got "+got)
+	default:
+		r.add(ve, keyword, "does not match any of the allowed schemas ("+keyword+")")
+	}
+}
+
+// typeCause finds the type error under an alternative's wrappers.
+func typeCause(ve *js.ValidationError) *js.ValidationError {
+	for ve != nil {
+		if _, ok := ve.ErrorKind.(*kind.Type); ok {
+			return ve
+		}
+		if len(ve.Causes) != 1 {
+			return nil
+		}
+		ve = ve.Causes[0]
+	}
+	return nil
+}
+
+func typeError(ve *js.ValidationError) *kind.Type {
+	if c := typeCause(ve); c != nil {
+		return c.ErrorKind.(*kind.Type)
+	}
+	return nil
+}
+
+func (r *reporter) add(ve *js.ValidationError, keyword, msg string) {
+	r.items = append(r.items, item{e: Error{Path: dotted(ve.InstanceLocation), Keyword: keyword, Message: msg},
+		segs: slices.Clone(ve.InstanceLocation), ranks: slices.Clone(r.ranks), at: r.offset(ve, keyword), pos: r.docOffset(ve.InstanceLocation)})
+}
+
+// push records an error about a property of the current object.
+func (r *reporter) push(e Error, name string, rank, at, pos int) {
+	r.items = append(r.items, item{e: e, segs: append(slices.Clone(r.curLoc), name), ranks: append(slices.Clone(r.ranks), rank), at: at, pos: pos})
+}
+
+// schemaAt finds a keyword of the failing schema in the schema text.
+func (r *reporter) schemaAt(ve *js.ValidationError, keyword ...string) (gjson.Result, bool) {
+	if !r.schema.Exists() {
+		return gjson.Result{}, false
+	}
+	toks := pointerTokens(ve.SchemaURL)
+	if toks == nil {
+		return gjson.Result{}, false
+	}
+	res := lookup(r.schema, append(toks, keyword...))
+	return res, res.Exists()
+}
+
+// offset is where a keyword of the failing schema is in the schema text
+// (or, for a metaschema's errors, where the value is in the document).
+func (r *reporter) offset(ve *js.ValidationError, keyword string) int {
+	if res, ok := r.schemaAt(ve, keyword); ok {
+		return res.Index
+	}
+	if res, ok := r.schemaAt(ve); ok {
+		return res.Index
+	}
+	return r.docOffset(ve.InstanceLocation)
+}
+
+func (r *reporter) docOffset(loc []string) int { return lookup(r.doc, loc).Index }
+
+// value quotes the failing value as the document wrote it.
+func (r *reporter) value(ve *js.ValidationError) string {
+	return display(lookup(r.doc, ve.InstanceLocation).Raw, showMax)
+}
+
+// keyword quotes a keyword's value as the schema wrote it, or as fallback
+// renders it when the schema is not at hand.
+func (r *reporter) keyword(ve *js.ValidationError, name string, fallback func() string) string {
+	if res, ok := r.schemaAt(ve, name); ok {
+		return display(res.Raw, 200)
+	}
+	return fallback()
+}
+
+func (r *reporter) bound(ve *js.ValidationError, name string, want *big.Rat) string {
+	if res, ok := r.schemaAt(ve, name); ok && res.Type == gjson.Number {
+		return res.Raw
+	}
+	return ratString(want)
+}
+
+// types lists the allowed types in the order the schema names them.
+func (r *reporter) types(ve *js.ValidationError, k *kind.Type) []string {
+	if ve != nil {
+		if res, ok := r.schemaAt(ve, "type"); ok {
+			var out []string
+			if res.Type == gjson.String {
+				out = []string{res.Str}
+			} else {
+				for _, t := range res.Array() {
+					out = append(out, t.Str)
+				}
+			}
+			if len(out) > 0 {
+				return out
+			}
 		}
 	}
-	if s.items == nil || st.done() {
-		return
+	return k.Want
+}
+
+// lookup walks JSON pointer tokens through a document.
+func lookup(r gjson.Result, toks []string) gjson.Result {
+	for _, t := range toks {
+		if !r.Exists() {
+			return r
+		}
+		var next gjson.Result
+		switch {
+		case r.IsObject():
+			r.ForEach(func(k, v gjson.Result) bool {
+				if k.Str == t {
+					next = v
+					return false
+				}
+				return true
+			})
+		case r.IsArray():
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 {
+				return gjson.Result{}
+			}
+			n := 0
+			r.ForEach(func(_, v gjson.Result) bool {
+				if n == i {
+					next = v
+					return false
+				}
+				n++
+				return true
+			})
+		}
+		r = next
 	}
-	i := 0
-	r.ForEach(func(_, v gjson.Result) bool {
-		st.path = append(st.path, seg{idx: i})
-		st.validate(s.items, v)
-		st.path = st.path[:len(st.path)-1]
-		i++
-		return !st.done()
-	})
+	return r
+}
+
+func join(loc []string, name string) string {
+	if len(loc) == 0 {
+		return name
+	}
+	return dotted(loc) + "." + name
+}
+
+// orList renders ["a","b","c"] as "a, b or c".
+func orList(xs []string) string {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
 func items(n int) string {
@@ -334,50 +426,93 @@ func items(n int) string {
 	return strconv.Itoa(n) + " items"
 }
 
-func (st *state) string(s *Schema, r gjson.Result) {
-	str := r.Str
-	if s.minLen >= 0 || s.maxLen >= 0 {
-		n := utf8.RuneCountInString(str)
-		if s.minLen >= 0 && n < s.minLen && st.report() {
-			st.add("minLength", show(r)+" is shorter than the minimum length "+strconv.Itoa(s.minLen))
+func ratString(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func marshal(v any) string {
+	var b strings.Builder
+	writeJSON(&b, v)
+	return display(b.String(), 200)
+}
+
+// writeJSON renders a decoded value (from a metaschema) compactly.
+func writeJSON(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case string:
+		b.WriteString(strconv.Quote(x))
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, e)
 		}
-		if s.maxLen >= 0 && n > s.maxLen && st.report() {
-			st.add("maxLength", show(r)+" is longer than the maximum length "+strconv.Itoa(s.maxLen))
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			writeJSON(b, x[k])
+		}
+		b.WriteByte('}')
+	default:
+		b.WriteString(printer.Sprint(x))
+	}
+}
+
+// showMax is how many bytes of a document value a message quotes.
+const showMax = 64
+
+// display compacts JSON text (drops whitespace outside strings) into a new
+// string, cut to about max bytes with "..." marking the cut.
+func display(raw string, max int) string {
+	var b strings.Builder
+	b.Grow(min(len(raw), max+4))
+	inStr, esc := false, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if !inStr && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			continue
+		}
+		if b.Len() >= max && len(raw)-i > 4 && utf8.RuneStart(c) {
+			if raw[0] == '"' {
+				b.WriteString(`..."`)
+			} else {
+				b.WriteString("...")
+			}
+			return b.String()
+		}
+		b.WriteByte(c)
+		switch {
+		case esc:
+			esc = false
+		case c == '\\' && inStr:
+			esc = true
+		case c == '"':
+			inStr = !inStr
 		}
 	}
-	if s.pattern != nil && !s.pattern.MatchString(str) && st.report() {
-		st.add("pattern", show(r)+" does not match the pattern "+quote(s.patternText))
-	}
-	if s.format != fNone && !s.format.check(str) && st.report() {
-		st.add("format", show(r)+" is not a valid "+s.format.String())
-	}
+	return b.String()
 }
-
-func (st *state) number(s *Schema, r gjson.Result) {
-	x := r.Num
-	if s.minimum.set && x < s.minimum.v && st.report() {
-		st.add("minimum", show(r)+" is less than the minimum "+s.minimum.raw)
-	}
-	if s.exclMin.set && x <= s.exclMin.v && st.report() {
-		st.add("exclusiveMinimum", show(r)+" is not greater than the exclusive minimum "+s.exclMin.raw)
-	}
-	if s.maximum.set && x > s.maximum.v && st.report() {
-		st.add("maximum", show(r)+" is greater than the maximum "+s.maximum.raw)
-	}
-	if s.exclMax.set && x >= s.exclMax.v && st.report() {
-		st.add("exclusiveMaximum", show(r)+" is not less than the exclusive maximum "+s.exclMax.raw)
-	}
-}
-
-// isInteger reports whether a JSON number has no fractional part; 2.0 and 1e3 count.
-func isInteger(r gjson.Result) bool {
-	if strings.IndexAny(r.Raw, ".eE") < 0 {
-		return true
-	}
-	return !math.IsInf(r.Num, 0) && r.Num == math.Trunc(r.Num)
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-// quote renders a Go string as a JSON-style quoted string for messages.
-func quote(s string) string { return strconv.Quote(s) }

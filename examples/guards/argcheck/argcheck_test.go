@@ -34,7 +34,7 @@ var cases = []struct {
 		"参数不符合工具 create_article 的定义：title: \"a title that is far too long\" is longer than the maximum length 20；body: expected string, got number；owner: property is not allowed (additionalProperties is false)。下一步：" + next},
 	{"not an object en", `[1,2]`, schema, abi.LocaleEN, "arguments do not match tool create_article: expected object, got array. Next: " + nextEN},
 	{"broken schema", `{}`, `{"type":"object","properties":{"a":{"type":"bogus"}}}`, "",
-		"参数不符合工具 create_article 的定义：guest: schema at \"schema\": invalid JSON Schema: jsonschema: properties.a.type: invalid type: \"bogus\" is not a JSON type。下一步：调用 builtin_node_fail 说明原因"},
+		"参数不符合工具 create_article 的定义：guest: schema at \"schema\": invalid JSON Schema: jsonschema: schema does not conform to its draft: properties.a.type: \"bogus\" is not one of [\"array\",\"boolean\",\"integer\",\"null\",\"number\",\"object\",\"string\"]。下一步：调用 builtin_node_fail 说明原因"},
 }
 
 func request(args, schema string, l abi.Locale) []byte {

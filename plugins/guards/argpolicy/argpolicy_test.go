@@ -84,7 +84,7 @@ var cases = []tcase{
 		message: `arguments do not match tool create_order: title: "a title that is far too long" is longer than the maximum length 20; ` +
 			`qty: 0 is less than the minimum 1; lines.0.qty: expected integer, got string; owner: property is not allowed (additionalProperties is false). Next: ` + nextEN},
 	{name: "broken schema", args: `{}`, schema: `{"type":"object","properties":{"a":{"type":"bogus"}}}`, code: abi.ArgRejected,
-		message: reason + `guest: schema at "schema": invalid JSON Schema: jsonschema: properties.a.type: invalid type: "bogus" is not a JSON type。下一步：调用 builtin_node_fail 说明原因`},
+		message: reason + `guest: schema at "schema": invalid JSON Schema: jsonschema: schema does not conform to its draft: properties.a.type: "bogus" is not one of ["array","boolean","integer","null","number","object","string"]。下一步：调用 builtin_node_fail 说明原因`},
 }
 
 func request(tc tcase) []byte {
