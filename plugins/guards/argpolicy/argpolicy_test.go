@@ -25,6 +25,22 @@ const (
 	next   = "按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"
 	nextEN = "fix the fields above to match the tool definition and call again; if you cannot tell the values, ask the user with builtin_node_follow_up"
 	reason = "参数不符合工具 create_order 的定义："
+
+	// Schemas as MCP servers publish them: pydantic/FastMCP ($defs, $ref,
+	// anyOf with null, formats), draft-07 definitions, a recursive tree.
+	pydantic = `{"$defs":{"Address":{"properties":{"city":{"title":"City","type":"string"},` +
+		`"zip":{"anyOf":[{"type":"string","pattern":"^[0-9]{5}$"},{"type":"null"}],"default":null}},"required":["city"],"type":"object"},` +
+		`"Priority":{"enum":["low","high"],"type":"string"}},"properties":{"title":{"type":"string"},"address":{"$ref":"#/$defs/Address"},` +
+		`"backup":{"anyOf":[{"$ref":"#/$defs/Address"},{"type":"null"}],"default":null},"priority":{"$ref":"#/$defs/Priority"},` +
+		`"host":{"type":"string","format":"hostname"},"contact":{"type":"string","format":"email"},"hook":{"type":"string","format":"uri"},` +
+		`"ip":{"type":"string","format":"ipv4"},"at":{"type":"string","format":"date-time"},"ref":{"type":"string","format":"uuid"},` +
+		`"phone":{"type":"string","format":"x-phone"}},"required":["title","address"],"title":"create_orderArguments","type":"object"}`
+	draft7 = `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"Line":{"type":"object","required":["goodsCode","qty"],` +
+		`"properties":{"goodsCode":{"type":"string"},"qty":{"type":"integer","minimum":1}}}},"type":"object","required":["lines"],` +
+		`"properties":{"lines":{"type":"array","items":{"$ref":"#/definitions/Line"}}}}`
+	tree = `{"$defs":{"node":{"type":"object","required":["title"],"properties":{"title":{"type":"string"},` +
+		`"children":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},"$ref":"#/$defs/node"}`
+	remote = `{"type":"object","properties":{"title":{"$ref":"https://schemas.example.com/title.json"}}}`
 )
 
 type tcase struct {
@@ -83,6 +99,28 @@ var cases = []tcase{
 		schema: schema, locale: abi.LocaleEN, code: abi.ArgRejected,
 		message: `arguments do not match tool create_order: title: "a title that is far too long" is longer than the maximum length 20; ` +
 			`qty: 0 is less than the minimum 1; lines.0.qty: expected integer, got string; owner: property is not allowed (additionalProperties is false). Next: ` + nextEN},
+	{name: "pydantic valid", args: `{"title":"Q3","address":{"city":"Oslo","zip":null},"backup":null,"priority":"high",` +
+		`"host":"db-1.example.com","contact":"a@example.com","hook":"https://example.com/h","ip":"10.0.0.1",` +
+		`"at":"2024-05-01T08:00:00Z","ref":"123e4567-e89b-12d3-a456-426614174000","phone":"unchecked"}`, schema: pydantic},
+	{name: "pydantic invalid", args: `{"title":"Q3","address":{"zip":"123"},"backup":{"city":5},"priority":"urgent"}`, schema: pydantic,
+		code: abi.ArgRejected, message: reason + `address.city: required property is missing；address.zip: "123" does not match the pattern "^[0-9]{5}$"；` +
+			`backup.city: expected string, got number；priority: "urgent" is not one of ["low","high"]。下一步：` + next},
+	{name: "pydantic optional of the wrong type, en", args: `{"title":"Q3","address":{"city":"Oslo"},"backup":"Rome"}`, schema: pydantic,
+		locale: abi.LocaleEN, code: abi.ArgRejected,
+		message: "arguments do not match tool create_order: backup: expected object or null, got string. Next: " + nextEN},
+	{name: "formats", args: `{"title":"Q3","address":{"city":"Oslo"},"host":"-x-","contact":"a@","hook":"/rel","ip":"1.2.3","at":"2024-05-01","ref":"42"}`,
+		schema: pydantic, code: abi.ArgRejected,
+		message: reason + `host: "-x-" is not a valid hostname；contact: "a@" is not a valid email；hook: "/rel" is not a valid uri；` +
+			`ip: "1.2.3" is not a valid ipv4；at: "2024-05-01" is not a valid date-time；ref: "42" is not a valid uuid。下一步：` + next},
+	{name: "draft-07 definitions valid", args: `{"lines":[{"goodsCode":"G1","qty":1}]}`, schema: draft7},
+	{name: "draft-07 definitions, bound item field exempt", args: `{"lines":[{"qty":0},{"qty":2}]}`, schema: draft7, code: abi.ArgRejected,
+		message: reason + "lines.0.qty: 0 is less than the minimum 1。下一步：" + next},
+	{name: "recursive valid", args: `{"title":"root","children":[{"title":"a","children":[{"title":"b"}]}]}`, schema: tree},
+	{name: "recursive invalid", args: `{"title":"root","children":[{"title":"a","children":[{"children":[]}]},{"title":3}]}`, schema: tree,
+		code: abi.ArgRejected, message: reason + "children.0.children.0.title: required property is missing；children.1.title: expected string, got number。下一步：" + next},
+	{name: "remote $ref refused", args: `{"title":"Q3"}`, schema: remote, code: abi.ArgRejected,
+		message: reason + `guest: schema at "schema": invalid JSON Schema: jsonschema: remote reference refused: "https://schemas.example.com/title.json" is outside the schema; ` +
+			`only references into the schema itself (such as #/$defs/Name) are resolved, nothing is fetched。下一步：调用 builtin_node_fail 说明原因`},
 	{name: "broken schema", args: `{}`, schema: `{"type":"object","properties":{"a":{"type":"bogus"}}}`, code: abi.ArgRejected,
 		message: reason + `guest: schema at "schema": invalid JSON Schema: jsonschema: schema does not conform to its draft: properties.a.type: "bogus" is not one of ["array","boolean","integer","null","number","object","string"]。下一步：调用 builtin_node_fail 说明原因`},
 }

@@ -14,6 +14,7 @@ const (
 	noError    = `{"success":{"path":"code","op":"EQ","value":"0"}}`
 	truthy     = `{"success":{"path":"data.ok","op":"TRUTHY"},"error":{"code":"errCode","message":"errMsg"}}`
 	outSchema  = `{"type":"object","required":["code","data"],"properties":{"code":{"type":"string"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"integer"}}}}}`
+	refSchema  = `{"$defs":{"User":{"type":"object","properties":{"mail":{"type":"string","format":"email"}}}},"type":"object","properties":{"data":{"type":"object","properties":{"id":{"type":"integer"},"owner":{"anyOf":[{"$ref":"#/$defs/User"},{"type":"null"}]}}}}}`
 	nextBiz    = "根据失败原因修正参数后再调用，或用 builtin_node_follow_up 向用户说明并询问；无法继续时调用 builtin_node_fail"
 	nextChange = "换一种做法：修改参数、改用其它工具，或根据已有结果调用 builtin_node_finish / builtin_node_fail"
 )
@@ -95,6 +96,11 @@ func TestResponseContract(t *testing.T) {
 		{"business failure is reported before the schema", in{contract: withError, response: `{"code":"7","errCode":"E7","errMsg":"bad"}`, schema: outSchema},
 			"FAILED TOOL_BUSINESS_FAILED: 业务失败 [E7]：bad。下一步：" + nextBiz, `{"code":"7","errCode":"E7","errMsg":"bad"}`},
 		{"invalid output schema passes", in{contract: `{}`, response: `{"code":0}`, schema: `{"type":"bogus"}`}, "PASS", ""},
+		{"output schema with $defs and anyOf null", in{contract: `{}`, response: `{"code":"0","data":{"id":5,"owner":{"mail":"a@"}}}`, schema: refSchema},
+			"FAILED OUTPUT_SCHEMA_MISMATCH: 工具 pay_invoice 的返回不符合其输出定义：data.owner.mail: \"a@\" is not a valid email。下一步：" + nextChange,
+			`{"code":"0","data":{"id":5,"owner":{"mail":"a@"}}}`},
+		{"output schema with $defs holds", in{contract: `{}`, response: `{"code":"0","data":{"id":5,"owner":null}}`, schema: refSchema}, "PASS", ""},
+		{"output schema with a remote $ref passes", in{contract: `{}`, response: `{"code":0}`, schema: `{"$ref":"https://example.com/out.json"}`}, "PASS", ""},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
