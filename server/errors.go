@@ -3,6 +3,10 @@ package server
 import (
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentwarden/warden/model"
 )
 
 // Error codes of the API. They are stable: clients branch on them.
@@ -31,8 +35,18 @@ const (
 	CodePluginRejected   = "plugin_rejected"    // 422: the candidate failed verify, compile, config or start
 	CodeSelfTestFailed   = "self_test_failed"   // 422: the candidate failed its self-test
 	CodeSetupFailed      = "setup_failed"       // 500: the session's agent could not be assembled
-	CodeRunFailed        = "run_failed"         // 500: the runtime failed (model, store)
+	CodeRunFailed        = "run_failed"         // 500: the runtime failed (store, setup); not the model provider
 	CodeInternal         = "internal"           // 500
+
+	// The model provider failed while the task ran. The task is FAILED
+	// with the provider's message as its reason.
+	CodeModelAuthFailed     = "model_auth_failed"        // 502: the provider refused Warden's API key (not the caller's)
+	CodeModelRateLimited    = "model_rate_limited"       // 429: the provider throttled; Retry-After when it said
+	CodeContextLength       = "context_length_exceeded"  // 422: the conversation exceeds the model's context window
+	CodeModelUnavailable    = "model_unavailable"        // 502: 5xx, unreachable, or a cut stream after the retries
+	CodeModelMalformed      = "model_malformed_response" // 502: the reply is not a chat completion
+	CodeModelRequestRefused = "model_request_rejected"   // 502: the provider refused the request as sent (configuration)
+	CodeModelTimeout        = "model_timeout"            // 504: the model call ran out of time
 )
 
 // ErrSelfTest: a candidate generation failed the server's self-test.
@@ -67,3 +81,46 @@ var (
 	errApprovalNotFound = fail(http.StatusNotFound, CodeApprovalNotFound, "no such approval")
 	errSessionBusy      = fail(http.StatusConflict, CodeSessionBusy, "another request is running this session")
 )
+
+// modelFailures maps a provider failure's kind to the API's answer.
+var modelFailures = []struct {
+	kind   error
+	status int
+	code   string
+}{
+	{model.ErrAuth, http.StatusBadGateway, CodeModelAuthFailed},
+	{model.ErrRateLimited, http.StatusTooManyRequests, CodeModelRateLimited},
+	{model.ErrContextLength, http.StatusUnprocessableEntity, CodeContextLength},
+	{model.ErrUnavailable, http.StatusBadGateway, CodeModelUnavailable},
+	{model.ErrMalformed, http.StatusBadGateway, CodeModelMalformed},
+	{model.ErrBadRequest, http.StatusBadGateway, CodeModelRequestRefused},
+	{model.ErrTimeout, http.StatusGatewayTimeout, CodeModelTimeout},
+}
+
+// modelFailure is the API error of a run that stopped because the model
+// provider failed, or nil when err is no provider failure. The message is
+// the provider's error (the API key is redacted from it already). For a
+// rate limit, retryAfter is the wait the provider asked for.
+func modelFailure(err error) (ae *apiError, retryAfter time.Duration) {
+	var pe *model.ProviderError
+	if !errors.As(err, &pe) {
+		return nil, 0
+	}
+	for _, f := range modelFailures {
+		if errors.Is(pe, f.kind) {
+			if f.kind == model.ErrRateLimited {
+				retryAfter = pe.RetryAfter
+			}
+			return fail(f.status, f.code, pe.Error()), retryAfter
+		}
+	}
+	return nil, 0
+}
+
+// setRetryAfter sends d as Retry-After in whole seconds, rounded up; zero
+// sends nothing.
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	if d > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+	}
+}

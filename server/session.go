@@ -751,8 +751,12 @@ func (s *Server) runContext(r *http.Request) (context.Context, context.CancelFun
 func (s *Server) settle(w http.ResponseWriter, ss *session, t *Task, from int64, exit loop.TaskExit, runErr error) error {
 	var ap *Approval
 	ss.mu.Lock()
+	modelErr, retryAfter := modelFailure(runErr)
 	if runErr != nil {
 		t.Status, t.Reason = state.Failed, "the runtime failed"
+		if modelErr != nil {
+			t.Reason = modelErr.message
+		}
 	} else {
 		t.Status, t.Node, t.Suspension = exit.Status, exit.Node, exit.Suspension
 		t.Output, t.Reason, t.Reply, t.Approval = exit.Output, exit.Reason, exit.Reply, ""
@@ -763,6 +767,10 @@ func (s *Server) settle(w http.ResponseWriter, ss *session, t *Task, from int64,
 		s.log.Error("run failed", "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
 		if err := ss.saveTask(ctx, t); err != nil {
 			s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
+		}
+		if modelErr != nil {
+			setRetryAfter(w, retryAfter)
+			return modelErr
 		}
 		return fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task")
 	}
