@@ -52,6 +52,15 @@ the key, and the file when the value came from it.
   --base-url URL          with --model openai
   --model-name NAME       with --model openai
   --api-key-env VAR       environment variable holding the API key, with --model openai
+  --model-attempt-timeout D  with --model openai: bound on one HTTP attempt (default 1m)
+  --model-call-timeout D  bound on one model turn, retries and waits included (default 3m)
+  --model-max-retries N   retries of a 429, 5xx, timeout or network failure, 0 to 10 (default 3)
+  --model-backoff D       wait before the first retry, doubled per retry (default 1s)
+  --model-max-backoff D   longest wait between retries (default 30s)
+  --model-stream[=BOOL]   ask for replies as server-sent events (default false)
+  --model-strict[=BOOL]   send tools with "strict": true where the schema allows (default true)
+  --model-parallel-tool-calls[=BOOL]  send parallel_tool_calls (default: the provider's)
+  --model-tool-choice MODE  auto, none or required (default: the provider's)
   --tools KIND            mcp-command, mcp-url (one server) or mcp-servers (a list)
   --mcp-command "CMD ARGS" the MCP server's command line, with --tools mcp-command
   --mcp-url URL           the MCP server's streamable HTTP endpoint, with --tools mcp-url
@@ -121,6 +130,11 @@ type serveConfig struct {
 	// (TOOL_USE_RELIABILITY §4); on by default with a durable store.
 	Feedback bool
 
+	// model holds the model-* keys of --model openai; modelParallel is
+	// model-parallel-tool-calls, sent only when a source sets it.
+	model         modelKeys
+	modelParallel bool
+
 	// Read from the values above by validate.
 	storeDialect sqlstore.Dialect // "" for memory
 	storeDSN     string
@@ -186,6 +200,7 @@ type setting struct {
 	str     *string
 	dur     *time.Duration
 	boolean *bool
+	integer *int
 	list    *json.RawMessage
 }
 
@@ -201,6 +216,15 @@ func (c *serveConfig) settings() []setting {
 		{name: "base-url", str: &c.BaseURL},
 		{name: "model-name", str: &c.ModelName},
 		{name: "api-key-env", str: &c.APIKeyEnv},
+		{name: keyAttemptTimeout, dur: &c.model.AttemptTimeout},
+		{name: keyCallTimeout, dur: &c.model.CallTimeout},
+		{name: keyMaxRetries, integer: &c.model.MaxRetries},
+		{name: keyBackoff, dur: &c.model.Backoff},
+		{name: keyMaxBackoff, dur: &c.model.MaxBackoff},
+		{name: keyStream, boolean: &c.model.Stream},
+		{name: keyStrict, boolean: &c.model.Strict},
+		{name: keyParallel, boolean: &c.modelParallel},
+		{name: keyToolChoice, str: &c.model.ToolChoice},
 		{name: "tools", str: &c.Tools},
 		{name: "mcp-command", str: &c.MCPCommand},
 		{name: "mcp-url", str: &c.MCPURL},
@@ -277,6 +301,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.IdleTimeout = 30 * time.Minute
 	c.LogLevel = "info"
 	c.Trace = "none"
+	c.model = defaultModelKeys()
 	// Feedback's default depends on the store; validate sets it.
 
 	// Every value a source sets must have its key's type, even where a
@@ -391,6 +416,15 @@ func (s setting) assign(raw any, o origin) error {
 			return fmt.Errorf("%s is not a bool", show(raw))
 		}
 		*s.boolean = b
+	case s.integer != nil:
+		n, err := strconv.Atoi(text)
+		if !isText {
+			n, err = fileInt(raw)
+		}
+		if err != nil {
+			return fmt.Errorf("%s is not an integer", show(raw))
+		}
+		*s.integer = n
 	case s.list != nil:
 		// A file gives the list itself; a flag or variable its JSON.
 		b := []byte(text)
@@ -468,6 +502,12 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 			if c.apiKey = getenv(c.APIKeyEnv); c.apiKey == "" {
 				return bad("api-key-env", "%s is empty", c.APIKeyEnv)
 			}
+		}
+		if c.origins[keyParallel] != fromDefault {
+			c.model.Parallel = &c.modelParallel
+		}
+		if err := c.model.validate(); err != nil {
+			return bad(err.key, "%s", err.msg)
 		}
 	case "":
 		return bad("model", "required: scripted or openai")

@@ -113,3 +113,19 @@ func (o optionalBool) Set(s string) error {
 	*o.p = &b
 	return nil
 }
+
+// fileInt reads an integer a config file gave: YAML and TOML decode one as
+// an int, JSON as a float64 that must be whole.
+func fileInt(v any) (int, error) {
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int64:
+		return int(n), nil
+	case float64:
+		if n == float64(int(n)) {
+			return int(n), nil
+		}
+	}
+	return 0, errors.New("not an integer")
+}

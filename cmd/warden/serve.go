@@ -114,7 +114,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	if c.Model == "scripted" {
 		newModel = func(string, string) (model.Model, error) { return scripted.New(c.script) }
 	} else {
-		oc := openai.Defaults(c.BaseURL, c.apiKey, c.ModelName)
+		oc := c.model.config(c.BaseURL, c.apiKey, c.ModelName)
 		oc.Logger = log
 		m, err := openai.New(oc)
 		if err != nil {
