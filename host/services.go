@@ -54,8 +54,17 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 
 // validate(schemaPathPtr, schemaPathLen, docPathPtr, docPathLen, bufPtr,
 // bufCap) -> i64: validates the JSON at one request path against the JSON
-// Schema at another, and writes {"errors":[{path,keyword,message}…]} or
-// {"schemaError":"…"}. A missing document is validated as null.
+// Schema at another and writes the compact encoding of jsonschema.Check:
+// empty when valid, 'S' + message when the schema does not compile, 'E' +
+// records (path, keyword, message) otherwise. A missing document is
+// validated as null.
+//
+// It is a sandboxed primitive: the inputs are bounded (a schema of at most
+// jsonschema.MaxSchemaBytes and MaxSchemaNodes, a document of at most
+// MaxDocBytes, both nested at most MaxDepth), a $ref never leaves the schema
+// document (nothing is fetched or read from disk), and compiled schemas live
+// in the byte-bounded jsonschema.Shared cache, never in a map that grows
+// with what tenants send.
 func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 	st := stateFrom(ctx)
 	if st == nil {

@@ -18,6 +18,11 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte(`{"const":{"a":[1,2.0]},"allOf":[true,{"type":["object","null"]}]}`), []byte(`{"a":[1,2],"a":3}`))
 	f.Add([]byte(`{"exclusiveMinimum":0,"exclusiveMaximum":1e2}`), []byte(`1e400`))
 	f.Add([]byte(`{}`), []byte(`{"a":`))
+	f.Add([]byte(`{"$defs":{"n":{"type":"object","properties":{"c":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"$ref":"#/$defs/n"}`), []byte(`{"c":[{"c":[1]}]}`))
+	f.Add([]byte(`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"a":{"format":"hostname"}},"items":{"$ref":"#/definitions/a"}}`), []byte(`["-x",""]`))
+	f.Add([]byte(`{"properties":{"o":{"anyOf":[{"$ref":"#/$defs/O"},{"type":"null"}]}},"$defs":{"O":{"required":["k"]}}}`), []byte(`{"o":{}}`))
+	f.Add([]byte(`{"$ref":"https://example.com/x.json"}`), []byte(`1`))
+	f.Add([]byte(`{"$id":"https://e.com/a","$defs":{"b":{"$anchor":"b","minimum":1}},"$ref":"#b"}`), []byte(`0`))
 	f.Fuzz(func(t *testing.T, schema, doc []byte) {
 		s, err := Compile(schema)
 		if err != nil {
