@@ -3,9 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentwarden/warden/internal/fakeprovider"
 	"github.com/agentwarden/warden/model"
 )
 
@@ -95,5 +100,73 @@ func TestModelKeysConfig(t *testing.T) {
 	c := k.config("http://h/v1", "sk", "m")
 	if c.MaxRetries != 1 || c.InitialBackoff != 5*time.Millisecond || c.ToolChoice != model.ToolChoiceNone || c.MaxResponseBytes != 8<<20 {
 		t.Errorf("config = %v", c)
+	}
+}
+
+// warden serve --model openai: a turn's tokens count per tenant, and a
+// provider failure answers with its type.
+func TestServeOpenAI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example MCP server")
+	}
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "mcp-cms")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../examples/mcp-cms").CombinedOutput(); err != nil {
+		t.Fatalf("build mcp-cms: %v\n%s", err, out)
+	}
+	prov := fakeprovider.New(t,
+		fakeprovider.Reply{Calls: []fakeprovider.Call{{ID: "c1", Name: "query_space", Arguments: `{"spaceId":"sp-1"}`}},
+			Usage: &fakeprovider.Usage{Prompt: 900, Completion: 20, Cached: 512}},
+		fakeprovider.Reply{Calls: []fakeprovider.Call{{ID: "c2", Name: "builtin_node_finish", Arguments: `{"output":"found Marketing"}`}},
+			Usage: &fakeprovider.Usage{Prompt: 1000, Completion: 15}},
+		fakeprovider.ContextLength(),
+	)
+	skills, keys, _ := serveFixture(t)
+	base, _ := startServe(t, []string{"--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "openai",
+		"--base-url", prov.BaseURL(), "--model-name", "gpt-test", "--model-stream", "--model-max-retries", "0",
+		"--tools", "mcp-command", "--mcp-command", bin, "--shutdown-grace", "2s"})
+	var sess struct {
+		ID string `json:"id"`
+	}
+	if code := apiCall(t, base, "POST", "/v1/sessions", tenantKey, "", &sess); code != http.StatusCreated {
+		t.Fatalf("create session: %d", code)
+	}
+	var res struct {
+		Task struct {
+			Status string `json:"status"`
+			Output any    `json:"output"`
+		} `json:"task"`
+	}
+	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"find Marketing"}`, &res); code != http.StatusOK || res.Task.Status != "DONE" {
+		t.Fatalf("message: %d %+v", code, res)
+	}
+	var eb struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"and again"}`, &eb)
+	const msg = "model: context length exceeded: HTTP 400 (context_length_exceeded): This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages."
+	if code != http.StatusUnprocessableEntity || eb.Error.Code != "context_length_exceeded" || eb.Error.Message != msg {
+		t.Errorf("context length: %d %+v", code, eb)
+	}
+	for _, r := range prov.Requests() {
+		if !r.Stream {
+			t.Errorf("a request without stream: %s", r.Body)
+		}
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`warden_model_tokens_total{kind="prompt",model="gpt-test",tenant="acme"} 1900`,
+		`warden_model_tokens_total{kind="completion",model="gpt-test",tenant="acme"} 35`,
+		`warden_model_tokens_total{kind="cached",model="gpt-test",tenant="acme"} 512`,
+		`warden_model_failures_total{kind="context_length",model="gpt-test",tenant="acme"} 1`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }

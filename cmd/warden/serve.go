@@ -209,6 +209,18 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		})
 	}
 
+	if c.Model == "openai" {
+		// Each turn's tokens and each provider failure count per tenant.
+		perSession := opts.NewModel
+		opts.NewModel = func(tenant, session string) (model.Model, error) {
+			m, err := perSession(tenant, session)
+			if err != nil {
+				return nil, err
+			}
+			return metrics.Model(m, tenant, c.ModelName)
+		}
+	}
+
 	srv, err = server.New(opts)
 	if err != nil {
 		return err

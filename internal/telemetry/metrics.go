@@ -43,6 +43,8 @@ type Metrics struct {
 
 	mu    sync.Mutex
 	tools map[string]map[string]bool // tenant → tool label values in use
+
+	model modelMetrics // registered with the first model Model wraps
 }
 
 // NewMetrics registers Warden's metrics in a new registry.
