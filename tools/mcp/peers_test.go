@@ -331,7 +331,7 @@ func TestEverythingPeer(t *testing.T) {
 					if _, ok := env[peerSecretVar]; ok {
 						t.Fatalf("the child inherited %s", peerSecretVar)
 					}
-					if (env[peerAllowedVar] != "allowed" || env["WARDEN_PEER_SET"] != "set" || env["PATH"] == "") {
+					if env[peerAllowedVar] != "allowed" || env["WARDEN_PEER_SET"] != "set" || env["PATH"] == "" {
 						t.Fatalf("the child's environment misses the allowlist, env or PATH: %v", env)
 					}
 				},
