@@ -24,6 +24,27 @@ const (
 	DefaultReconfirmAfter = 24 * time.Hour
 )
 
+// The context budgets, sized for a model with a 32k-token window (the
+// smallest window of the models Warden is run with). Tokens are estimated
+// from bytes (EstimateTokens), never counted with a tokenizer: the loop
+// does not know the model's.
+const (
+	// DefaultToolResultBudget bounds the result JSON of one tool message,
+	// in bytes: 8 KiB is about 2.5k tokens of JSON, so eight results fit in
+	// the history beside the prompt and the catalog before the oldest are
+	// compacted. Under the Evidence guard's 16 KiB, so that a cut result
+	// is always a prefix of what the evidence holds.
+	DefaultToolResultBudget = 8 << 10
+	// DefaultPromptTokens bounds the system prompt without the catalog.
+	DefaultPromptTokens = 4096
+	// DefaultCatalogTokens bounds the tool catalog: the tool definitions
+	// sent with the request and the catalogue section of the prompt.
+	DefaultCatalogTokens = 6144
+	// DefaultContextTokens bounds a whole request: 32k minus 8k kept for
+	// the model's answer.
+	DefaultContextTokens = 24 << 10
+)
+
 // Config holds the loop's limits. Start from DefaultConfig; New validates
 // it once and never fills a zero in later.
 type Config struct {
@@ -48,6 +69,19 @@ type Config struct {
 	// TOOL_USE_RELIABILITY (二、2) to the prompt after a turn that ended
 	// on a non-success. The observation's next step stays what to do.
 	Reflect bool
+	// ToolResultBudget bounds the result JSON of a success's tool message,
+	// in bytes; a longer result is cut on a JSON boundary (ToolMessage).
+	ToolResultBudget int
+	// PromptTokens bounds the system prompt without its catalogue; the
+	// skill manual and the agent's texts are shortened to fit.
+	PromptTokens int
+	// CatalogTokens bounds the tool definitions and the catalogue section;
+	// descriptions are shortened to fit.
+	CatalogTokens int
+	// ContextTokens bounds a whole request; when the history would
+	// overflow it, the oldest tool results are replaced by stubs with
+	// their evidence id (Compact).
+	ContextTokens int
 }
 
 // DefaultConfig returns the spec's defaults.
@@ -59,8 +93,16 @@ func DefaultConfig() Config {
 		ReconfirmAfter:   DefaultReconfirmAfter,
 		Locale:           abi.LocaleZH,
 		Reflect:          true,
+		ToolResultBudget: DefaultToolResultBudget,
+		PromptTokens:     DefaultPromptTokens,
+		CatalogTokens:    DefaultCatalogTokens,
+		ContextTokens:    DefaultContextTokens,
 	}
 }
+
+// minToolResultBudget is the least ToolResultBudget: room for an error
+// envelope and a few records.
+const minToolResultBudget = 256
 
 // Validate reports a limit that is missing or out of range.
 func (c Config) Validate() error {
@@ -73,6 +115,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("loop: delegate max depth %d: %w", c.DelegateMaxDepth, ErrInvalidConfig)
 	case c.ReconfirmAfter <= 0:
 		return fmt.Errorf("loop: reconfirm-after %v: %w", c.ReconfirmAfter, ErrInvalidConfig)
+	case c.ToolResultBudget < minToolResultBudget:
+		return fmt.Errorf("loop: tool result budget %d bytes, the least is %d: %w", c.ToolResultBudget, minToolResultBudget, ErrInvalidConfig)
+	case c.PromptTokens < 1 || c.CatalogTokens < 1:
+		return fmt.Errorf("loop: prompt budget %d, catalog budget %d tokens: %w", c.PromptTokens, c.CatalogTokens, ErrInvalidConfig)
+	case c.ContextTokens < c.PromptTokens+c.CatalogTokens:
+		return fmt.Errorf("loop: context budget %d tokens is less than the prompt's and the catalog's %d: %w",
+			c.ContextTokens, c.PromptTokens+c.CatalogTokens, ErrInvalidConfig)
 	}
 	return nil
 }

@@ -133,12 +133,14 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 	}
 	obs := res.Observation
 	r.reflect.Store(nodeID, obs.Outcome != abi.OutcomeSuccess)
-	if err := r.store.AppendMessages(nodeID, model.Message{Role: model.RoleTool, ToolCallID: callID, Content: obs.Message()}); err != nil {
+	cr := callResult{Observation: obs, Evidence: evidenceOf(res.Effects), Response: res.Response}
+	sent := r.toolMessage(cr)
+	if err := r.store.AppendMessages(nodeID, model.Message{Role: model.RoleTool, ToolCallID: callID, Content: sent}); err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}
 	c := &Counter{Limit: r.cfg.NoProgressLimit, MaxRounds: r.cfg.MaxRounds, Stalls: n.Stalls, Rounds: n.Rounds}
 	c.AfterCall(obs.Outcome, false, false)
-	r.emit(n, withCall(toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs), callID, string(g.Args)))
+	r.emit(n, withSent(withCall(toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs), callID, string(g.Args)), sent, cr.Evidence))
 	if err := r.store.SetProgress(nodeID, c.Stalls, c.Rounds); err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}

@@ -217,21 +217,55 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 	if failed, _ := r.reflect.Load(n.ID); r.cfg.Reflect && failed == true {
 		in.Reflect = ReflectHint(r.cfg.Locale)
 	}
-	system := NodePrompt(in)
-	req := model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: system}}, history...)}
+	var tools []model.Tool
 	for _, d := range cat.Definitions() {
-		req.Tools = append(req.Tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: d.InputSchema})
+		tools = append(tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: d.InputSchema})
+	}
+	req, fit := r.request(in, tools, history)
+	if fit.Compacted > 0 || fit.Over || len(fit.Shortened) > 0 {
+		e := Event{Kind: KindReact, Status: "context", Message: fit.String(), Stalls: c.Stalls}
+		if fit.Over {
+			e.Level = "WARN"
+		}
+		r.emit(n, e)
 	}
 	resp, err := r.model.Complete(ctx, req)
 	if err != nil {
 		return Exit{}, true, fmt.Errorf("loop: node %s: model: %w", n.ID, err)
 	}
+	if u := resp.Usage; u != (model.Usage{}) {
+		// Only what the provider reported: a model without usage (the
+		// scripted one) leaves the trace as it was.
+		r.emit(n, Event{Kind: KindModel, Status: "usage", Stalls: c.Stalls, Finish: string(resp.FinishReason),
+			PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.CachedTokens})
+	}
 	msg := resp.Message
 	msg.Role = model.RoleAssistant
+	if msg.Content == "" && len(msg.ToolCalls) == 0 && resp.Refusal != "" {
+		// The refusal is what the model said: it stays in the conversation.
+		msg.Content = resp.Refusal
+	}
 	if err := r.store.AppendMessages(n.ID, msg); err != nil {
 		return Exit{}, true, fmt.Errorf("loop: %w", err)
 	}
-	if len(msg.ToolCalls) == 0 {
+	switch {
+	case resp.FinishReason == model.FinishLength:
+		// A turn cut by the length limit counts as a no-progress text turn
+		// (§6); its tool calls may be half-formed, so none of them runs:
+		// each is answered, so that the conversation stays well formed.
+		c.TextOnly()
+		r.emit(n, Event{Kind: KindReact, Status: "length", Message: r.text(txtLengthReason), Stalls: c.Stalls, Level: "WARN"})
+		for _, tc := range msg.ToolCalls {
+			if err := r.unrun(n, tc, c, r.lengthCut()); err != nil {
+				return Exit{}, true, err
+			}
+		}
+		return Exit{}, false, nil
+	case resp.Refusal != "" && len(msg.ToolCalls) == 0:
+		c.TextOnly()
+		r.emit(n, Event{Kind: KindReact, Status: "refusal", Message: r.text(txtRefusal, resp.Refusal), Stalls: c.Stalls, Level: "WARN"})
+		return Exit{}, false, nil
+	case len(msg.ToolCalls) == 0:
 		c.TextOnly()
 		r.emit(n, Event{Kind: KindReact, Status: "no_tool_calls", Message: msg.Content, Stalls: c.Stalls})
 		return Exit{}, false, nil
@@ -245,13 +279,15 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 			continue
 		}
 		cctx, span := startToolSpan(ctx, n, tc.Name, tc.ID)
-		obs, err := r.call(cctx, n, sk, cat, tc)
+		cr, err := r.call(cctx, n, sk, cat, tc)
+		obs := cr.Observation
 		endToolSpan(span, obs, err)
 		if err != nil {
 			return Exit{}, true, err
 		}
 		r.reflect.Store(n.ID, obs.Outcome != abi.OutcomeSuccess)
-		if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: obs.Message()}); err != nil {
+		sent := r.toolMessage(cr)
+		if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: sent}); err != nil {
 			return Exit{}, true, fmt.Errorf("loop: %w", err)
 		}
 		after, err := r.store.Node(n.ID)
@@ -261,7 +297,7 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		delegated := len(after.Delegations) > len(n.Delegations)
 		exited := after.Status != state.Running || delegated
 		step := c.AfterCall(obs.Outcome, exited, tc.Name == toolFinish && obs.Outcome != abi.OutcomeSuccess)
-		r.emit(n, withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments))
+		r.emit(n, withSent(withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments), sent, cr.Evidence))
 		switch step {
 		case StepNextTurn:
 			skip = true
@@ -308,12 +344,45 @@ func (r *Runner) exited(n state.Node, delegated bool) Exit {
 // skipped answers a call skipped with the rest of its wave, so that every
 // call of the assistant message has its tool message.
 func (r *Runner) skipped(n state.Node, tc model.ToolCall, c *Counter) error {
-	text := r.text(txtSkipped)
+	l := r.cfg.Locale
+	o := abi.Rejected(abi.CallSkipped, abi.CallSkipped.Reason(l), abi.NextDecideAgain.Text(l))
+	o.Locale = l
+	return r.unrun(n, tc, c, o)
+}
+
+// lengthCut is the answer to a call of a turn cut by the length limit.
+func (r *Runner) lengthCut() abi.Observation {
+	l := r.cfg.Locale
+	o := abi.Rejected(abi.ModelOutputTruncated, abi.ModelOutputTruncated.Reason(l), abi.NextReissueShorter.Text(l))
+	o.Locale = l
+	return o
+}
+
+// unrun answers a call the loop did not run with o. It neither counts nor
+// resets (the turn was counted as a whole); its event says SKIPPED.
+func (r *Runner) unrun(n state.Node, tc model.ToolCall, c *Counter, o abi.Observation) error {
+	text := r.toolMessage(callResult{Observation: o})
 	if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: text}); err != nil {
 		return fmt.Errorf("loop: %w", err)
 	}
-	r.emit(n, Event{Kind: KindTool, Tool: tc.Name, Status: "SKIPPED", Message: text, Stalls: c.Stalls})
+	e := withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls}, o), tc.ID, tc.Arguments)
+	e.Status = "SKIPPED"
+	r.emit(n, e)
 	return nil
+}
+
+// callResult is one call's observation with what its tool message is
+// rendered from.
+type callResult struct {
+	Observation abi.Observation
+	Evidence    *abi.EvidenceItem
+	Response    json.RawMessage
+}
+
+// toolMessage renders the tool message the model reads for a call.
+func (r *Runner) toolMessage(cr callResult) string {
+	return ToolMessage(ToolMessageInput{Observation: cr.Observation, Evidence: cr.Evidence, Response: cr.Response,
+		Budget: r.cfg.ToolResultBudget, Locale: r.cfg.Locale})
 }
 
 // catalog builds the node's tool catalog from its state now.
@@ -335,10 +404,10 @@ func (r *Runner) catalog(n state.Node, sk Skill) (*catalog.Catalog, error) {
 }
 
 // call runs one tool call and applies its effects.
-func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.Catalog, tc model.ToolCall) (abi.Observation, error) {
+func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.Catalog, tc model.ToolCall) (callResult, error) {
 	views, err := r.store.Views(n.ID)
 	if err != nil {
-		return abi.Observation{}, fmt.Errorf("loop: %w", err)
+		return callResult{}, fmt.Errorf("loop: %w", err)
 	}
 	visible := cat.Business()
 	for _, d := range cat.Definitions() {
@@ -361,36 +430,36 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 			o := abi.Failed(abi.PluginContractViolation, abi.PluginContractViolation.Reason(l, "plugin", plugin, "detail", "no observation"),
 				abi.NextReportFailure.Text(l))
 			o.Locale = l
-			return o, nil
+			return callResult{Observation: o}, nil
 		}
 		obs := *v.Observation
 		if obs.Outcome == abi.OutcomeSuccess {
 			if err := r.store.Apply(n.ID, v.Effects); err != nil {
-				return abi.Observation{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
+				return callResult{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
 			}
 		}
-		return obs, nil
+		return callResult{Observation: obs}, nil
 	}
 	res := r.business(ctx, n, sk, cat, tc.ID, tc.Name, []byte(tc.Arguments), views)
 	if res.Err != nil {
-		return abi.Observation{}, fmt.Errorf("loop: %s: %w", tc.Name, res.Err)
+		return callResult{}, fmt.Errorf("loop: %s: %w", tc.Name, res.Err)
 	}
 	if err := r.store.Apply(n.ID, res.Effects); err != nil {
-		return abi.Observation{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
+		return callResult{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
 	}
 	obs := res.Observation
 	if obs.Outcome == abi.OutcomeDeferred && obs.Code == abi.ApprovalRequired {
 		if err := r.store.Gate(n.ID, tc.Name, tc.ID, res.Args); err != nil {
-			return abi.Observation{}, fmt.Errorf("loop: %w", err)
+			return callResult{}, fmt.Errorf("loop: %w", err)
 		}
 	}
 	if t := sk.Skill.Contract.Tool(tc.Name); t.IsWrite() && n.Target == "" && cat.Visible(tc.Name) {
 		// §10.1 order 3: the first write call claims the target.
 		if err := r.store.SetTarget(n.ID, tc.Name, true); err != nil {
-			return abi.Observation{}, fmt.Errorf("loop: %w", err)
+			return callResult{}, fmt.Errorf("loop: %w", err)
 		}
 	}
-	return obs, nil
+	return callResult{Observation: obs, Evidence: evidenceOf(res.Effects), Response: res.Response}, nil
 }
 
 // commit makes what the before guards decided durable before the tool is

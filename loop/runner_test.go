@@ -198,7 +198,7 @@ func TestScenario6ProvenanceRejected(t *testing.T) {
 	if got := h.toolMessage(2, 1); got != "参数 [网站标题] 须由用户提供。下一步：调用 builtin_node_follow_up 向用户询问 网站标题" {
 		t.Fatalf("message %q", got)
 	}
-	if got := h.toolMessage(2, 2); !strings.HasPrefix(got, "未执行：") {
+	if got := h.toolMessage(2, 2); got != "同一轮中前面的调用没有成功，本调用未执行。下一步：先按同一轮前面那次调用的返回处理，再决定是否重新调用本工具" {
 		t.Fatalf("skipped message %q", got)
 	}
 	if got := h.tools.called(); len(got) != 1 {

@@ -11,15 +11,12 @@ type textID int
 const (
 	txtMaxRounds textID = iota
 	txtNoProgress
-	txtSkipped
 	txtAnswer
 	txtAnswerFields
 	txtRejected
 	txtCancelled
 	txtVerifyAsk
-	txtCallInterrupted
 	txtVerifyTook
-	txtVerifyNotTook
 	txtUserTook
 	txtUserNotTook
 	txtDelegationDone
@@ -28,21 +25,32 @@ const (
 	txtReflect
 	txtInputsMissing
 	txtPlanPrompt
+	txtMsgEvidence
+	txtMsgWithData
+	txtMsgEmpty
+	txtMsgTruncated
+	txtMsgTruncatedNoEvidence
+	txtMsgDownstream
+	txtMsgBinary
+	txtMsgCompacted
+	txtMsgCompactedNoEvidence
+	txtInterruptedDetail
+	txtLengthReason
+	txtRefusal
+	txtVerifyNotTookReason
+	txtCut
 )
 
 // texts are the loop's own model- and user-facing texts: zh-CN, en.
 var texts = map[textID][2]string{
 	txtMaxRounds:        {"节点已达到总轮次上限（%s 轮）", "the node reached its limit of %s rounds"},
 	txtNoProgress:       {"节点连续 %s 轮没有进展", "the node made no progress for %s turns in a row"},
-	txtSkipped:          {"未执行：同一轮中前面的调用没有成功，本轮其余调用已跳过。请根据前面调用的返回重新决定。", "not run: an earlier call of this turn did not succeed, so the rest of the turn was skipped. Decide again from that call's result."},
 	txtAnswer:           {"用户回答了追问「%s」：%s", "the user answered the question \"%s\": %s"},
 	txtAnswerFields:     {"用户回答了追问「%s」（参数：%s）：%s", "the user answered the question \"%s\" (parameters: %s): %s"},
 	txtRejected:         {"用户拒绝了确认，未执行写操作 %s。%s", "the user refused the confirmation; write %s was not done. %s"},
 	txtCancelled:        {"用户取消了任务，未执行写操作 %s。%s", "the user cancelled the task; write %s was not done. %s"},
 	txtVerifyAsk:        {"写操作 %s 的结果不确定（调用超时或中断），请确认它是否已生效？参数：%s", "the outcome of write %s is unknown (the call timed out or was interrupted). Did it take effect? Arguments: %s"},
-	txtCallInterrupted:  {"调用 %s 在进程中断时没有返回结果，结果不确定。下一步：写操作会先核实是否已生效，不要再次调用；读操作可以重新调用。", "call %s did not return before the process stopped; its outcome is unknown. Next: a write is verified before anything else, do not call it again; a read may be called again."},
 	txtVerifyTook:       {"已核实：写操作 %s 已生效（回查 %s 判定成功），不要再次调用。", "verified: write %s took effect (the check with %s succeeded); do not call it again."},
-	txtVerifyNotTook:    {"已核实：写操作 %s 未生效（回查 %s 判定失败）：%s。如仍需执行，可重新调用。", "verified: write %s did not take effect (the check with %s failed): %s. Call it again if it is still needed."},
 	txtUserTook:         {"用户确认写操作 %s 已生效，不要再次调用。", "the user confirmed that write %s took effect; do not call it again."},
 	txtUserNotTook:      {"用户确认写操作 %s 未生效。如仍需执行，可重新调用。", "the user said write %s did not take effect. Call it again if it is still needed."},
 	txtDelegationDone:   {"委派的前置节点（技能 %s）已完成：%s", "the delegated pre-node (skill %s) finished: %s"},
@@ -55,7 +63,21 @@ var texts = map[textID][2]string{
 1. Diagnosis: the error category (format, argument, tool choice, execution, semantic, permission), the failed step, the evidence (the result's text), the root cause.
 2. Fix proposal: the action (retry, rewrite arguments, switch tool, degrade, report), the full corrected call, the expected result.
 The fix must follow what the result says after "Next:"; it never replaces it.`},
-	txtInputsMissing: {"缺失的必填输入：%s", "required inputs missing: %s"},
+	txtMsgEvidence:            {"证据 ID：%s（在完成说明中引用写作 [ev:%s]）", "evidence id: %s (cite it in the finish output as [ev:%s])"},
+	txtMsgWithData:            {"结果：有数据（success_with_data）", "result: has data (success_with_data)"},
+	txtMsgEmpty:               {"结果：为空（success_empty）：调用成功，但在当前条件下没有匹配的数据；这不是失败，不要编造数据", "result: empty (success_empty): the call succeeded and nothing matches these conditions; this is not a failure, do not make data up"},
+	txtMsgTruncated:           {`结果共 %s 字节，超过 %s 字节的预算，下面的 JSON 已按结构截断（truncated: true），末尾的成员或元素被省略；完整结果用 builtin_evidence_get 读取：{"evidenceId":"%s","page":1}，再按返回的 nextPage 翻页`, `the result has %s bytes, over the %s-byte budget, so the JSON below is cut on its structure (truncated: true): members or elements at its end are left out; read the whole result with builtin_evidence_get {"evidenceId":"%s","page":1}, then follow nextPage`},
+	txtMsgTruncatedNoEvidence: {"结果共 %s 字节，超过 %s 字节的预算，下面的 JSON 已按结构截断（truncated: true），末尾的成员或元素被省略", "the result has %s bytes, over the %s-byte budget, so the JSON below is cut on its structure (truncated: true): members or elements at its end are left out"},
+	txtMsgDownstream:          {"工具返回：", "the tool returned:"},
+	txtMsgBinary:              {"[%s，%s，%s 字节，未显示；原始内容在证据 %s]", "[%s, %s, %s bytes, not shown; the raw content is in evidence %s]"},
+	txtMsgCompacted:           {`（已压缩）工具 %s 的这次结果已从对话中省略以节省上下文；证据 ID：%s（引用写作 [ev:%s]），需要时用 builtin_evidence_get {"evidenceId":"%s"} 重新读取`, `(compacted) this result of tool %s was left out of the conversation to save context; evidence id: %s (cite it as [ev:%s]); read it again with builtin_evidence_get {"evidenceId":"%s"} when needed`},
+	txtMsgCompactedNoEvidence: {"（已压缩）工具 %s 的这次结果已从对话中省略以节省上下文：%s", "(compacted) this result of tool %s was left out of the conversation to save context: %s"},
+	txtInterruptedDetail:      {"进程在调用返回前中断，没有返回结果", "the process stopped before the call returned, so it has no result"},
+	txtLengthReason:           {"模型输出达到长度上限被截断", "the model's output hit its length limit and was cut"},
+	txtRefusal:                {"模型拒绝回答：%s", "the model refused: %s"},
+	txtVerifyNotTookReason:    {"已核实：写操作 %s 未生效（回查 %s 判定失败）：%s", "verified: write %s did not take effect (the check with %s failed): %s"},
+	txtCut:                    {"…（已截断）", "… (cut)"},
+	txtInputsMissing:          {"缺失的必填输入：%s", "required inputs missing: %s"},
 	txtPlanPrompt: {`把用户的目标拆成任务图。只能使用下列技能；每个节点做一件事，一次写操作一个节点。
 只输出 JSON：{"nodes":[{"id":"n1","skill_key":"…","objective":"…","dependsOn":[],"target":"写工具名或空"}]}
 

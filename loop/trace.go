@@ -20,6 +20,8 @@ const (
 	KindTool    Kind = "TOOL"
 	KindSuspend Kind = "SUSPEND"
 	KindResume  Kind = "RESUME"
+	// KindModel records one model turn: its finish reason and usage.
+	KindModel Kind = "MODEL"
 )
 
 // Event is one structured trace record. Empty fields are left out of JSON.
@@ -40,8 +42,9 @@ type Event struct {
 	// Stalls is the no-progress count after the event.
 	Stalls int `json:"stalls"`
 	// Status is the node's status (NODE, SUSPEND, RESUME), SKIPPED for a
-	// call skipped with the rest of its wave, or a REACT event's note
-	// (no_tool_calls).
+	// call the loop did not run (skipped with the rest of its wave, or of
+	// a turn cut by the length limit), a REACT event's note (no_tool_calls,
+	// length, refusal, context) or "usage" for a MODEL event.
 	Status string `json:"status,omitempty"`
 	// Level is WARN for a FAILED outcome and for a failed node, else INFO.
 	Level string `json:"level"`
@@ -51,10 +54,37 @@ type Event struct {
 	Call       string `json:"call,omitempty"`
 	Input      string `json:"input,omitempty"`
 	ArgsDigest string `json:"argsDigest,omitempty"`
+	// Sent is the tool message the model was sent for the call (cut to
+	// maxSent bytes); Evidence the id of the evidence the call registered.
+	Sent     string `json:"sent,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
+	// Finish is a MODEL event's finish reason; the token counts are the
+	// provider's usage of that turn (CachedTokens: the part of the prompt
+	// served from its cache).
+	Finish           string `json:"finish,omitempty"`
+	PromptTokens     int    `json:"promptTokens,omitempty"`
+	CompletionTokens int    `json:"completionTokens,omitempty"`
+	CachedTokens     int    `json:"cachedTokens,omitempty"`
 }
 
-// maxInput bounds Event.Input.
-const maxInput = 2048
+// maxInput bounds Event.Input; maxSent Event.Sent.
+const (
+	maxInput = 2048
+	maxSent  = 4096
+)
+
+// withSent adds the tool message the model was sent, and the call's
+// evidence, to a TOOL event.
+func withSent(e Event, sent string, ev *abi.EvidenceItem) Event {
+	e.Sent = sent
+	if len(e.Sent) > maxSent {
+		e.Sent = strings.ToValidUTF8(e.Sent[:maxSent], "") + "…"
+	}
+	if ev != nil {
+		e.Evidence = ev.ID
+	}
+	return e
+}
 
 // withCall adds the model's call to a TOOL event.
 func withCall(e Event, callID, args string) Event {

@@ -75,7 +75,7 @@ func (r *Runner) closeInterrupted(n state.Node) error {
 	var out []model.Message
 	for _, tc := range msgs[last].ToolCalls {
 		if !answered[tc.ID] {
-			out = append(out, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: r.text(txtCallInterrupted, tc.Name)})
+			out = append(out, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: r.toolMessage(callResult{Observation: r.interrupted(n, tc.Name)})})
 		}
 	}
 	if len(out) == 0 {
@@ -85,6 +85,23 @@ func (r *Runner) closeInterrupted(n state.Node) error {
 		return fmt.Errorf("loop: %w", err)
 	}
 	return nil
+}
+
+// interrupted is the observation of a call the process stopped during:
+// FAILED, its outcome unknown. A write is verified before anything else
+// (WRITE_PENDING_VERIFY); a read may be called again (TOOL_IO_ERROR).
+func (r *Runner) interrupted(n state.Node, tool string) abi.Observation {
+	l := r.cfg.Locale
+	detail := r.text(txtInterruptedDetail)
+	o := abi.Failed(abi.ToolIOError, abi.ToolIOError.Reason(l, "tool", tool, "detail", detail), abi.NextRetryLater.Text(l))
+	if sk, ok := r.skills[n.SkillKey]; ok && sk.Skill.Contract.Tool(tool).IsWrite() {
+		o = abi.Failed(abi.WritePendingVerify, abi.WritePendingVerify.Reason(l, "tool", tool)+"："+detail, abi.NextWaitVerify.Text(l))
+		if l == abi.LocaleEN {
+			o = abi.Failed(abi.WritePendingVerify, abi.WritePendingVerify.Reason(l, "tool", tool)+": "+detail, abi.NextWaitVerify.Text(l))
+		}
+	}
+	o.Locale = l
+	return o
 }
 
 // askVerify suspends a running node for VERIFY of an uncertain write: the
@@ -193,30 +210,31 @@ func (r *Runner) settleUncertain(ctx context.Context, nodeID string, sk Skill) (
 				endToolSpan(span, inv.Observation, nil)
 				if inv.Observation.Outcome == abi.OutcomeSuccess {
 					verdict := vt.Judge(inv.Response)
-					var text string
+					// The verdict is the observation of the verify call:
+					// SUCCESS with the verify tool's answer, or FAILED
+					// TOOL_BUSINESS_FAILED with what the check found.
+					o := abi.Success(r.text(txtVerifyTook, e.Tool, v.Tool), inv.Response)
 					var result *abi.Observation
 					if verdict.OK {
-						text = r.text(txtVerifyTook, e.Tool, v.Tool)
-						o := abi.Success(text, inv.Response)
-						o.Locale = l
 						result = &o
 					} else {
-						text = r.text(txtVerifyNotTook, e.Tool, v.Tool, verdict.Message)
+						o = abi.Failed(abi.ToolBusinessFailed, r.text(txtVerifyNotTookReason, e.Tool, v.Tool, verdict.Message),
+							abi.NextBusiness.Text(l), inv.Response)
 					}
+					o.Locale = l
 					if err := r.store.SettleUncertain(n.TaskID, e.Tool, e.Key, verdict.OK, result); err != nil {
 						return Exit{}, true, fmt.Errorf("loop: %w", err)
 					}
 					callID := "verify_" + e.CallID
+					sent := r.toolMessage(callResult{Observation: o, Response: inv.Response})
 					if err := r.store.AppendMessages(n.ID,
 						model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: callID, Name: v.Tool, Arguments: string(args)}}},
-						model.Message{Role: model.RoleTool, ToolCallID: callID, Content: text}); err != nil {
+						model.Message{Role: model.RoleTool, ToolCallID: callID, Content: sent}); err != nil {
 						return Exit{}, true, fmt.Errorf("loop: %w", err)
 					}
-					outcome := abi.OutcomeSuccess
-					if !verdict.OK {
-						outcome = abi.OutcomeFailed
-					}
-					r.emit(n, Event{Kind: KindTool, Tool: v.Tool, Outcome: outcome.String(), Status: abi.SuspendVerify, Message: text, Stalls: n.Stalls})
+					ev := withSent(withCall(toolEvent(Event{Tool: v.Tool, Stalls: n.Stalls}, o), callID, string(args)), sent, nil)
+					ev.Status = abi.SuspendVerify
+					r.emit(n, ev)
 					continue
 				}
 				r.emit(n, toolEvent(Event{Tool: v.Tool, Status: abi.SuspendVerify, Stalls: n.Stalls}, inv.Observation))
