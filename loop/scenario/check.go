@@ -124,6 +124,11 @@ func (e Event) matches(ev loop.Event) bool {
 			return false
 		}
 	}
+	for _, s := range e.Sent {
+		if !strings.Contains(ev.Sent, s) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -138,6 +143,9 @@ func (e Event) String() string {
 	}
 	for _, s := range e.Contains {
 		parts = append(parts, fmt.Sprintf("contains=%q", s))
+	}
+	for _, s := range e.Sent {
+		parts = append(parts, fmt.Sprintf("sent=%q", s))
 	}
 	if e.Stalls != nil {
 		parts = append(parts, fmt.Sprintf("stalls=%d", *e.Stalls))

@@ -154,7 +154,10 @@ type Event struct {
 	// it, each of them.
 	Message  string   `json:"message,omitempty"`
 	Contains []string `json:"contains,omitempty"`
-	Stalls   *int     `json:"stalls,omitempty"`
+	// Sent must each be contained in the tool message the model was sent
+	// (the event's sent).
+	Sent   []string `json:"sent,omitempty"`
+	Stalls *int     `json:"stalls,omitempty"`
 }
 
 // Prompts are checks on every system prompt the model was sent.
