@@ -220,3 +220,28 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
+
+// The calls of a turn the process stopped during are answered, before the
+// model reads on, with a FAILED observation built by the factories: a
+// write waits for verification, a read may be called again.
+func TestInterruptedCallsAnswered(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{turns: []scripted.Turn{turn(call("builtin_node_fail", `{"reason":"x"}`))}})
+	must(t, h.store.AppendMessages("n1", model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+		{ID: "call_0_1", Name: "query_site", Arguments: `{}`}, {ID: "call_0_2", Name: "create_site", Arguments: `{"title":"Spring Launch"}`}}}))
+	_, err := h.runner.Run(ctx, "n1")
+	must(t, err)
+	want := map[string]string{
+		"call_0_1": "调用工具 query_site 时发生 IO 异常：进程在调用返回前中断，没有返回结果。下一步：" + abi.NextRetryLater.Text(abi.LocaleZH),
+		"call_0_2": "写操作 create_site 的结果尚待核实：进程在调用返回前中断，没有返回结果。下一步：" + abi.NextWaitVerify.Text(abi.LocaleZH),
+	}
+	got := map[string]string{}
+	for _, m := range h.model.reqs[0].Messages {
+		if m.Role == model.RoleTool {
+			got[m.ToolCallID] = m.Content
+		}
+	}
+	if len(got) != 2 || got["call_0_1"] != want["call_0_1"] || got["call_0_2"] != want["call_0_2"] {
+		t.Fatalf("model read %q", got)
+	}
+}
