@@ -13,15 +13,22 @@ import (
 	"strings"
 
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/tools"
+	"github.com/agentwarden/warden/tools/mcp"
 )
 
-const skillUsage = `usage: warden skill validate [--json] PATH
+const skillUsage = `usage: warden skill validate [--json] [--mcp-command "CMD ARGS" | --mcp-url URL] PATH
 
 PATH is a skill_contract file (JSON, comments allowed; the skill_key is the
 file name without its extension) or a skill-store directory (agent_profile,
 skill_profile, agent_skill_binding and skill_tool_binding as .yaml, .yml or
 .json). Every problem is printed; the exit code is 1 when a skill would be
 dropped (or an agent is left without skills), 0 otherwise, 2 on usage errors.
+
+With --mcp-command or --mcp-url the MCP server is asked for its tools, and
+a tool a skill binds (every listed tool, for a single file) without a
+contract whose annotations say it changes something is a warning: Warden
+runs it as a WRITE with approval until a contract says otherwise.
 `
 
 // cmdSkill handles `warden skill ...`.
@@ -38,6 +45,8 @@ func cmdSkill(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, skillUsage) }
 	asJSON := fs.Bool("json", false, "print machine-readable JSON")
+	mcpCommand := fs.String("mcp-command", "", "the MCP server's command line")
+	mcpURL := fs.String("mcp-url", "", "the MCP server's streamable HTTP endpoint")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -48,10 +57,21 @@ func cmdSkill(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprint(stderr, skillUsage)
 		return 2
 	}
+	if *mcpCommand != "" && *mcpURL != "" {
+		fmt.Fprintln(stderr, "warden skill validate: --mcp-command and --mcp-url are exclusive")
+		return 2
+	}
 	rep, err := validatePath(ctx, fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "warden skill validate: %v\n", err)
 		return 2
+	}
+	if *mcpCommand != "" || *mcpURL != "" {
+		cfg := mcp.Config{Name: "mcp", Command: strings.Fields(*mcpCommand), URL: *mcpURL}
+		if err := rep.annotations(ctx, fs.Arg(0), cfg); err != nil {
+			fmt.Fprintf(stderr, "warden skill validate: %v\n", err)
+			return 2
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -173,4 +193,74 @@ func (r *validateReport) writeText(w io.Writer) {
 		fmt.Fprintf(w, "ERROR agent %s has no loadable skill: planning would fail\n", a)
 	}
 	fmt.Fprintf(w, "%d skill(s) checked, %d dropped, %d warning(s)\n", r.Checked, r.Dropped, r.Warnings)
+}
+
+// ruleAnnotations marks the warnings about tools whose server annotations
+// make them writes because no contract speaks for them.
+const ruleAnnotations = "mcp-annotations"
+
+// annotations lists the server's tools and warns, per skill, about each
+// bound tool the contract does not configure and the annotations make a
+// write (tools.HintedWrites).
+func (r *validateReport) annotations(ctx context.Context, path string, cfg mcp.Config) error {
+	c, err := mcp.Dial(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	listed, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	bound := map[string][]string{} // skill key -> tool names
+	parsed := map[string]*contract.Contract{}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		tables, err := contract.NewDirStore(path).All(ctx)
+		if err != nil {
+			return err
+		}
+		loader := contract.NewLoader(staticStore{tables}, slog.New(slog.DiscardHandler))
+		for _, a := range tables.Agents {
+			agent, err := loader.Load(ctx, a.AgentCode)
+			if err != nil {
+				continue // reported above
+			}
+			for _, sk := range agent.Skills {
+				bound[sk.Profile.SkillKey], parsed[sk.Profile.SkillKey] = sk.ToolNames, sk.Contract
+			}
+		}
+	} else if len(r.Skills) == 1 {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		key := r.Skills[0].SkillKey
+		if parsed[key], _, err = contract.Parse(key, src); err != nil {
+			return nil // the contract's own errors are reported above
+		}
+		for _, t := range listed {
+			bound[key] = append(bound[key], t.Name)
+		}
+	}
+	byName := map[string]tools.Tool{}
+	for _, t := range listed {
+		byName[t.Name] = t
+	}
+	for i := range r.Skills {
+		sr := &r.Skills[i]
+		for _, n := range tools.HintedWrites(parsed[sr.SkillKey], bound[sr.SkillKey], listed) {
+			sr.Problems = append(sr.Problems, problem{"warning", ruleAnnotations, sr.SkillKey, "tools." + n,
+				fmt.Sprintf("tool %s has no contract and its server annotates it as a write (%s): it runs as a WRITE with approval; configure it to say how", n, hintOf(byName[n]))})
+			r.Warnings++
+		}
+	}
+	return nil
+}
+
+// hintOf names the annotation that makes a tool a write.
+func hintOf(t tools.Tool) string {
+	if t.Annotations != nil && t.Annotations.ReadOnlyHint != nil {
+		return "readOnlyHint false"
+	}
+	return "destructiveHint true"
 }
