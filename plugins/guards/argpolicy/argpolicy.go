@@ -3,7 +3,9 @@
 // arguments, they must be valid JSON (ARG_JSON_INVALID), a JSON object
 // (ARG_REJECTED), and, when the tool declares an input schema, match it
 // (ARG_REJECTED): required, types, additionalProperties, enum, minimum and
-// maximum, pattern and format (TOOL_USE_RELIABILITY §1.3, §2.2). Parameters
+// maximum, pattern and format (TOOL_USE_RELIABILITY §1.3, §2.2), in any
+// draft MCP servers emit, $ref into $defs or definitions included; a schema
+// with a remote $ref does not compile and fails the node. Parameters
 // the contract binds with from or const are exempt from required, because
 // ArgBinding fills them next. One rejection names every failing field.
 //
