@@ -189,12 +189,21 @@ func (m *readingModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestReadingModelFinishesTheDemoTask runs the demo task against the real
 // example MCP server with a model that knows only what the runtime sends
 // it: the space id, the new website's id and the evidence id to cite must
-// all come from the tool messages.
+// all come from the tool messages. The plugins run in-process and as wasm.
 func TestReadingModelFinishesTheDemoTask(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts an MCP server")
 	}
+	for _, wasm := range []bool{false, true} {
+		t.Run(map[bool]string{false: "native", true: "wasm"}[wasm], func(t *testing.T) {
+			t.Parallel()
+			readingModelRun(t, wasm)
+		})
+	}
+}
+
+func readingModelRun(t *testing.T, wasm bool) {
 	s, err := scenario.Load("testdata/reading-model.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +219,7 @@ func TestReadingModelFinishesTheDemoTask(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := scenario.Run(ctx, s, scenario.Options{Model: client})
+	rep, err := scenario.Run(ctx, s, scenario.Options{Model: client, Wasm: wasm})
 	if err != nil {
 		t.Fatal(err)
 	}
