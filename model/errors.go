@@ -48,9 +48,11 @@ type ProviderError struct {
 	// Status is the HTTP status of the reply; 0 when there was none
 	// (network failure, timeout, malformed 2xx body).
 	Status int
-	// Type and Code are the provider's error.type and error.code, if any.
-	Type string
-	Code string
+	// Type, Code and Param are the provider's error.type, error.code and
+	// error.param (the request field it objects to), if any.
+	Type  string
+	Code  string
+	Param string
 	// Message is the provider's error.message, or a description of the
 	// failure when the provider gave none (API key redacted).
 	Message string

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentwarden/warden/model"
@@ -25,6 +26,11 @@ type Client struct {
 	log      *slog.Logger
 	// jitter draws the actual wait from a backoff ceiling d.
 	jitter func(d time.Duration) time.Duration
+	// warned holds the strict fallbacks logged already.
+	warned sync.Map
+	// refused holds, by toolKey, why the provider refused a tool's strict
+	// schema: such a tool is sent non-strict from then on.
+	refused sync.Map
 }
 
 var _ model.Model = (*Client)(nil)
@@ -59,16 +65,22 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 	if err := req.Validate(); err != nil {
 		return model.Response{}, fmt.Errorf("model/openai: %w", err)
 	}
-	enc, err := encodeRequest(&c.cfg, req)
+	enc, err := encodeRequest(&c.cfg, req, c.refusal)
 	if err != nil {
 		return model.Response{}, fmt.Errorf("model/openai: %w", err)
 	}
 	for _, f := range enc.fallbacks {
-		c.log.Warn("model/openai: tool sent without strict schema", "tool", f.Tool, "reason", f.Reason)
+		// Once per tool and reason: the same catalogue is sent every turn.
+		if _, seen := c.warned.LoadOrStore(f, true); !seen {
+			c.log.Warn("model/openai: tool sent without strict schema", "tool", f.Tool, "reason", f.Reason)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
 
+	// resent counts the requests sent again with a tool made non-strict;
+	// they do not use up the retry budget.
+	resent := 0
 	for attempt := 1; ; attempt++ {
 		resp, pe, retry, err := c.attempt(ctx, enc.body)
 		if err != nil {
@@ -82,15 +94,25 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 			return resp, nil
 		}
 		pe.Attempts = attempt
+		if i := strictRefusal(pe, req.Tools, enc.strict); i >= 0 {
+			t := req.Tools[i]
+			c.refused.Store(toolKey(t), "the provider refused its strict schema: "+pe.Message)
+			c.log.Warn("model/openai: the provider refused a strict schema; sending the tool non-strict", "tool", t.Name, "error", pe.Message)
+			if enc, err = encodeRequest(&c.cfg, req, c.refusal); err != nil {
+				return model.Response{}, fmt.Errorf("model/openai: %w", err)
+			}
+			resent++
+			continue
+		}
 		if !retry {
 			return model.Response{}, fmt.Errorf("model/openai: %w", pe)
 		}
-		if attempt > c.cfg.MaxRetries {
+		if attempt-resent > c.cfg.MaxRetries {
 			return model.Response{}, fmt.Errorf("model/openai: giving up: %w", pe)
 		}
 		wait := pe.RetryAfter
 		if wait <= 0 {
-			wait = c.jitter(c.backoff(attempt - 1))
+			wait = c.jitter(c.backoff(attempt - resent - 1))
 		}
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
 			return model.Response{}, fmt.Errorf("model/openai: giving up, the next wait of %s passes the call deadline: %w", wait, pe)
@@ -107,6 +129,43 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 		case <-t.C:
 		}
 	}
+}
+
+// refusal says why the provider refused t's strict schema, "" if it did
+// not.
+func (c *Client) refusal(t model.Tool) string {
+	if v, ok := c.refused.Load(toolKey(t)); ok {
+		return v.(string)
+	}
+	return ""
+}
+
+// toolKey identifies a tool by name and schema: a tool whose schema
+// changes (a new MCP server version) is tried strict again.
+func toolKey(t model.Tool) string { return t.Name + "\x00" + string(t.Parameters) }
+
+// strictRefusal returns the index of the strict tool a 400 objects to, or
+// -1: OpenAI names it in error.param ("tools[2].function.parameters"), and
+// by name in the message ("Invalid schema for function 'x'").
+func strictRefusal(pe *model.ProviderError, tools []model.Tool, strict []bool) int {
+	if pe.Kind != model.ErrBadRequest {
+		return -1
+	}
+	if rest, ok := strings.CutPrefix(pe.Param, "tools["); ok {
+		if n, _, ok := strings.Cut(rest, "]"); ok {
+			if i, err := strconv.Atoi(n); err == nil && i >= 0 && i < len(tools) && strict[i] {
+				return i
+			}
+		}
+	}
+	if pe.Code == "invalid_function_parameters" || strings.Contains(pe.Message, "Invalid schema for function") {
+		for i, t := range tools {
+			if strict[i] && strings.Contains(pe.Message, "'"+t.Name+"'") {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // backoff is the ceiling of the wait before retry n+1.

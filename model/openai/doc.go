@@ -21,7 +21,10 @@
 // Response's StrictFallbacks (and the configured logger) say which tool and
 // why. Sending a non-conforming schema as strict would make the provider
 // reject the whole request; a weaker guarantee that is visible beats a
-// failed turn.
+// failed turn. For the same reason, when a provider refuses a converted
+// schema anyway (400 naming the tool in error.param or its message), the
+// request is sent again at once with that tool non-strict, without using up
+// a retry, and the client remembers the refusal for that tool and schema.
 //
 // # Streaming
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -373,5 +374,61 @@ func TestStreamAnsweredAsJSON(t *testing.T) {
 		Usage: model.Usage{PromptTokens: 20, CompletionTokens: 5, TotalTokens: 25}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Complete:\n got %#v\nwant %#v", got, want)
+	}
+}
+
+// A provider that refuses a converted schema gets the tool non-strict,
+// at once and on every later turn, and the fallback says why.
+func TestStrictRefusedByProvider(t *testing.T) {
+	t.Parallel()
+	const msg = "Invalid schema for function 'b': In context=('properties', 'x'), 'minLength' is not permitted."
+	tests := []struct {
+		name  string
+		param string
+	}{{"named by param", "tools[1].function.parameters"}, {"named in the message only", ""}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			refusal := fakeprovider.Error(http.StatusBadRequest, msg, "invalid_request_error", "invalid_function_parameters")
+			if tt.param != "" {
+				refusal.Body = strings.Replace(refusal.Body, `"param":null`, `"param":"`+tt.param+`"`, 1)
+			}
+			srv := fakeprovider.New(t, refusal, fakeprovider.Text("ok"))
+			cfg := testConfig(srv.URL)
+			cfg.Strict, cfg.MaxRetries = true, 0 // a resend is not a retry
+			c := newTestClient(t, cfg)
+			schema := json.RawMessage(`{"type":"object","properties":{"x":{"type":"string","minLength":2}},"required":["x"]}`)
+			req := model.Request{Messages: userOnly.Messages, Tools: []model.Tool{{Name: "a", Parameters: schema}, {Name: "b", Parameters: schema}}}
+			want := []model.StrictFallback{{Tool: "b", Reason: "the provider refused its strict schema: " + msg}}
+			for turn := range 2 {
+				got, err := c.Complete(context.Background(), req)
+				if err != nil {
+					t.Fatalf("turn %d: %v", turn, err)
+				}
+				if !reflect.DeepEqual(got.StrictFallbacks, want) {
+					t.Errorf("turn %d: StrictFallbacks = %+v, want %+v", turn, got.StrictFallbacks, want)
+				}
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("requests = %d, want 3 (refused, resent, next turn)", len(reqs))
+			}
+			for i, r := range reqs {
+				var body struct {
+					Tools []struct {
+						Function struct {
+							Strict bool `json:"strict"`
+						} `json:"function"`
+					} `json:"tools"`
+				}
+				if err := json.Unmarshal([]byte(r.Body), &body); err != nil {
+					t.Fatal(err)
+				}
+				got := []bool{body.Tools[0].Function.Strict, body.Tools[1].Function.Strict}
+				if wantStrict := []bool{true, i == 0}; !reflect.DeepEqual(got, wantStrict) {
+					t.Errorf("request %d: strict = %v, want %v", i, got, wantStrict)
+				}
+			}
+		})
 	}
 }

@@ -62,15 +62,19 @@ type wireFunctionDef struct {
 }
 
 // encoded is a request body and what answering it needs: the strict tools
-// sent non-strict, and the mapping back of each strict tool's arguments.
+// sent non-strict, the mapping back of each strict tool's arguments, and
+// which tools (by index) were sent strict.
 type encoded struct {
 	body      []byte
 	fallbacks []model.StrictFallback
 	restore   map[string]*restorer
+	strict    []bool
 }
 
-// encodeRequest builds the request body. req must be valid.
-func encodeRequest(c *Config, req model.Request) (encoded, error) {
+// encodeRequest builds the request body. req must be valid. refused says
+// why the provider refused a tool's strict schema before, "" if it did not:
+// such a tool is sent non-strict.
+func encodeRequest(c *Config, req model.Request, refused func(model.Tool) string) (encoded, error) {
 	w := wireRequest{
 		Model:             c.Model,
 		Messages:          make([]wireMessage, len(req.Messages)),
@@ -99,15 +103,18 @@ func encodeRequest(c *Config, req model.Request) (encoded, error) {
 		}
 		w.Messages[i] = wm
 	}
-	var e encoded
-	for _, t := range req.Tools {
+	e := encoded{strict: make([]bool, len(req.Tools))}
+	for i, t := range req.Tools {
 		def := wireFunctionDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 		if t.Strict || c.Strict {
 			params, r, err := strictTool(t.Parameters)
+			if reason := refused(t); err == nil && reason != "" {
+				err = errors.New(reason)
+			}
 			if err != nil {
 				e.fallbacks = append(e.fallbacks, model.StrictFallback{Tool: t.Name, Reason: err.Error()})
 			} else {
-				def.Parameters, def.Strict = params, true
+				def.Parameters, def.Strict, e.strict[i] = params, true, true
 				if r != nil {
 					if e.restore == nil {
 						e.restore = map[string]*restorer{}
@@ -192,6 +199,7 @@ func (u *wireUsage) usage() model.Usage {
 
 type wireError struct {
 	Message string          `json:"message"`
+	Param   *string         `json:"param"`
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"`
 }
@@ -328,6 +336,9 @@ func decodeError(status int, body []byte, apiKey string) (*model.ProviderError, 
 	}
 	if json.Unmarshal(body, &w) == nil && w.Error != nil {
 		e.Message, e.Type, e.Code = redact(w.Error.Message, apiKey), w.Error.Type, w.Error.code()
+		if w.Error.Param != nil {
+			e.Param = *w.Error.Param
+		}
 	} else {
 		e.Message = excerpt(body, apiKey)
 	}
