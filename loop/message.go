@@ -22,8 +22,10 @@ type ToolMessageInput struct {
 	// the observation's data to its size budget, the result is rendered
 	// from Response instead, within Budget and on a JSON boundary.
 	Response json.RawMessage
-	// Budget bounds the result JSON of a success, in bytes; a failure's
-	// downstream body gets failureBudget.
+	// Budget bounds the result JSON of a success, in bytes; 0 leaves it
+	// whole (a builtin's answer, which the builtin bounds itself:
+	// builtin_evidence_get pages by pageSize). A failure's downstream body
+	// always gets failureBudget.
 	Budget int
 	Locale abi.Locale
 }
@@ -94,11 +96,11 @@ func ToolMessage(in ToolMessageInput) string {
 		return b.String()
 	}
 	budget := in.Budget
-	if budget <= 0 {
-		budget = DefaultToolResultBudget
-	}
 	shown := placeholders(compact(data), ev, l)
-	out, truncated := cutJSON(shown, budget)
+	out, truncated := shown, false
+	if budget > 0 {
+		out, truncated = cutJSON(shown, budget)
+	}
 	if truncated {
 		if ev != "" {
 			b.WriteString("\n" + textFor(l, txtMsgTruncated, strconv.Itoa(len(shown)), strconv.Itoa(budget), ev))

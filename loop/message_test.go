@@ -48,6 +48,8 @@ func TestToolMessage(t *testing.T) {
 			"工具 query_site 调用成功。\n证据 ID：ev_1（在完成说明中引用写作 [ev:ev_1]）\n结果：有数据（success_with_data）\n" +
 				`结果共 ` + itoa(len(long)) + ` 字节，超过 256 字节的预算，下面的 JSON 已按结构截断（truncated: true），末尾的成员或元素被省略；完整结果用 builtin_evidence_get 读取：{"evidenceId":"ev_1","page":1}，再按返回的 nextPage 翻页` + "\n" +
 				`{"code":200,"data":{"sites":[` + strings.Join(recs[:5], ",") + `]}}`},
+		{"no budget: a builtin's answer is shown whole", ToolMessageInput{Observation: abi.Success("证据 ev_1 的原始报文，第 2/3 页", raw(long))},
+			"证据 ev_1 的原始报文，第 2/3 页。\n结果：有数据（success_with_data）\n" + long},
 		{"cut by the Evidence guard: rendered from the whole response", ToolMessageInput{
 			Observation: abi.Success("工具 query_site 调用成功；返回内容共 400 字节，超过 64 字节上限，这里只给出前 64 字节（truncated: true）；完整内容已登记为证据 ev_1，用 builtin_evidence_get 分页读取其余部分", raw(guardCutData)),
 			Evidence:    item(abi.ResultWithData), Response: raw(data)},

@@ -365,7 +365,7 @@ func (r *Runner) unrun(n state.Node, tc model.ToolCall, c *Counter, o abi.Observ
 	if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: text}); err != nil {
 		return fmt.Errorf("loop: %w", err)
 	}
-	e := withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls}, o), tc.ID, tc.Arguments)
+	e := withSent(withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls}, o), tc.ID, tc.Arguments), text, nil)
 	e.Status = "SKIPPED"
 	r.emit(n, e)
 	return nil
@@ -377,12 +377,19 @@ type callResult struct {
 	Observation abi.Observation
 	Evidence    *abi.EvidenceItem
 	Response    json.RawMessage
+	// Builtin: the answer of a builtin, which bounds its own data
+	// (builtin_evidence_get pages by pageSize); it is not cut again.
+	Builtin bool
 }
 
 // toolMessage renders the tool message the model reads for a call.
 func (r *Runner) toolMessage(cr callResult) string {
+	budget := r.cfg.ToolResultBudget
+	if cr.Builtin {
+		budget = 0
+	}
 	return ToolMessage(ToolMessageInput{Observation: cr.Observation, Evidence: cr.Evidence, Response: cr.Response,
-		Budget: r.cfg.ToolResultBudget, Locale: r.cfg.Locale})
+		Budget: budget, Locale: r.cfg.Locale})
 }
 
 // catalog builds the node's tool catalog from its state now.
@@ -430,7 +437,7 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 			o := abi.Failed(abi.PluginContractViolation, abi.PluginContractViolation.Reason(l, "plugin", plugin, "detail", "no observation"),
 				abi.NextReportFailure.Text(l))
 			o.Locale = l
-			return callResult{Observation: o}, nil
+			return callResult{Observation: o, Builtin: true}, nil
 		}
 		obs := *v.Observation
 		if obs.Outcome == abi.OutcomeSuccess {
@@ -438,7 +445,7 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 				return callResult{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
 			}
 		}
-		return callResult{Observation: obs}, nil
+		return callResult{Observation: obs, Builtin: true}, nil
 	}
 	res := r.business(ctx, n, sk, cat, tc.ID, tc.Name, []byte(tc.Arguments), views)
 	if res.Err != nil {
