@@ -142,6 +142,12 @@ func newTapSSE(rc io.ReadCloser, peek func([]byte)) *tapSSE {
 func (s *tapSSE) Read(p []byte) (int, error) {
 	n, err := s.ReadCloser.Read(p)
 	s.pending = append(s.pending, p[:n]...)
+	s.split()
+	return n, err
+}
+
+// split peeks at every complete event in pending and keeps the rest.
+func (s *tapSSE) split() {
 	consumed := 0
 	for {
 		i := bytes.IndexByte(s.pending[consumed:], '\n')
@@ -170,5 +176,4 @@ func (s *tapSSE) Read(p []byte) (int, error) {
 	if len(s.pending) > maxPeek {
 		s.pending = s.pending[:0]
 	}
-	return n, err
 }
