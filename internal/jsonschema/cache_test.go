@@ -69,7 +69,7 @@ func TestEstimateCoversCompiledSize(t *testing.T) {
 		{"100 nested items", strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100)},
 		{"booleans", `{"allOf":[` + strings.Repeat(`true,`, 2000) + `false]}`},
 	} {
-		const n = 8
+		const n = 4
 		used, keep := retained(func() any {
 			out := make([]*Schema, n)
 			for i := range out {

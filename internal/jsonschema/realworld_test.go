@@ -91,6 +91,17 @@ func TestRealWorldSchemas(t *testing.T) {
 			"children.0.children.1.name: required property is missing [required]",
 			"children.1.name: expected string, got number [type]",
 		}},
+		// Names that need escaping in a JSON pointer or a URI fragment are
+		// still found in the schema text (bounds quoted as written) and keep
+		// the schema's order.
+		{"awkward property names", `{"properties":{"z z":{"maximum":1.50},"c/d":{"maximum":1.50},"e~f":{"maximum":1.50},"é%":{"maximum":1.50},"a.b":{"type":"string"}}}`,
+			`{"a.b":1,"é%":2,"e~f":2,"c/d":2,"z z":2}`, []string{
+				"z z: 2 is greater than the maximum 1.50 [maximum]",
+				"c/d: 2 is greater than the maximum 1.50 [maximum]",
+				"e~f: 2 is greater than the maximum 1.50 [maximum]",
+				"é%: 2 is greater than the maximum 1.50 [maximum]",
+				"a.b: expected string, got number [type]",
+			}},
 		{"anchor and id valid", anchorSchema, `{"qty":1,"sku":"abc"}`, nil},
 		{"anchor and id invalid", anchorSchema, `{"qty":0,"sku":"ab"}`, []string{
 			"qty: 0 is less than the minimum 1 [minimum]",
