@@ -227,3 +227,25 @@ func deepIndexPath() string {
 	}
 	return p
 }
+
+// TestDraftsRecognised: every $schema spelling MCP servers emit selects a
+// built-in metaschema; none is fetched.
+func TestDraftsRecognised(t *testing.T) {
+	t.Parallel()
+	for _, d := range []string{
+		"http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#",
+		"http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema", "https://json-schema.org/draft-07/schema#",
+		"https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/schema#",
+	} {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			s, err := Compile([]byte(`{"$schema":"` + d + `","type":"object","required":["a"]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := render(s.Validate([]byte(`{}`))); len(got) != 1 || got[0] != "a: required property is missing [required]" {
+				t.Fatalf("got %q", got)
+			}
+		})
+	}
+}
