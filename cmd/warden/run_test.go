@@ -223,3 +223,21 @@ func TestRunOpenAIProviderFailures(t *testing.T) {
 		})
 	}
 }
+
+// Every model flag of warden run is in its usage text, which documents
+// exit code 3.
+func TestRunUsageListsModelFlags(t *testing.T) {
+	t.Parallel()
+	code, _, errs := runRun(t, "--help")
+	if code != 2 || errs != runUsage {
+		t.Fatalf("--help: exit %d\n%s", code, errs)
+	}
+	for _, k := range []string{keyAttemptTimeout, keyCallTimeout, keyMaxRetries, keyBackoff, keyMaxBackoff, keyStream, keyStrict, keyParallel, keyToolChoice} {
+		if !strings.Contains(runUsage, "\n  --"+k+" ") && !strings.Contains(runUsage, "\n  --"+k+"=") {
+			t.Errorf("usage does not list --%s", k)
+		}
+	}
+	if !strings.Contains(runUsage, "3 when the model provider") {
+		t.Errorf("usage does not document exit code 3")
+	}
+}
