@@ -119,6 +119,8 @@ const (
 	OutputSchemaMismatch Code = "OUTPUT_SCHEMA_MISMATCH"
 	EvidenceNotFound     Code = "EVIDENCE_NOT_FOUND"
 	ApprovalExpired      Code = "APPROVAL_EXPIRED"
+	CallSkipped          Code = "CALL_SKIPPED"
+	ModelOutputTruncated Code = "MODEL_OUTPUT_TRUNCATED"
 )
 
 // Codes the host uses when a plugin itself fails (agent_runtime.50001–50099).
@@ -191,6 +193,8 @@ var registry = []reg{
 	{OutputSchemaMismatch, 42259, CategoryExecution, true, SignalChange, "工具 {tool} 的返回不符合其输出定义：{detail}", "the response of tool {tool} does not match its output schema: {detail}"},
 	{EvidenceNotFound, 42260, CategoryArgument, true, SignalChange, "证据 {evidence} 不存在", "evidence {evidence} does not exist"},
 	{ApprovalExpired, 42261, CategoryPermission, true, SignalWait, "对 {tool} 的确认已超过有效期", "the confirmation of {tool} has expired"},
+	{CallSkipped, 42262, CategoryToolChoice, true, SignalChange, "同一轮中前面的调用没有成功，本调用未执行", "an earlier call of this turn did not succeed, so this call was not run"},
+	{ModelOutputTruncated, 42263, CategoryFormat, true, SignalChange, "模型输出达到长度上限被截断，本轮的工具调用未执行", "the model's output hit its length limit and was cut, so this turn's tool calls were not run"},
 
 	{PluginTrap, 50001, CategoryExecution, true, SignalRetry, "插件 {plugin} 运行异常：{detail}", "plugin {plugin} trapped: {detail}"},
 	{PluginTimeout, 50002, CategoryExecution, true, SignalRetry, "插件 {plugin} 在 {timeout} 内没有给出结果", "plugin {plugin} gave no result within {timeout}"},

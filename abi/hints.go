@@ -55,6 +55,8 @@ const (
 	NextDelegate         Hint = "NEXT_DELEGATE"
 	NextReconfirm        Hint = "NEXT_RECONFIRM"
 	NextFallback         Hint = "NEXT_FALLBACK"
+	NextDecideAgain      Hint = "NEXT_DECIDE_AGAIN"
+	NextReissueShorter   Hint = "NEXT_REISSUE_SHORTER"
 )
 
 var hints = map[Hint][2]string{
@@ -88,6 +90,8 @@ var hints = map[Hint][2]string{
 	NextDelegate:         {"改为自行调用工具完成，或调用 builtin_node_fail 说明原因", "do it with your own tools instead, or call builtin_node_fail"},
 	NextReconfirm:        {"重新调用 builtin_node_approval 申请确认", "ask for confirmation again with builtin_node_approval"},
 	NextFallback:         {"改用备用工具 {tool} 获取数据；仍失败时调用 builtin_node_fail 说明原因", "use the fallback tool {tool} instead; if it fails too, call builtin_node_fail"},
+	NextDecideAgain:      {"先按同一轮前面那次调用的返回处理，再决定是否重新调用本工具", "deal with the result of the earlier call of this turn first, then decide whether to call this tool again"},
+	NextReissueShorter:   {"重新发出完整的调用；参数或说明过长时先缩短", "issue the call again in full; shorten long arguments or text first"},
 }
 
 // Hints returns every registered hint name.
