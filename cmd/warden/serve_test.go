@@ -207,11 +207,11 @@ func TestServeRefusesUnservedTool(t *testing.T) {
 		t.Fatalf("build mcp-cms: %v\n%s", err, out)
 	}
 	skills, keys, script := serveFixture(t)
-	writeFile(t, filepath.Join(skills, "skill_tool_binding.yaml"), "- {skill_id: 10, tool_name: list_tags, enabled_flag: 1}\n")
+	writeFile(t, filepath.Join(skills, "skill_tool_binding.yaml"), "- {skill_id: 10, tool_name: archive_article, enabled_flag: 1}\n")
 	var stdout, stderr bytes.Buffer
 	code := cmdServe(context.Background(), []string{"--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "scripted",
 		"--model-script", script, "--tools", "mcp-command", "--mcp-command", bin}, &stdout, &stderr)
-	want := "warden serve: --skills (WARDEN_SKILLS): tenant acme: server: skill cms.space: tool list_tags is not served\n"
+	want := "warden serve: --skills (WARDEN_SKILLS): tenant acme: server: skill cms.space: tool archive_article is not served\n"
 	if code != 1 || !strings.HasSuffix(stderr.String(), want) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}

@@ -73,6 +73,7 @@ var cmsTools = []toolDef{
 		data:   listSchema(articleSchema),
 		run:    func(st *store, a args) (any, error) { return st.searchArticles(a.str("query"), a.str("websiteId")) },
 	},
+	listTagsTool,
 	{
 		name: "create_website", title: "Create website", desc: "Create a website in a space. Domains are unique.", write: true,
 		fields: []field{{"spaceId", "string", "space id", true}, {"name", "string", "display name", true}, {"domain", "string", "unique domain", true}},

@@ -155,7 +155,7 @@ func TestListTools(t *testing.T) {
 			for _, tl := range list {
 				names = append(names, tl.Name)
 			}
-			want := "admin_reset admin_set_faults admin_stats create_article create_website find_website get_article list_websites publish_article query_space search_articles"
+			want := "admin_reset admin_set_faults admin_stats create_article create_website find_website get_article list_tags list_websites publish_article query_space search_articles"
 			if got := strings.Join(names, " "); got != want {
 				t.Fatalf("tools\n got %s\nwant %s", got, want)
 			}
