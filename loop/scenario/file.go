@@ -55,13 +55,18 @@ type Skill struct {
 // Tools are the business tools: an MCP server, scripted tools, or both
 // (a scripted tool shadows an MCP tool of the same name).
 type Tools struct {
-	MCP      *MCP           `json:"mcp,omitempty"`
-	Scripted []ScriptedTool `json:"scripted,omitempty"`
+	MCP *MCP `json:"mcp,omitempty"`
+	// MCPServers are several MCP servers instead of mcp, each named; a tool
+	// name two of them offer is refused at setup.
+	MCPServers []MCP          `json:"mcpServers,omitempty"`
+	Scripted   []ScriptedTool `json:"scripted,omitempty"`
 }
 
 // MCP is an MCP server: a command started as a child (stdio), a Go package
 // built first and started as a child, or a URL (streamable HTTP).
 type MCP struct {
+	// Name identifies the server; required in mcpServers.
+	Name string `json:"name,omitempty"`
 	// Build is a main package relative to the module root
 	// ("./examples/mcp-cms"); it is built into a temporary directory and
 	// started with Args.
@@ -69,7 +74,10 @@ type MCP struct {
 	Command []string `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	Env     []string `json:"env,omitempty"`
-	URL     string   `json:"url,omitempty"`
+	// EnvAllow names variables of the runner's environment the child may
+	// see besides the base set (PATH, HOME, …) and Env.
+	EnvAllow []string `json:"envAllow,omitempty"`
+	URL      string   `json:"url,omitempty"`
 }
 
 // ScriptedTool is an in-memory tool with canned responses and faults.
@@ -230,15 +238,24 @@ func (s *Scenario) validate() error {
 		return fmt.Errorf("skill %q is not among the skills", s.Skill)
 	}
 	if m := s.Tools.MCP; m != nil {
-		n := 0
-		for _, set := range []bool{m.Build != "", len(m.Command) > 0, m.URL != ""} {
-			if set {
-				n++
-			}
-		}
-		if n != 1 {
+		if !m.oneSource() {
 			return fmt.Errorf("tools.mcp: exactly one of build, command, url")
 		}
+	}
+	if s.Tools.MCP != nil && len(s.Tools.MCPServers) > 0 {
+		return fmt.Errorf("tools: mcp and mcpServers are exclusive")
+	}
+	names := map[string]bool{}
+	for i, m := range s.Tools.MCPServers {
+		switch {
+		case m.Name == "":
+			return fmt.Errorf("tools.mcpServers[%d]: name is required", i)
+		case names[m.Name]:
+			return fmt.Errorf("tools.mcpServers: two servers are named %q", m.Name)
+		case !m.oneSource():
+			return fmt.Errorf("tools.mcpServers[%d]: exactly one of build, command, url", i)
+		}
+		names[m.Name] = true
 	}
 	for _, t := range s.Tools.Scripted {
 		if t.Name == "" {
@@ -299,4 +316,15 @@ func (e Expect) toolBackoff() []string {
 		return nil
 	}
 	return e.Tools.Backoff
+}
+
+// oneSource reports whether exactly one of build, command and url is set.
+func (m *MCP) oneSource() bool {
+	n := 0
+	for _, set := range []bool{m.Build != "", len(m.Command) > 0, m.URL != ""} {
+		if set {
+			n++
+		}
+	}
+	return n == 1
 }

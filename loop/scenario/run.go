@@ -109,8 +109,8 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	}
 	defs := map[string]catalog.BusinessTool{}
 	var served []tools.Tool
-	if s.Tools.MCP != nil {
-		c, err := dialMCP(ctx, s.Tools.MCP, s.File)
+	if s.Tools.MCP != nil || len(s.Tools.MCPServers) > 0 {
+		c, err := dialMCP(ctx, s.Tools, s.File)
 		if err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: mcp: %w", s.Name, ErrSetup, err)
 		}

@@ -56,7 +56,13 @@ func scriptedServer(ts []ScriptedTool) *tscripted.Server {
 type router struct {
 	scripted map[string]bool
 	local    *tscripted.Server
-	remote   *mcp.Client
+	remote   remote
+}
+
+// remote is the scenario's MCP servers: one client, or mcp.Servers.
+type remote interface {
+	tools.Provider
+	Close() error
 }
 
 func (r *router) CallTool(ctx context.Context, name string, args json.RawMessage) (chain.Response, error) {
@@ -116,29 +122,60 @@ func build(ctx context.Context, root, pkg string) (string, error) {
 	return out, nil
 }
 
-// dialMCP starts or connects to the scenario's MCP server.
-func dialMCP(ctx context.Context, m *MCP, file string) (*mcp.Client, error) {
+// dialMCP starts or connects to the scenario's MCP server, or its servers.
+func dialMCP(ctx context.Context, ts Tools, file string) (remote, error) {
+	if ts.MCP != nil {
+		cfg, err := mcpConfig(ctx, ts.MCP, file)
+		if err != nil {
+			return nil, err
+		}
+		c, err := mcp.Dial(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	var cfgs []mcp.Config
+	for i := range ts.MCPServers {
+		cfg, err := mcpConfig(ctx, &ts.MCPServers[i], file)
+		if err != nil {
+			return nil, fmt.Errorf("server %s: %w", ts.MCPServers[i].Name, err)
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	s, err := mcp.DialAll(ctx, cfgs)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// mcpConfig is one server's client configuration; a Go package is built.
+func mcpConfig(ctx context.Context, m *MCP, file string) (mcp.Config, error) {
 	cfg := mcp.Config{Name: "scenario"}
+	if m.Name != "" {
+		cfg.Name = m.Name
+	}
 	switch {
 	case m.URL != "":
 		cfg.URL = m.URL
 	default:
 		root, err := moduleRoot(filepath.Dir(file))
 		if err != nil {
-			return nil, err
+			return cfg, err
 		}
 		cfg.Dir = root
 		// The server sees the base environment and the scenario's env only.
-		cfg.Env = m.Env
+		cfg.Env, cfg.EnvAllow = m.Env, m.EnvAllow
 		if m.Build != "" {
 			bin, err := build(ctx, root, m.Build)
 			if err != nil {
-				return nil, err
+				return cfg, err
 			}
 			cfg.Command = append([]string{bin}, m.Args...)
 		} else {
 			cfg.Command = append(append([]string(nil), m.Command...), m.Args...)
 		}
 	}
-	return mcp.Dial(ctx, cfg)
+	return cfg, nil
 }
