@@ -7,7 +7,9 @@
 //
 //   - the tool ran and answered: a chain.Response, its Content taken from
 //     structuredContent, else from the text content when that parses as
-//     JSON, else the text as a JSON string;
+//     JSON, else the text as a JSON string; a result with an image, audio,
+//     resource or resource link part instead has Content
+//     {"content":[every part in MCP's shape],"text":…,"structuredContent":…};
 //   - the tool ran and reported its own failure (MCP isError): a
 //     chain.Response with IsError and the tool's Text — not an error;
 //   - the call failed: an error wrapping one of the chain sentinels —
@@ -16,6 +18,14 @@
 //     connection broke while the call was under way, chain.ErrTimeout on the
 //     context's deadline, chain.ErrInvalidParams for JSON-RPC -32602 and
 //     chain.ErrRPC for any other protocol error.
+//
+// The server's own requests are answered (Config): roots/list with the
+// configured roots, elicitation declined unless a handler is set, sampling
+// refused unless a handler is set. Progress notifications of a call reach
+// the invoker (chain.ReportProgress), which moves the call's deadline. Tools
+// that require task augmentation are not listed. A stdio child gets only an
+// allowlisted environment, and a line on its stdout that is not JSON-RPC is
+// logged and skipped. Servers offers several servers as one provider.
 //
 // A session found dead before a call is reconnected once (a new child
 // process, or a new HTTP session); a call whose connection broke while it
