@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,4 +44,29 @@ func Example() {
 	// Output:
 	// call_1 query_site {"space":"s1"
 	// tool_calls 0
+}
+
+func Example_providerError() {
+	// A provider refusing a conversation longer than its context window.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`)
+	}))
+	defer srv.Close()
+
+	client, err := openai.New(openai.Defaults(srv.URL+"/v1", "sk-…", "gpt-4.1"))
+	if err != nil {
+		panic(err)
+	}
+	_, err = client.Complete(context.Background(), model.Request{
+		Messages: []model.Message{{Role: model.RoleUser, Content: "…"}},
+	})
+	var pe *model.ProviderError
+	if errors.As(err, &pe) {
+		fmt.Println(errors.Is(err, model.ErrContextLength), pe.Status, pe.Code, model.KindName(err))
+	}
+	fmt.Println(err)
+	// Output:
+	// true 400 context_length_exceeded context_length
+	// model/openai: model: context length exceeded: HTTP 400 (context_length_exceeded): This model's maximum context length is 8192 tokens.
 }
