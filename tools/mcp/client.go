@@ -224,8 +224,11 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		t = &sdk.StreamableClientTransport{
 			Endpoint:   c.cfg.URL,
 			HTTPClient: c.http,
-			// The invoker owns retries: a broken stream fails the call.
-			MaxRetries: -1,
+			// A broken stream is reconnected twice (with Last-Event-ID:
+			// a stream is resumed, a call is never sent again; the
+			// invoker owns retries), so that a dropped standalone stream
+			// does not end the session and fail the calls in flight.
+			MaxRetries: 2,
 			// The standalone SSE stream stays on: a server sends a request
 			// that belongs to no call of ours (roots/list after
 			// initialization) there, and without the stream it would wait
