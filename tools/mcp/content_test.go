@@ -89,6 +89,8 @@ func TestHintsPeek(t *testing.T) {
 		`{"name":"b","annotations":{"title":"B"}},` +
 		`{"name":"c"}]}}`))
 	h.peek([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"tools"}}`))
+	// A call's result that happens to hold a tools list is not a listing.
+	h.peek([]byte(`{"jsonrpc":"2.0","id":4,"result":{"content":[],"tools":[{"name":"c","annotations":{"readOnlyHint":false}}]}}`))
 	a, b, c := h.get("a"), h.get("b"), h.get("c")
 	if a.taskSupport != "required" || a.annotations == nil || a.annotations.ReadOnlyHint == nil || *a.annotations.ReadOnlyHint || a.annotations.DestructiveHint != nil {
 		t.Fatalf("a: %+v %+v", a, a.annotations)

@@ -38,7 +38,9 @@ func (h *hints) peek(msg []byte) {
 	}
 	var m struct {
 		Result *struct {
-			Tools []struct {
+			// A tools/call result has content; a tools/list result never.
+			Content json.RawMessage `json:"content"`
+			Tools   []struct {
 				Name        string             `json:"name"`
 				Annotations *tools.Annotations `json:"annotations"`
 				Execution   *struct {
@@ -47,7 +49,7 @@ func (h *hints) peek(msg []byte) {
 			} `json:"tools"`
 		} `json:"result"`
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Result == nil {
+	if json.Unmarshal(msg, &m) != nil || m.Result == nil || m.Result.Content != nil {
 		return
 	}
 	h.mu.Lock()
