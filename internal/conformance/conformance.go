@@ -10,9 +10,9 @@
 // cmd/mcp-conformance-client is that command.
 //
 // Only what Warden's MCP client does is driven: connect, list tools, call
-// tools, answer elicitation/create through tools/mcp's handler. A scenario
-// that needs a client feature tools/mcp does not have (resuming a broken SSE
-// stream) is still driven, and fails in the suite; its test names the gap.
+// tools, answer elicitation/create through tools/mcp's handler; the rest
+// (resuming a broken stream after the server's retry delay) is tools/mcp's
+// own behaviour, which the scenarios grade.
 package conformance
 
 import (
