@@ -308,7 +308,7 @@ var readmeCases = map[string]readmeCase{
 }
 
 const multiHost = "two instances on two hosts (10.0.0.1, 10.0.0.2) and a PostgreSQL at db.internal; " +
-	"TestServeInstances (instances_test.go) runs two real instances on one PostgreSQL on this machine"
+	"TestServeTwoInstances (instances_test.go) runs two real instances on one PostgreSQL on this machine"
 
 // readmeKeysFile is a keys.json written from an example.
 type readmeKeysFile struct{ path, tenant, admin string }
