@@ -41,6 +41,14 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds, yamls := readmeSnippets(string(readme))
+	// examples/serve/warden.yaml says in its comments how it is run.
+	serveYAML, err := os.ReadFile("../../examples/serve/warden.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^# .*?: (warden .*)$`).FindAllStringSubmatch(string(serveYAML), -1) {
+		cmds = append(cmds, "examples/serve/warden.yaml: "+m[1])
+	}
 	r := &readmeRun{root: "../..", tmp: t.TempDir()}
 	r.repl = map[string]string{
 		// plugin build writes into the checkout; here into a temporary
@@ -297,6 +305,25 @@ var readmeCases = map[string]readmeCase{
 			if st, err := os.Stat(db); err != nil || st.Size() == 0 {
 				t.Fatalf("no SQLite database at %s: %v", db, err)
 			}
+			// "warden report tools --store sqlite:…" summarises the
+			// reliability records serve kept (feedback: true in the file).
+			exits(0, "list_tags")(t, r, "go run ./cmd/warden report tools --store sqlite:"+db)
+		},
+	},
+	// The file's own way to run it: no installed warden here, so go run;
+	// the keys file is "yours to write" and the store path relative to the
+	// checkout, so both come through their variables, as the address and
+	// the endpoint do.
+	"examples/serve/warden.yaml: warden serve --config examples/serve/warden.yaml": {
+		run: func(t *testing.T, r *readmeRun, text string) {
+			keys := readmeKeys(t, r, "examples/serve/warden.yaml", "file-keys.json")
+			fake := newFakeOpenAI(t, "openai-key-for-the-file")
+			env, argv := r.argv(t, strings.TrimPrefix(text, "examples/serve/warden.yaml: "), map[string]string{"warden": "go run ./cmd/warden"})
+			argv = append(strings.Fields(argv[0]), argv[1:]...)
+			env = append(env, "WARDEN_KEYS="+keys.path, "WARDEN_STORE=sqlite:"+filepath.Join(r.tmp, "file.db"),
+				"WARDEN_ADDR=127.0.0.1:0", "WARDEN_BASE_URL="+fake.url+"/v1", "OPENAI_API_KEY=openai-key-for-the-file")
+			base := readmeServe(t, r, env, argv)
+			readmeTagsCall(t, base, keys.tenant, fake, "qwen2.5:7b")
 		},
 	},
 
