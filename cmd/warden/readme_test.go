@@ -609,9 +609,12 @@ func readmeServers(t *testing.T, r *readmeRun, yaml string) {
 		mu.Unlock()
 		mh.ServeHTTP(w, req)
 	}))
-	// Closed after serve stops (cleanups run last first): serve holds a
-	// stream open to it.
-	t.Cleanup(ss.Close)
+	// Closed after serve stops (cleanups run last first); serve holds a
+	// stream open to it, which Close would wait for.
+	t.Cleanup(func() {
+		ss.CloseClientConnections()
+		ss.Close()
+	})
 
 	cfg := yaml
 	for old, new := range map[string]string{
