@@ -84,16 +84,29 @@ func (s *store) id(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, s.nextID)
 }
 
-func (s *store) querySpace(id string) (any, error) {
+// querySpace looks a space up by id, or by its exact name when no id is
+// given.
+func (s *store) querySpace(id, name string) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if id == "" && name == "" {
+		return nil, &failure{codeNotFound, "give spaceId or name"}
+	}
 	sp, ok := s.spaces[id]
+	if id == "" {
+		for _, c := range s.spaces {
+			if c.Name == name {
+				sp, ok = c, true
+			}
+		}
+		id = name
+	}
 	if !ok {
 		return nil, &failure{codeNotFound, "space " + id + " not found"}
 	}
 	n := 0
 	for _, w := range s.websites {
-		if w.SpaceID == id {
+		if w.SpaceID == sp.ID {
 			n++
 		}
 	}

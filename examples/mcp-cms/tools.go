@@ -44,10 +44,10 @@ func listSchema(item string) string {
 // cmsTools are the business tools, reads first.
 var cmsTools = []toolDef{
 	{
-		name: "query_space", title: "Query space", desc: "Look up a space by id and count its websites.",
-		fields: []field{{"spaceId", "string", "space id, e.g. sp-1", true}},
+		name: "query_space", title: "Query space", desc: "Look up a space by id, or by its exact name, and count its websites.",
+		fields: []field{{"spaceId", "string", "space id, e.g. sp-1", false}, {"name", "string", "the space's exact name, when the id is not known", false}},
 		data:   `{"type":"object","properties":{"spaceId":{"type":"string"},"name":{"type":"string"},"websiteCount":{"type":"integer"}},"required":["spaceId","name","websiteCount"]}`,
-		run:    func(st *store, a args) (any, error) { return st.querySpace(a.str("spaceId")) },
+		run:    func(st *store, a args) (any, error) { return st.querySpace(a.str("spaceId"), a.str("name")) },
 	},
 	{
 		name: "list_websites", title: "List websites", desc: "List the websites of a space.",
