@@ -163,10 +163,10 @@ func TestListTools(t *testing.T) {
 				if tl.Name != "query_space" {
 					continue
 				}
-				if tl.Title != "Query space" || tl.Description != "Look up a space by id and count its websites." {
+				if tl.Title != "Query space" || tl.Description != "Look up a space by id, or by its exact name, and count its websites." {
 					t.Fatalf("title %q description %q", tl.Title, tl.Description)
 				}
-				wantIn := `{"additionalProperties":false,"properties":{"spaceId":{"description":"space id, e.g. sp-1","type":"string"}},"required":["spaceId"],"type":"object"}`
+				wantIn := `{"additionalProperties":false,"properties":{"name":{"description":"the space's exact name, when the id is not known","type":"string"},"spaceId":{"description":"space id, e.g. sp-1","type":"string"}},"required":[],"type":"object"}`
 				if got := canon(t, tl.InputSchema); got != wantIn {
 					t.Fatalf("input schema\n got %s\nwant %s", got, wantIn)
 				}
@@ -227,7 +227,7 @@ func TestCallFailures(t *testing.T) {
 		want    error
 		text    string // the error's text must contain this
 	}{
-		{name: "missing argument", tool: "query_space", args: `{}`, want: chain.ErrInvalidParams, text: "invalid params: spaceId is required"},
+		{name: "missing argument", tool: "list_websites", args: `{}`, want: chain.ErrInvalidParams, text: "invalid params: spaceId is required"},
 		{name: "unknown argument", tool: "query_space", args: `{"spaceId":"sp-1","x":1}`, want: chain.ErrInvalidParams, text: "invalid params: unknown argument x"},
 		{name: "unknown tool", tool: "no_such_tool", args: `{}`, want: chain.ErrInvalidParams, text: `unknown tool "no_such_tool"`},
 		{name: "rpc error", faults: `{"failNext":1,"failMode":"rpc"}`, tool: "query_space", args: `{"spaceId":"sp-1"}`, want: chain.ErrRPC, text: "injected internal error"},
