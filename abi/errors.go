@@ -25,3 +25,13 @@ var ErrInvalidManifest = errors.New("invalid manifest")
 
 // ErrUnknownEffect is returned for an effect kind that is not in the registry.
 var ErrUnknownEffect = errors.New("unknown effect kind")
+
+// ErrDuplicateKey is returned for a JSON object that holds a key twice.
+var ErrDuplicateKey = errors.New("duplicate key")
+
+// ErrKeyCase is returned for a JSON key that names a field only when case
+// is ignored: keys are case-sensitive.
+var ErrKeyCase = errors.New("key in the wrong case")
+
+// ErrUnknownKey is returned for a JSON key the target type does not have.
+var ErrUnknownKey = errors.New("unknown key")

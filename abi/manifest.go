@@ -1,11 +1,9 @@
 package abi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 )
 
 // Manifest is what a plugin declares about itself. The guest exports it; the
@@ -44,17 +42,14 @@ type Limits struct {
 	MaxOutputBytes int `json:"maxOutputBytes,omitempty"`
 }
 
-// ParseManifest decodes a manifest strictly and validates it.
+// ParseManifest decodes a manifest strictly (DecodeStrict: no unknown key,
+// no key twice, no key in another case, nothing after it) and validates it.
 func ParseManifest(b []byte) (Manifest, error) {
 	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	// Strict: a key twice or in another case would let one manifest be
+	// read two ways (encoding/json keeps the last and ignores case).
+	if err := decodeStrict(b, &m); err != nil {
 		return Manifest{}, fmt.Errorf("abi: manifest: %w: %w", ErrInvalidManifest, err)
-	}
-	// More would let a stray "}" or "]" through; only whitespace may follow.
-	if _, err := dec.Token(); err != io.EOF {
-		return Manifest{}, fmt.Errorf("abi: manifest: %w: trailing data", ErrInvalidManifest)
 	}
 	if err := m.Validate(); err != nil {
 		return Manifest{}, err
