@@ -54,6 +54,12 @@ type CodeInfo struct {
 	// (TOOL_OBSERVATION §7.2). Placeholders are written {name}.
 	ReasonZH string
 	ReasonEN string
+	// HostReserved reports whether only the host (or the runtime around
+	// it) may report the code: a plugin's failure, or a call that was never
+	// run. A plugin that reports one breaks the result contract, since its
+	// own verdict would read as its failure in traces, metrics and failure
+	// policies.
+	HostReserved bool
 }
 
 // Reason returns the code's reason template in the locale, with {name}
@@ -206,6 +212,17 @@ var registry = []reg{
 	{PluginMemoryLimit, 50008, CategoryExecution, false, SignalStop, "插件 {plugin} 超出内存上限", "plugin {plugin} ran out of its memory limit"},
 }
 
+// hostReserved are the codes no plugin may report: every code of the
+// plugin-failure range (50001–50099), which the host builds when a plugin
+// traps, times out, breaks the contract, is unavailable or goes over a
+// limit; and the loop's CALL_SKIPPED and MODEL_OUTPUT_TRUNCATED, which say
+// that a call was not run at all.
+var hostReserved = map[Code]bool{
+	PluginTrap: true, PluginTimeout: true, PluginContractViolation: true, PluginUnavailable: true,
+	GuardUnavailable: true, PluginOutputTooLarge: true, PluginInputTooLarge: true, PluginMemoryLimit: true,
+	CallSkipped: true, ModelOutputTruncated: true,
+}
+
 var (
 	byCode = map[Code]*CodeInfo{}
 	byWire = map[string]*CodeInfo{}
@@ -221,6 +238,7 @@ func init() {
 		codes[i] = CodeInfo{
 			Code: r.code, Number: r.num, Wire: fmt.Sprintf("%s%d", WirePrefix, r.num),
 			Category: r.cat, Recoverable: r.rec, Signal: r.sig, ReasonZH: r.zh, ReasonEN: r.en,
+			HostReserved: hostReserved[r.code],
 		}
 		info := &codes[i]
 		if byCode[r.code] != nil || byWire[info.Wire] != nil {
@@ -242,6 +260,10 @@ func (c Code) Info() (CodeInfo, bool) {
 	}
 	return *i, true
 }
+
+// HostReserved reports whether only the host may report c (see
+// CodeInfo.HostReserved).
+func (c Code) HostReserved() bool { i, ok := byCode[c]; return ok && i.HostReserved }
 
 // Known reports whether c is registered.
 func (c Code) Known() bool { _, ok := byCode[c]; return ok }

@@ -370,3 +370,25 @@ func TestFill(t *testing.T) {
 		})
 	}
 }
+
+// TestHostReservedCodes: exactly the plugin-failure range and the loop's two
+// not-run codes are the host's.
+func TestHostReservedCodes(t *testing.T) {
+	t.Parallel()
+	want := map[abi.Code]bool{
+		abi.PluginTrap: true, abi.PluginTimeout: true, abi.PluginContractViolation: true, abi.PluginUnavailable: true,
+		abi.GuardUnavailable: true, abi.PluginOutputTooLarge: true, abi.PluginInputTooLarge: true, abi.PluginMemoryLimit: true,
+		abi.CallSkipped: true, abi.ModelOutputTruncated: true,
+	}
+	for _, info := range abi.Codes() {
+		if info.HostReserved != want[info.Code] || info.Code.HostReserved() != want[info.Code] {
+			t.Errorf("%s: HostReserved = %v (method %v), want %v", info.Code, info.HostReserved, info.Code.HostReserved(), want[info.Code])
+		}
+		if info.Number >= 50001 && info.Number <= 50099 && !info.HostReserved {
+			t.Errorf("%s (%d) is in the plugin-failure range but not host-reserved", info.Code, info.Number)
+		}
+	}
+	if abi.Code("NOPE").HostReserved() {
+		t.Error("an unregistered code is host-reserved")
+	}
+}

@@ -25,6 +25,7 @@ const (
 	ViolationSecondResult     ViolationKind = "second_result"
 	ViolationMissingCode      ViolationKind = "missing_code"
 	ViolationUnknownCode      ViolationKind = "unknown_code"
+	ViolationReservedCode     ViolationKind = "reserved_code"
 	ViolationMissingReason    ViolationKind = "missing_reason"
 	ViolationMissingNext      ViolationKind = "missing_next"
 	ViolationPassNotAllowed   ViolationKind = "pass_not_allowed"
@@ -35,6 +36,7 @@ const (
 	ViolationEffectNotGranted ViolationKind = "effect_not_granted"
 	ViolationOutputTooLarge   ViolationKind = "output_too_large"
 	ViolationBadPointer       ViolationKind = "bad_pointer"
+	ViolationHostRefused      ViolationKind = "host_refused"
 )
 
 var violationTexts = map[ViolationKind][2]string{
@@ -42,6 +44,7 @@ var violationTexts = map[ViolationKind][2]string{
 	ViolationSecondResult:     {"一次调用给出了第二个结果", "a second result in one call"},
 	ViolationMissingCode:      {"非成功结果缺少错误码", "a non-success result without an error code"},
 	ViolationUnknownCode:      {"非成功结果的错误码未登记", "a non-success result with an unregistered error code"},
+	ViolationReservedCode:     {"非成功结果使用了宿主保留的错误码", "a non-success result with an error code only the host may report"},
 	ViolationMissingReason:    {"非成功结果缺少原因", "a non-success result without a reason"},
 	ViolationMissingNext:      {"非成功结果缺少下一步", "a non-success result without a next step"},
 	ViolationPassNotAllowed:   {"内置工具不能放行，必须给出结果", "a builtin cannot pass; it must give a result"},
@@ -52,6 +55,7 @@ var violationTexts = map[ViolationKind][2]string{
 	ViolationEffectNotGranted: {"请求了清单未授权的效果", "an effect the manifest was not granted"},
 	ViolationOutputTooLarge:   {"输出超过上限", "output over the limit"},
 	ViolationBadPointer:       {"传给宿主的内存地址越界", "a pointer passed to the host is out of bounds"},
+	ViolationHostRefused:      {"宿主函数拒绝了输入", "a host function refused its input"},
 }
 
 // Violate records a violation the host detected itself (e.g. a bad pointer).
@@ -136,14 +140,38 @@ func (r *Recorder) claim() bool {
 	return true
 }
 
+// badJSON says why data a plugin reported cannot be taken: not JSON, or an
+// object with a key twice, which two readers (gjson takes the first,
+// encoding/json the last) would read as two documents.
+func badJSON(data []byte) (string, bool) {
+	if !json.Valid(data) {
+		return "", true
+	}
+	if !hasDuplicateKey(data) {
+		return "", false
+	}
+	return strictDetail(walkStrict(data, nil)), true
+}
+
+// strictDetail is the detail of a strictness error (which key, where); a
+// document that is not JSON or not of the type has none, as before.
+func strictDetail(err error) string {
+	if errors.Is(err, ErrDuplicateKey) || errors.Is(err, ErrKeyCase) || errors.Is(err, ErrUnknownKey) {
+		return err.Error()
+	}
+	return ""
+}
+
 // Success records a SUCCESS result.
 func (r *Recorder) Success(message string, data []byte) {
 	if !r.claim() {
 		return
 	}
-	if len(data) > 0 && !json.Valid(data) {
-		r.fail(PluginContractViolation, ViolationBadData, "")
-		return
+	if len(data) > 0 {
+		if detail, bad := badJSON(data); bad {
+			r.fail(PluginContractViolation, ViolationBadData, detail)
+			return
+		}
 	}
 	o := Success(message, cloneRaw(data))
 	r.verdict.Observation = &o
@@ -154,9 +182,11 @@ func (r *Recorder) Result(outcome Outcome, code, reason, next string, data []byt
 	if !r.claim() {
 		return
 	}
-	if len(data) > 0 && !json.Valid(data) {
-		r.fail(PluginContractViolation, ViolationBadData, "")
-		return
+	if len(data) > 0 {
+		if detail, bad := badJSON(data); bad {
+			r.fail(PluginContractViolation, ViolationBadData, detail)
+			return
+		}
 	}
 	c, err := ParseCode(code)
 	switch {
@@ -165,6 +195,9 @@ func (r *Recorder) Result(outcome Outcome, code, reason, next string, data []byt
 		return
 	case err != nil:
 		r.fail(PluginContractViolation, ViolationUnknownCode, code)
+		return
+	case c.HostReserved():
+		r.fail(PluginContractViolation, ViolationReservedCode, string(c))
 		return
 	}
 	o, err := Build(outcome, c, reason, next, cloneRaw(data))
@@ -198,11 +231,19 @@ func (r *Recorder) Pass(args, facts []byte) {
 			r.fail(PluginContractViolation, ViolationBadArgs, "")
 			return
 		}
+		// The host checks the rewritten arguments and the tool reads them:
+		// both must see the same document.
+		if hasDuplicateKey(args) {
+			r.fail(PluginContractViolation, ViolationBadArgs, strictDetail(walkStrict(args, nil)))
+			return
+		}
 	}
 	var fs []Fact
-	if len(facts) > 0 && json.Unmarshal(facts, &fs) != nil {
-		r.fail(PluginContractViolation, ViolationBadFacts, "")
-		return
+	if len(facts) > 0 {
+		if err := decodeStrict(facts, &fs); err != nil {
+			r.fail(PluginContractViolation, ViolationBadFacts, strictDetail(err))
+			return
+		}
 	}
 	r.verdict.Pass = true
 	r.verdict.Args = cloneRaw(args)
@@ -223,9 +264,16 @@ func (r *Recorder) Effect(kind string, payload []byte) {
 		r.fail(PluginContractViolation, ViolationEffectNotGranted, kind)
 		return
 	}
-	if len(payload) > 0 && !json.Valid(payload) {
-		r.fail(PluginContractViolation, ViolationBadData, kind)
-		return
+	if len(payload) > 0 {
+		if detail, bad := badJSON(payload); bad {
+			if detail != "" {
+				detail = kind + ": " + detail
+			} else {
+				detail = kind
+			}
+			r.fail(PluginContractViolation, ViolationBadData, detail)
+			return
+		}
 	}
 	r.verdict.Effects = append(r.verdict.Effects, Effect{Kind: kind, Payload: cloneRaw(payload)})
 }

@@ -147,6 +147,33 @@ func TestRecorder(t *testing.T) {
 		{name: "facts not JSON", m: &guardManifest,
 			steps:     func(r *abi.Recorder) { r.Pass(nil, []byte(`[`)) },
 			violation: violation(cv, abi.ViolationBadFacts, "")},
+		{name: "pass with a key twice in args", m: &guardManifest,
+			steps:     func(r *abi.Recorder) { r.Pass([]byte(`{"site":{"id":1,"id":2}}`), nil) },
+			violation: violation(cv, abi.ViolationBadArgs, `duplicate key "id" in $.site`)},
+		{name: "facts with a key in another case", m: &guardManifest,
+			steps:     func(r *abi.Recorder) { r.Pass(nil, []byte(`[{"path":"a","Source":"USER"}]`)) },
+			violation: violation(cv, abi.ViolationBadFacts, `key in the wrong case: "Source" in $[0] must be spelled "source"`)},
+		{name: "facts with a key twice", m: &guardManifest,
+			steps:     func(r *abi.Recorder) { r.Pass(nil, []byte(`[{"path":"a","source":"USER","source":"TOOL"}]`)) },
+			violation: violation(cv, abi.ViolationBadFacts, `duplicate key "source" in $[0]`)},
+		{name: "facts with an unknown key", m: &guardManifest,
+			steps:     func(r *abi.Recorder) { r.Pass(nil, []byte(`[{"path":"a","source":"USER","trusted":true}]`)) },
+			violation: violation(cv, abi.ViolationBadFacts, `unknown key "trusted" in $[0]`)},
+		{name: "success data with a key twice", m: &builtinManifest,
+			steps:     func(r *abi.Recorder) { r.Success("ok", []byte(`[{"ok":true,"ok":false}]`)) },
+			violation: violation(cv, abi.ViolationBadData, `duplicate key "ok" in $[0]`)},
+		{name: "failure data with a key twice", m: &builtinManifest,
+			steps:     func(r *abi.Recorder) { r.Result(abi.OutcomeFailed, "TOOL_ERROR", "r", "n", []byte(`{"a":1,"a":1}`)) },
+			violation: violation(cv, abi.ViolationBadData, `duplicate key "a" in $`)},
+		{name: "effect payload with a key twice", m: &builtinManifest,
+			steps: func(r *abi.Recorder) {
+				r.Effect(abi.EffectOutputWrite, []byte(`{"key":"a","key":"b"}`))
+				r.Success("ok", nil)
+			},
+			violation: violation(cv, abi.ViolationBadData, abi.EffectOutputWrite+`: duplicate key "key" in $`)},
+		{name: "keys differing in case are two keys", m: &builtinManifest,
+			steps: func(r *abi.Recorder) { r.Success("ok", []byte(`{"a":1,"A":2}`)) },
+			want:  abi.Verdict{Observation: obsPtr(abi.Success("ok", json.RawMessage(`{"a":1,"A":2}`)))}},
 		{name: "success with invalid data", m: &builtinManifest,
 			steps:     func(r *abi.Recorder) { r.Success("ok", []byte(`{"a":`)) },
 			violation: violation(cv, abi.ViolationBadData, "")},
@@ -378,5 +405,39 @@ func TestViolationTextFromRecorder(t *testing.T) {
 	obs := abi.Failed(v.Code, abi.PluginContractViolation.Reason(abi.LocaleZH, "plugin", "b", "detail", v.Text(abi.LocaleZH)), abi.NextReportFailure.Text(abi.LocaleZH))
 	if want := "插件 b 违反结果约定：非成功结果的错误码未登记：NOPE。下一步：调用 builtin_node_fail 说明该插件不可用"; obs.Message() != want {
 		t.Errorf("Message() = %q, want %q", obs.Message(), want)
+	}
+}
+
+// TestRecorderHostReservedCodes: a plugin cannot answer with a code only the
+// host reports; every other registered code goes through.
+func TestRecorderHostReservedCodes(t *testing.T) {
+	t.Parallel()
+	for _, info := range abi.Codes() {
+		for _, form := range []string{string(info.Code), info.Wire} {
+			t.Run(form, func(t *testing.T) {
+				t.Parallel()
+				r := abi.NewRecorder(&guardManifest, 0)
+				r.Effect(abi.EffectLedgerReserve, []byte(`{}`))
+				r.Result(abi.OutcomeRejected, form, "r", "n", nil)
+				v, err := r.Finish()
+				if !info.HostReserved {
+					if err != nil || v.Observation == nil || v.Observation.Code != info.Code {
+						t.Fatalf("Finish() = %+v, %v; want a REJECTED %s", v, err, info.Code)
+					}
+					return
+				}
+				var viol *abi.Violation
+				if !errors.As(err, &viol) {
+					t.Fatalf("Finish() = %+v, %v; want a violation", v, err)
+				}
+				want := abi.Violation{Code: abi.PluginContractViolation, Kind: abi.ViolationReservedCode, Detail: string(info.Code)}
+				if *viol != want || len(v.Effects) != 0 {
+					t.Fatalf("violation = %+v (effects %v), want %+v", *viol, v.Effects, want)
+				}
+				if got, want := viol.Error(), "abi: plugin contract violation: a non-success result with an error code only the host may report: "+string(info.Code); got != want {
+					t.Fatalf("Error() = %q, want %q", got, want)
+				}
+			})
+		}
 	}
 }

@@ -39,10 +39,13 @@ func DecodeStrict(data []byte, v any) error {
 // holds a key twice, wrapping ErrDuplicateKey; a document that is not JSON
 // is an error too.
 func CheckDuplicateKeys(data []byte) error {
+	if json.Valid(data) && !hasDuplicateKey(data) {
+		return nil
+	}
 	if err := walkStrict(data, nil); err != nil {
 		return fmt.Errorf("abi: strict json: %w", err)
 	}
-	return nil
+	return nil // walkStrict has the last word over the fast scan
 }
 
 // decodeStrict is DecodeStrict without the package prefix, for callers that
@@ -241,5 +244,147 @@ func addFields(f *structFields, t reflect.Type, depth int) {
 		}
 		f.exact[name] = sf.Type
 		f.names = append(f.names, name)
+	}
+}
+
+// hasDuplicateKey reports whether some object of data, which must be valid
+// JSON (json.Valid), holds a key twice. It is the fast path of the check a
+// plugin's every result goes through: no token values, no allocation unless
+// a key is escaped or an object is large; walkStrict then says where.
+func hasDuplicateKey(data []byte) bool {
+	s := dupScanner{data: data}
+	return s.value()
+}
+
+type dupScanner struct {
+	data []byte
+	i    int
+	keys [][]byte // the keys of the objects being scanned, innermost last
+}
+
+func (s *dupScanner) ws() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// str scans a string at s.i and returns its content and whether it holds
+// an escape.
+func (s *dupScanner) str() ([]byte, bool) {
+	s.i++ // '"'
+	start, esc := s.i, false
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case '\\':
+			esc = true
+			s.i += 2
+			continue
+		case '"':
+			b := s.data[start:s.i]
+			s.i++
+			return b, esc
+		}
+		s.i++
+	}
+	return s.data[start:], esc
+}
+
+func (s *dupScanner) value() bool {
+	s.ws()
+	if s.i >= len(s.data) {
+		return false
+	}
+	switch s.data[s.i] {
+	case '{':
+		return s.object()
+	case '[':
+		s.i++
+		for {
+			s.ws()
+			if s.i >= len(s.data) || s.data[s.i] == ']' {
+				s.i++
+				return false
+			}
+			if s.value() {
+				return true
+			}
+			s.ws()
+			if s.i < len(s.data) && s.data[s.i] == ',' {
+				s.i++
+			}
+		}
+	case '"':
+		s.str()
+		return false
+	}
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			return false
+		}
+		s.i++
+	}
+	return false
+}
+
+// linearKeys is how many keys of one object are compared pairwise before a
+// map takes over.
+const linearKeys = 16
+
+func (s *dupScanner) object() bool {
+	s.i++ // '{'
+	base := len(s.keys)
+	defer func() { s.keys = s.keys[:base] }()
+	var seen map[string]struct{}
+	for {
+		s.ws()
+		if s.i >= len(s.data) || s.data[s.i] == '}' {
+			s.i++
+			return false
+		}
+		key, esc := s.str()
+		if esc {
+			var k string
+			if json.Unmarshal(s.data[s.i-len(key)-2:s.i], &k) == nil {
+				key = []byte(k)
+			}
+		}
+		switch n := len(s.keys) - base; {
+		case seen != nil:
+			if _, dup := seen[string(key)]; dup {
+				return true
+			}
+			seen[string(key)] = struct{}{}
+		case n < linearKeys:
+			for _, k := range s.keys[base:] {
+				if bytes.Equal(k, key) {
+					return true
+				}
+			}
+			s.keys = append(s.keys, key)
+		default:
+			seen = make(map[string]struct{}, 2*n)
+			for _, k := range s.keys[base:] {
+				seen[string(k)] = struct{}{}
+			}
+			if _, dup := seen[string(key)]; dup {
+				return true
+			}
+			seen[string(key)] = struct{}{}
+		}
+		s.ws()
+		s.i++ // ':'
+		if s.value() {
+			return true
+		}
+		s.ws()
+		if s.i < len(s.data) && s.data[s.i] == ',' {
+			s.i++
+		}
 	}
 }
