@@ -1,13 +1,16 @@
 package chain
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/jsonschema"
 )
 
 // Guard is one guard plugin as the chain sees it. *host.Plugin satisfies it
@@ -103,6 +106,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		base.ArgsText = string(call.Args)
 	}
 	var bound json.RawMessage
+	rewriter := "" // the last guard that rewrote the arguments
 	for _, g := range c.Before {
 		req := c.request(base, call, abi.PhaseBefore, bound, res.Provenance)
 		start := time.Now()
@@ -115,7 +119,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 			return res
 		}
 		if v.Args != nil {
-			bound = v.Args
+			bound, rewriter = v.Args, g.Name()
 		}
 		for _, f := range v.Facts {
 			res.Provenance[f.Path] = f.Source
@@ -129,6 +133,10 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		l := call.Locale
 		res.Observation = abi.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", truncate(base.ArgsText, 120)), abi.NextFixArgs.Text(l))
 		res.Observation.Locale = l
+		return res
+	}
+	if o, ok := checkArgs(call, args, rewriter); !ok {
+		res.Observation = o
 		return res
 	}
 	if call.Commit != nil {
@@ -156,6 +164,53 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 	}
 	res.Observation = obs
 	return res
+}
+
+// checkArgs validates the arguments about to be sent against the tool's
+// input schema. ArgPolicy checks the model's arguments, but the guards after
+// it may rewrite or bind them (a binding of the wrong type, a rewrite that
+// drops a required field), and nothing else checks what the tool finally
+// receives. A tool without a schema is not checked. A failure is a REJECTED
+// ARG_REJECTED observation: the model fixes its arguments when they are its
+// own, and changes course when a guard's rewrite made them invalid (it
+// cannot fix a rewrite).
+func checkArgs(call Call, args json.RawMessage, rewriter string) (abi.Observation, bool) {
+	if len(bytes.TrimSpace(call.Schema)) == 0 {
+		return abi.Observation{}, true
+	}
+	l := call.Locale
+	reject := func(detail string, next abi.Hint) (abi.Observation, bool) {
+		if rewriter != "" {
+			if l == abi.LocaleEN {
+				detail = "as rewritten by " + rewriter + ", " + detail
+			} else {
+				detail = "经 " + rewriter + " 改写后，" + detail
+			}
+		}
+		o := abi.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", call.Tool, "detail", detail), next.Text(l))
+		o.Locale = l
+		return o, false
+	}
+	s, err := jsonschema.Shared.Get(string(call.Schema))
+	if err != nil {
+		return reject(err.Error(), abi.NextFail)
+	}
+	errs := s.Validate(args)
+	if len(errs) == 0 {
+		return abi.Observation{}, true
+	}
+	problems := make([]string, len(errs))
+	for i, e := range errs {
+		problems[i] = e.Error()
+	}
+	sep, next := "；", abi.NextFixArgs
+	if l == abi.LocaleEN {
+		sep = "; "
+	}
+	if rewriter != "" {
+		next = abi.NextChangeStrategy
+	}
+	return reject(strings.Join(problems, sep), next)
 }
 
 // request builds one guard's envelope: a fresh copy, because the host
