@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -154,6 +155,9 @@ func readModule(w http.ResponseWriter, r *http.Request, req *Install) error {
 	if c := r.Header.Get("Warden-Config"); c != "" {
 		if !json.Valid([]byte(c)) {
 			return fail(http.StatusBadRequest, CodeBadJSON, "the Warden-Config header is not JSON")
+		}
+		if err := abi.CheckDuplicateKeys([]byte(c)); err != nil {
+			return fail(http.StatusBadRequest, CodeInvalidBody, "the Warden-Config header: "+strings.TrimPrefix(err.Error(), "abi: strict json: "))
 		}
 		req.Config = json.RawMessage(c)
 	}

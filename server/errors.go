@@ -15,6 +15,7 @@ const (
 	CodeForbidden        = "forbidden"          // 403: a tenant key on the admin API
 	CodeBadJSON          = "bad_json"           // 400: the body is not one JSON value
 	CodeUnknownField     = "unknown_field"      // 400: the body has a field the endpoint does not take
+	CodeInvalidBody      = "invalid_body"       // 400: the body has a key twice, or a key in another case than the field's
 	CodeInvalidRequest   = "invalid_request"    // 400: a field is missing or out of range
 	CodeBodyTooLarge     = "body_too_large"     // 413
 	CodeNotFound         = "not_found"          // 404: no such route

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentwarden/warden/abi"
@@ -123,16 +123,18 @@ type Sidecar struct {
 	Config json.RawMessage `json:"config,omitempty"`
 }
 
-// parseSidecar decodes a sidecar strictly: one JSON object, known keys.
+// parseSidecar decodes a sidecar strictly: one JSON object, known keys,
+// each once and in its own case.
 func parseSidecar(path string, b []byte) (Sidecar, error) {
 	var sc Sidecar
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sc); err != nil {
+	// Strict (abi.DecodeStrict): a key twice or in another case ("SHA256")
+	// must not leave a module pinned one way for one reader and another
+	// way, or not at all, for the next.
+	if err := abi.DecodeStrict(b, &sc); err != nil {
+		if strings.HasSuffix(err.Error(), ": trailing data") {
+			return Sidecar{}, fmt.Errorf("%w %s: more than one JSON value", ErrSidecar, path)
+		}
 		return Sidecar{}, fmt.Errorf("%w %s: %w", ErrSidecar, path, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Sidecar{}, fmt.Errorf("%w %s: more than one JSON value", ErrSidecar, path)
 	}
 	if bytes.Equal(bytes.TrimSpace(sc.Config), []byte("null")) {
 		sc.Config = nil

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -16,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
@@ -379,27 +381,42 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, err error) {
 // maxBody bounds a JSON request body.
 const maxBody = 1 << 20
 
-// decode reads exactly one JSON object into v, refusing unknown fields.
+// decode reads exactly one JSON object into v, strictly (abi.DecodeStrict):
+// an unknown field, a key given twice or a key in another case than the
+// field's is refused, so that no client can send a body two readers would
+// read two ways ({"decision":"REJECT","decision":"CONFIRM"} or
+// {"DECISION":"CONFIRM"}, which encoding/json alone takes as a
+// confirmation).
 func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			return fail(http.StatusBadRequest, CodeBadJSON, "the body must hold exactly one JSON object")
-		}
-		return nil
-	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		return fail(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", tooLarge.Limit))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return fail(http.StatusBadRequest, CodeUnknownField, strings.TrimPrefix(err.Error(), "json: "))
-	case errors.Is(err, io.EOF):
+	case err != nil:
+		return fail(http.StatusBadRequest, CodeBadJSON, "the body could not be read")
+	case len(bytes.TrimSpace(b)) == 0:
 		return fail(http.StatusBadRequest, CodeBadJSON, "the body is empty")
+	}
+	return strictError(abi.DecodeStrict(b, v))
+}
+
+// strictError is the API's answer to abi.DecodeStrict's error; nil for nil.
+func strictError(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimPrefix(err.Error(), "abi: strict json: ")
+	switch {
+	case errors.Is(err, abi.ErrDuplicateKey), errors.Is(err, abi.ErrKeyCase):
+		return fail(http.StatusBadRequest, CodeInvalidBody, msg)
+	case errors.Is(err, abi.ErrUnknownKey):
+		return fail(http.StatusBadRequest, CodeUnknownField, msg)
+	case msg == "trailing data":
+		return fail(http.StatusBadRequest, CodeBadJSON, "the body must hold exactly one JSON object")
 	default:
-		return fail(http.StatusBadRequest, CodeBadJSON, "the body is not valid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+		// A syntax error, a value of the wrong type, a cut document.
+		return fail(http.StatusBadRequest, CodeBadJSON, "the body is not valid JSON: "+strings.TrimPrefix(msg, "json: "))
 	}
 }
 
