@@ -230,8 +230,8 @@ func checkDirectModule(cm wazero.CompiledModule) error {
 			return fmt.Errorf("host: export %s missing: %w", name, ErrNotAPlugin)
 		}
 		if !sameTypes(f.ParamTypes(), sig[0]) || !sameTypes(f.ResultTypes(), sig[1]) {
-			return fmt.Errorf("host: export %s has signature %v -> %v, want %v -> %v: %w",
-				name, f.ParamTypes(), f.ResultTypes(), sig[0], sig[1], ErrNotAPlugin)
+			return fmt.Errorf("host: export %s has signature %s, want %s: %w",
+				name, signature(f.ParamTypes(), f.ResultTypes()), signature(sig[0], sig[1]), ErrNotAPlugin)
 		}
 	}
 	var denied []string

@@ -165,8 +165,8 @@ func (h *Host) checkExtismModule(ctx context.Context, name string, bin []byte, p
 			return fmt.Errorf("host: load %s: host: extism export %s missing: %w", name, fn, ErrNotAPlugin)
 		}
 		if res := f.ResultTypes(); len(f.ParamTypes()) != 0 || len(res) > 1 || len(res) == 1 && res[0] != i32 {
-			return fmt.Errorf("host: load %s: host: extism export %s has signature %v -> %v, want [] -> [] or [i32]: %w",
-				name, fn, f.ParamTypes(), res, ErrNotAPlugin)
+			return fmt.Errorf("host: load %s: host: extism export %s has signature %s, want () -> () or () -> (i32): %w",
+				name, fn, signature(f.ParamTypes(), res), ErrNotAPlugin)
 		}
 	}
 	user := map[string]extism.HostFunction{}

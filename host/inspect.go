@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 )
 
 // Info describes a plugin module as Inspect found it: what it is, what it
@@ -104,4 +106,23 @@ func listSymbols(ctx context.Context, info *Info, bin []byte) error {
 		info.Loader = "direct"
 	}
 	return nil
+}
+
+// signature writes a function type as the wasm text format names its value
+// types: "(i32, i32) -> (i64)", "() -> ()".
+func signature(params, results []api.ValueType) string {
+	return typeList(params) + " -> " + typeList(results)
+}
+
+func typeList(ts []api.ValueType) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(api.ValueTypeName(t))
+	}
+	b.WriteByte(')')
+	return b.String()
 }

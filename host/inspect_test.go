@@ -173,3 +173,22 @@ func inspectGo(name string) func(t *testing.T) []byte {
 func inspectWAT(name string) func(t *testing.T) []byte {
 	return func(t *testing.T) []byte { return testdata.WAT(t, name) }
 }
+
+// TestExportSignatureMessage: a wrong export signature is reported in the
+// wasm text format's type names, not as raw type codes.
+func TestExportSignatureMessage(t *testing.T) {
+	t.Parallel()
+	bin := testdata.Bytes(t, "badsignature")
+	const want = "host: load badsignature: host: export warden_handle has signature (i64, f64) -> (i32), want (i32) -> (): module is not a warden plugin"
+	_, err := newHost(t).Load(context.Background(), host.Source{Name: "badsignature", Bytes: bin}, host.Policy{})
+	if !errors.Is(err, host.ErrNotAPlugin) || err.Error() != want {
+		t.Fatalf("Load: %v\nwant %s", err, want)
+	}
+	info, err := host.Inspect(context.Background(), host.Source{Name: "badsignature", Bytes: bin})
+	if !errors.Is(err, host.ErrNotAPlugin) || err.Error() != want {
+		t.Fatalf("Inspect: %v\nwant %s", err, want)
+	}
+	if info.Loader != "" {
+		t.Errorf("Loader = %q, want none", info.Loader)
+	}
+}

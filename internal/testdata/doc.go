@@ -35,6 +35,7 @@
 //	configured     has a config schema (load-time config checks)
 //	services       calls the host services (query, digest, an unknown one)
 //	goodv2         version 2.0.0 of good, for hot-swap tests
+//	badsignature   exports warden_handle with the wrong signature
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
