@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/agentwarden/warden/abi"
 )
 
 // Parse parses and validates one skill_contract. It returns the contract and
@@ -103,6 +105,14 @@ func (p *parser) contract(src []byte) *Contract {
 	if !root.IsObject() {
 		p.fail(RuleJSON, "", "want a JSON object, got %s", typeName(root))
 		return nil
+	}
+	// A key twice in one object, at any depth, is rule 1: it is not JSON
+	// every reader reads alike (encoding/json keeps the last, gjson the
+	// first), so the skill would mean one thing here and another in a
+	// guard. Other problems are still reported.
+	if err := abi.CheckDuplicateKeys(clean); err != nil {
+		path, detail := duplicateAt(err)
+		p.fail(RuleJSON, path, "%s", detail)
 	}
 	c := &Contract{
 		SkillKey: p.key,
@@ -635,7 +645,8 @@ func (p *parser) each(v gjson.Result, path string, fn func(k string, v gjson.Res
 	var keys []string
 	var vals []gjson.Result
 	v.ForEach(func(k, val gjson.Result) bool {
-		// Duplicate keys: the last one wins, as in encoding/json.
+		// Duplicate keys are refused (rule 1) before; should one get here
+		// the last wins, as in encoding/json.
 		if seen[k.Str] {
 			i := slices.Index(keys, k.Str)
 			vals[i] = val
@@ -712,6 +723,22 @@ func lineCol(b []byte, off int64) (int, int) {
 
 // field returns the value of key in an object; with duplicate keys the last
 // one wins, as in encoding/json.
+// duplicateAt splits abi.CheckDuplicateKeys's error into the contract path
+// of the object holding the key twice ("tools.create_site.args") and the
+// detail (`key "from" appears twice`).
+func duplicateAt(err error) (path, detail string) {
+	msg := strings.TrimPrefix(err.Error(), "abi: strict json: ")
+	if !errors.Is(err, abi.ErrDuplicateKey) {
+		return "", msg
+	}
+	i := strings.LastIndex(msg, " in $")
+	if i < 0 {
+		return "", msg
+	}
+	key := strings.TrimPrefix(msg[:i], abi.ErrDuplicateKey.Error()+" ")
+	return strings.TrimPrefix(msg[i+len(" in $"):], "."), "key " + key + " appears twice"
+}
+
 func field(obj gjson.Result, key string) gjson.Result {
 	var out gjson.Result
 	if !obj.IsObject() {

@@ -336,12 +336,68 @@ func TestParseEmptyStringsAreUnset(t *testing.T) {
 
 func TestParseUnknownKeysAndDuplicates(t *testing.T) {
 	t.Parallel()
-	c, _, err := Parse("k", []byte(`{"future":1,"tools":{"t":{"label":"a","label":"b","whatever":{"x":[1]}}}}`))
+	// Unknown keys are ignored (§19), and so is a known key in another
+	// case: keys are case-sensitive, so "Label" is simply not label.
+	c, _, err := Parse("k", []byte(`{"future":1,"Mode":"PLAN","tools":{"t":{"label":"a","Label":"b","whatever":{"x":[1]}}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Tool("t").Label != "b" {
-		t.Errorf("duplicate key: last should win, got %q", c.Tool("t").Label)
+	if c.Mode != ModeReact || c.Tool("t").Label != "a" {
+		t.Errorf("a key in another case was taken: mode %q, label %q", c.Mode, c.Tool("t").Label)
+	}
+}
+
+// TestParseDuplicateKeys: a key twice in one object, anywhere in the
+// contract, is a load error (rule 1) naming the key and the object, since
+// readers disagree on which copy wins. Comments do not hide a duplicate.
+func TestParseDuplicateKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      []wantProblem
+	}{
+		{"top level", `{"mode":"REACT","mode":"PLAN"}`,
+			[]wantProblem{{"1", "", `skill_contract is empty or not valid JSON: key "mode" appears twice`}}},
+		{"a tool's label", `{"tools":{"t":{"label":"a","label":"b"}}}`,
+			[]wantProblem{{"1", "tools.t", `skill_contract is empty or not valid JSON: key "label" appears twice`}}},
+		{"a tool twice", `{"tools":{"t":{"label":"a"},"t":{"label":"b"}}}`,
+			[]wantProblem{{"1", "tools", `skill_contract is empty or not valid JSON: key "t" appears twice`}}},
+		{"an argument's from", `{"tools":{"t":{"args":{"id":{"from":"shared.a","from":"shared.b"}}}}}`,
+			[]wantProblem{{"1", "tools.t.args.id", `skill_contract is empty or not valid JSON: key "from" appears twice`}}},
+		{"in a guard's config", `{"guards":[{"ref":"sha256:` + strings.Repeat("a", 64) + `","phase":"before","config":{"max":1,"max":9}}]}`,
+			[]wantProblem{{"1", "guards[0].config", `skill_contract is empty or not valid JSON: key "max" appears twice`}}},
+		{"escaped", `{"tools":{"t":{"label":"a","\u006cabel":"b"}}}`,
+			[]wantProblem{{"1", "tools.t", `skill_contract is empty or not valid JSON: key "label" appears twice`}}},
+		{"behind a comment", "{\"target\":\"\", // first\n \"target\":\"\" /* second */}",
+			[]wantProblem{{"1", "", `skill_contract is empty or not valid JSON: key "target" appears twice`}}},
+		{"other problems are still reported", `{"mode":"react","tools":{"t":{"label":"a","label":"b"}}}`,
+			[]wantProblem{{"1", "tools.t", `skill_contract is empty or not valid JSON: key "label" appears twice`},
+				{"13", "mode", `invalid enum value: "react" is not one of REACT, PLAN (case-sensitive)`}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, _, err := Parse("k", []byte(tt.src))
+			if c != nil {
+				t.Fatalf("a contract with a duplicate key loaded: %+v", c)
+			}
+			if !errors.Is(err, ErrContractJSON) {
+				t.Fatalf("err = %v, want rule 1", err)
+			}
+			got := Problems(err)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d problems, want %d:\n%v", len(got), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				if g := got[i]; g.Rule != w.rule || g.Path != w.path || g.Message() != w.msg {
+					t.Errorf("problem %d = {%q %q %q}\nwant {%q %q %q}", i, g.Rule, g.Path, g.Message(), w.rule, w.path, w.msg)
+				}
+			}
+		})
+	}
+	// A tool's contract on its own, as a guard receives it, is refused too.
+	if _, err := ParseTool("t", []byte(`{"label":"a","label":"b"}`)); err == nil || !strings.Contains(err.Error(), `tools.t: rule 1: skill_contract is empty or not valid JSON: key "label" appears twice`) {
+		t.Fatalf("ParseTool: %v", err)
 	}
 }
 
