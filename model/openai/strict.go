@@ -153,6 +153,8 @@ type shape struct {
 type restorer struct {
 	root *shape
 	defs map[string]*shape
+	// maxSteps bounds the work of one restore; 0 means maxRestoreSteps.
+	maxSteps int
 }
 
 // strictTool converts a tool parameter schema to the form strict mode
@@ -177,7 +179,7 @@ func strictTool(schema json.RawMessage) (json.RawMessage, *restorer, error) {
 	if _, ok := o.get("anyOf"); ok {
 		return nil, nil, errors.New("$: anyOf is not allowed at the root")
 	}
-	cv := converter{defs: map[string]*shape{}, known: map[string]bool{"#": true}, done: map[string]bool{}}
+	cv := converter{root: o, defs: map[string]*shape{}, known: map[string]bool{"#": true}, done: map[string]bool{}}
 	for _, defs := range []string{"$defs", "definitions"} {
 		d, _ := o.vals[defs].(*object)
 		if d == nil {
@@ -220,6 +222,7 @@ func strictTool(schema json.RawMessage) (json.RawMessage, *restorer, error) {
 }
 
 type converter struct {
+	root  *object           // the original schema, for resolving $ref
 	defs  map[string]*shape // the definitions' mappings, by refKey
 	known map[string]bool   // the definitions that exist, and "#"
 	done  map[string]bool   // the definitions converted so far
@@ -285,7 +288,7 @@ func (cv *converter) convert(path string, v any) (*shape, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: a schema must be an object", ppath)
 			}
-			optional := !required[name] && !acceptsNull(child)
+			optional := !required[name] && !cv.acceptsNull(child, nil)
 			cs, err := cv.convert(ppath, child)
 			if err != nil {
 				return nil, err
@@ -414,8 +417,10 @@ func typed(s *object) bool {
 
 // acceptsNull reports whether the original schema s admits null: such a
 // property's null is the model's own value, not the strict form's
-// "absent", and is kept.
-func acceptsNull(s *object) bool {
+// "absent", and is kept. A local $ref is followed (seen holds the
+// definitions on the way, so that a cycle ends); the definitions are
+// already converted then, which leaves their own types as they were.
+func (cv *converter) acceptsNull(s *object, seen map[string]bool) bool {
 	switch t := s.vals["type"].(type) {
 	case string:
 		if t == "null" {
@@ -432,14 +437,39 @@ func acceptsNull(s *object) bool {
 	if c, ok := s.get("const"); ok && c == nil {
 		return true
 	}
+	if r, ok := s.vals["$ref"].(string); ok {
+		if key, ok := refKey(r); ok && !seen[key] {
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[key] = true
+			if d := cv.definition(key); d != nil && cv.acceptsNull(d, seen) {
+				return true
+			}
+		}
+	}
 	if alts, ok := s.vals["anyOf"].([]any); ok {
 		for _, a := range alts {
-			if o, ok := a.(*object); ok && acceptsNull(o) {
+			if o, ok := a.(*object); ok && cv.acceptsNull(o, seen) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// definition is the schema a refKey names, nil when there is none.
+func (cv *converter) definition(key string) *object {
+	if key == "#" {
+		return cv.root
+	}
+	defs, name, _ := strings.Cut(key, "/")
+	d, _ := cv.root.vals[defs].(*object)
+	if d == nil {
+		return nil
+	}
+	o, _ := d.vals[name].(*object)
+	return o
 }
 
 // nullable returns s made to admit null as well: "null" added to its type
@@ -500,7 +530,9 @@ func kindOf(v any) string {
 // restore maps the model's argument text back to the original schema's
 // shape: a null given for a property the original made optional (and did
 // not allow null for) is dropped, at any depth. Text that is not JSON, or
-// has nothing to drop, is returned unchanged, byte for byte.
+// has nothing to drop, is returned unchanged, byte for byte; so is text
+// whose mapping would take more than maxSteps steps (the guards then see
+// the strict form's nulls rather than the model waiting on a restore).
 func (r *restorer) restore(args string) string {
 	if r == nil {
 		return args
@@ -509,7 +541,11 @@ func (r *restorer) restore(args string) string {
 	if err != nil {
 		return args
 	}
-	if !r.apply(v, r.root, 0) {
+	w := restoreWalk{r: r, seen: map[walkKey]bool{}, left: r.maxSteps}
+	if w.left <= 0 {
+		w.left = maxRestoreSteps
+	}
+	if !w.apply(v, r.root) || w.over {
 		return args
 	}
 	out, err := marshalOrdered(v)
@@ -519,22 +555,61 @@ func (r *restorer) restore(args string) string {
 	return string(out)
 }
 
-// maxRestoreDepth bounds chains of references that descend into no data.
-const maxRestoreDepth = 64
+// maxRestoreSteps bounds one restore: the (value, mapping) pairs it visits.
+// Each pair is visited once, so a schema whose definitions refer to
+// themselves along several paths ($ref next to anyOf:[{$ref}]) costs one
+// visit per pair, not one per path.
+const maxRestoreSteps = 1 << 16
 
-func (r *restorer) apply(v any, s *shape, depth int) bool {
-	if s == nil || depth > maxRestoreDepth {
+// walkKey is one value of the arguments (an object, or an array by its
+// first element) under one mapping.
+type walkKey struct {
+	v any
+	s *shape
+}
+
+// restoreWalk is the state of one restore.
+type restoreWalk struct {
+	r    *restorer
+	seen map[walkKey]bool
+	left int
+	over bool
+}
+
+func (w *restoreWalk) apply(v any, s *shape) bool {
+	if s == nil || w.over {
+		return false
+	}
+	var id any
+	switch t := v.(type) {
+	case *object:
+		id = t
+	case []any:
+		if len(t) == 0 {
+			return false
+		}
+		id = &t[0]
+	default:
+		return false // a scalar has nothing below it to drop
+	}
+	k := walkKey{id, s}
+	if w.seen[k] {
+		return false
+	}
+	w.seen[k] = true
+	if w.left--; w.left < 0 {
+		w.over = true
 		return false
 	}
 	changed := false
 	switch s.ref {
 	case "":
 	case "#":
-		changed = r.apply(v, r.root, depth+1)
+		changed = w.apply(v, w.r.root)
 	default:
-		changed = r.apply(v, r.defs[s.ref], depth+1)
+		changed = w.apply(v, w.r.defs[s.ref])
 	}
-	if s.alt != nil && r.apply(v, s.alt, depth+1) {
+	if s.alt != nil && w.apply(v, s.alt) {
 		changed = true
 	}
 	switch t := v.(type) {
@@ -545,7 +620,7 @@ func (r *restorer) apply(v any, s *shape, depth int) bool {
 				changed = true
 				continue
 			}
-			if r.apply(t.vals[k], s.props[k], depth+1) {
+			if w.apply(t.vals[k], s.props[k]) {
 				changed = true
 			}
 		}
@@ -558,7 +633,7 @@ func (r *restorer) apply(v any, s *shape, depth int) bool {
 					c = s.tuple[i]
 				}
 			}
-			if r.apply(e, c, depth+1) {
+			if w.apply(e, c) {
 				changed = true
 			}
 		}

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 func TestStrictTool(t *testing.T) {
@@ -42,6 +43,11 @@ func TestStrictTool(t *testing.T) {
 			name:   "optional but already nullable: left as it is",
 			schema: `{"type":"object","properties":{"note":{"type":["string","null"]}},"additionalProperties":false}`,
 			want:   `{"type":"object","properties":{"note":{"type":["string","null"]}},"additionalProperties":false,"required":["note"]}`,
+		},
+		{
+			name:   "optional $ref to a nullable definition: left as it is",
+			schema: `{"type":"object","properties":{"note":{"$ref":"#/$defs/N"}},"$defs":{"N":{"type":["string","null"]}}}`,
+			want:   `{"type":"object","properties":{"note":{"$ref":"#/$defs/N"}},"$defs":{"N":{"type":["string","null"]}},"additionalProperties":false,"required":["note"]}`,
 		},
 		{name: "not JSON", schema: `{"type":`, wantErr: "parameter schema is not JSON: unexpected EOF"},
 		{name: "root not an object", schema: `{"type":"array","items":{"type":"string"}}`, wantErr: "$: the root must be an object schema"},
@@ -132,5 +138,59 @@ func TestStrictRestore(t *testing.T) {
 	}
 	if _, r, err := strictTool(json.RawMessage(strictSchema)); err != nil || r != nil {
 		t.Errorf("strictTool(strict schema) restorer = %v, %v; want none", r, err)
+	}
+}
+
+// TestStrictRestoreRefs: references are followed to see whether a property
+// admits null, and a schema whose definitions refer to themselves along
+// several paths is restored in bounded work.
+func TestStrictRestoreRefs(t *testing.T) {
+	t.Parallel()
+	const selfRef = `{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"required":["a"],` +
+		`"$defs":{"A":{"type":"object","properties":{"x":{"type":"string"}},"$ref":"#/$defs/A","anyOf":[{"$ref":"#/$defs/A"}]}}}`
+	const nullableRef = `{"type":"object","properties":{"note":{"$ref":"#/$defs/N"},"id":{"type":"string"}},"$defs":{"N":{"type":["string","null"]}}}`
+	const chain = `{"type":"object","properties":{"note":{"$ref":"#/$defs/M"}},"$defs":{"M":{"$ref":"#/$defs/N"},"N":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`
+	const loop = `{"type":"object","properties":{"a":{"$ref":"#/$defs/L"}},"$defs":{"L":{"$ref":"#/$defs/L"}}}`
+	const lines = `{"type":"object","properties":{"lines":{"type":"array","items":{"type":"object","properties":{"q":{"type":"integer"}}}}},"required":["lines"]}`
+	tests := []struct {
+		name, schema, args, want string
+		maxSteps                 int
+	}{
+		{name: "$ref next to anyOf of the same $ref", schema: selfRef,
+			args: `{"a":{"x":null}}`, want: `{"a":{}}`},
+		{name: "$ref next to anyOf of the same $ref, deep", schema: selfRef,
+			args: `{"a":{"x":null,"y":{"x":null}}}`, want: `{"a":{"y":{"x":null}}}`},
+		{name: "null admitted through a $ref is kept", schema: nullableRef,
+			args: `{"note":null,"id":null}`, want: `{"note":null}`},
+		{name: "null admitted through a chain of $refs and anyOf is kept", schema: chain,
+			args: `{"note":null}`, want: `{"note":null}`},
+		{name: "a definition that is only a $ref to itself admits no null", schema: loop,
+			args: `{"a":null}`, want: `{}`},
+		{name: "within the step bound", schema: lines, maxSteps: 5,
+			args: `{"lines":[{"q":null},{"q":1},{"q":null}]}`, want: `{"lines":[{},{"q":1},{}]}`},
+		{name: "past the step bound: unchanged", schema: lines, maxSteps: 4,
+			args: `{"lines":[{"q":null},{"q":1},{"q":null}]}`, want: `{"lines":[{"q":null},{"q":1},{"q":null}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, r, err := strictTool(json.RawMessage(tt.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r != nil {
+				r.maxSteps = tt.maxSteps
+			}
+			done := make(chan string, 1)
+			go func() { done <- r.restore(tt.args) }()
+			select {
+			case got := <-done:
+				if got != tt.want {
+					t.Errorf("restore(%s)\n got %s\nwant %s", tt.args, got, tt.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("restore(%s) did not return within 10s", tt.args)
+			}
+		})
 	}
 }
