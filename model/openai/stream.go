@@ -104,14 +104,20 @@ func (a *assembler) add(data []byte, apiKey string) (*model.ProviderError, bool)
 		}
 		for _, d := range c.Delta.ToolCalls {
 			p := a.call(d.Index, d.ID)
+			// A name streams in pieces, concatenated as the wire format
+			// says ("ab" then "ab" is "abab"). Some servers repeat the
+			// call's header, id and whole name, with every chunk: a delta
+			// that carries the call's id again and equals the name so far
+			// is such a repeat, not a piece.
+			repeat := d.ID != "" && d.ID == p.id && d.Function.Name == p.name
 			if d.ID != "" {
 				p.id = d.ID
 			}
 			if d.Type != "" {
 				p.typ = d.Type
 			}
-			if n := d.Function.Name; n != "" && n != p.name {
-				p.name += n
+			if !repeat {
+				p.name += d.Function.Name
 			}
 			p.args.WriteString(argumentText(d.Function.Arguments))
 		}

@@ -52,6 +52,26 @@ func TestStreamShapes(t *testing.T) {
 			},
 		},
 		{
+			name: "a name streamed in equal pieces is concatenated",
+			body: sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"ab","arguments":""}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"ab","arguments":"{}"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`),
+			want: model.Response{
+				Message:      model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "a", Name: "abab", Arguments: `{}`}}},
+				FinishReason: model.FinishToolCalls,
+			},
+		},
+		{
+			name: "the call's id and whole name repeated with every chunk",
+			body: sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"ping","arguments":"{\"x\":"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"ping","arguments":"1}"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`),
+			want: model.Response{
+				Message:      model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "a", Name: "ping", Arguments: `{"x":1}`}}},
+				FinishReason: model.FinishToolCalls,
+			},
+		},
+		{
 			name: "a second choice is ignored, CRLF lines",
 			body: strings.ReplaceAll(sse(`{"choices":[{"index":0,"delta":{"content":"yes"}},{"index":1,"delta":{"content":"no"}}]}`,
 				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`), "\n", "\r\n"),
