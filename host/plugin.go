@@ -233,8 +233,15 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	if err != nil {
 		return abi.Verdict{}, p.unavailable(ErrClosed, err)
 	}
-	inst, err := pl.acquire(ctx)
+	inst, deadline, err := pl.acquire(ctx, time.Duration(p.limits.TimeoutMs)*time.Millisecond)
 	if err != nil {
+		if errors.Is(err, ErrTimeout) {
+			// The instance this call waited for did not start in its time.
+			p.stats.timeouts.Add(1)
+			p.stats.observe(time.Since(start))
+			return abi.Verdict{}, &CallError{Plugin: p.ref, Code: abi.PluginTimeout, Kind: ErrTimeout,
+				Detail: fmt.Sprintf("%dms", p.limits.TimeoutMs), Err: err}
+		}
 		kind := ErrUnavailable
 		if errors.Is(err, ErrClosed) {
 			kind = ErrClosed
@@ -246,7 +253,7 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	inst.st.logs = 0
 	inst.st.req = req
 	inst.st.lastKey, inst.st.lastOut = "", nil
-	cctx, cancel := context.WithTimeout(ctx, time.Duration(p.limits.TimeoutMs)*time.Millisecond)
+	cctx, cancel := context.WithDeadline(ctx, deadline)
 	err = inst.impl.handle(withState(cctx, inst.st), req)
 	cancel()
 	if err != nil {

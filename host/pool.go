@@ -2,8 +2,10 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // pool is the bounded set of instances of one plugin for one tenant. An
@@ -22,35 +24,49 @@ func newPool(p *Plugin, tenant string, size int) *pool {
 	return &pool{p: p, tenant: tenant, sem: make(chan struct{}, size)}
 }
 
-func (pl *pool) acquire(ctx context.Context) (*instance, error) {
+// acquire waits for a free slot of the pool, for as long as ctx allows (a
+// queue, not the plugin's work), then takes an idle instance, the plugin's
+// spare, or starts a new one. The call's timeout runs from the moment it has
+// its slot, and a start it has to wait for counts against it: a guest whose
+// start is slow times out the call as a slow handler would, instead of
+// holding it for the load deadline. acquire returns the deadline the call's
+// handler must finish by; a start cut short by it wraps ErrTimeout.
+func (pl *pool) acquire(ctx context.Context, timeout time.Duration) (*instance, time.Time, error) {
 	select {
 	case pl.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("host: %s: waiting for an instance: %w: %w", pl.p.ref, ErrUnavailable, ctx.Err())
+		return nil, time.Time{}, fmt.Errorf("host: %s: waiting for an instance: %w: %w", pl.p.ref, ErrUnavailable, ctx.Err())
 	}
+	deadline := time.Now().Add(timeout)
 	pl.mu.Lock()
 	if pl.closed {
 		pl.mu.Unlock()
 		<-pl.sem
-		return nil, fmt.Errorf("host: %s: %w", pl.p.ref, ErrClosed)
+		return nil, deadline, fmt.Errorf("host: %s: %w", pl.p.ref, ErrClosed)
 	}
 	if n := len(pl.idle); n > 0 {
 		inst := pl.idle[n-1]
 		pl.idle = pl.idle[:n-1]
 		pl.mu.Unlock()
-		return inst, nil
+		return inst, deadline, nil
 	}
 	pl.mu.Unlock()
 	inst := pl.p.takeSpare()
 	if inst != nil {
-		return inst, nil
+		return inst, deadline, nil
 	}
-	inst, err := pl.p.newInstance(ctx)
+	sctx, cancel := context.WithDeadline(ctx, deadline)
+	inst, err := pl.p.newInstance(sctx)
+	late := ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded)
+	cancel()
 	if err != nil {
 		<-pl.sem
-		return nil, fmt.Errorf("host: %s: new instance: %w: %w", pl.p.ref, ErrUnavailable, err)
+		if late {
+			return nil, deadline, fmt.Errorf("host: %s: new instance: did not start within the call's %v: %w", pl.p.ref, timeout, ErrTimeout)
+		}
+		return nil, deadline, fmt.Errorf("host: %s: new instance: %w: %w", pl.p.ref, ErrUnavailable, err)
 	}
-	return inst, nil
+	return inst, deadline, nil
 }
 
 // release returns inst to the pool if it is healthy and still young, and

@@ -31,6 +31,8 @@
 //	sysinfo        reads the clock, environment and randomness without a grant
 //	bigoutput      reports a result over the output limit
 //	slowstart      loops in init, past the load deadline
+//	slowinstance   starts at once at load, then takes 3 s to start each
+//	               further instance (a pool miss inside a call)
 //	ungranted      emits an effect its manifest was not granted
 //	configured     has a config schema (load-time config checks)
 //	services       calls the host services (query, digest, an unknown one)
