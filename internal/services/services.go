@@ -36,8 +36,16 @@ func Register(name string, f Func) {
 	registry[name] = f
 }
 
-// Call runs the named service.
+// Call runs the named service. A name longer than MaxServiceName or an
+// input longer than MaxServiceInput is refused with ErrInput before any
+// service runs: the inputs come from a sandboxed guest.
 func Call(name string, req, in []byte) ([]byte, error) {
+	if len(name) > MaxServiceName {
+		return nil, fmt.Errorf("services: name of %d bytes, the limit is %d: %w", len(name), MaxServiceName, ErrInput)
+	}
+	if len(in) > MaxServiceInput {
+		return nil, fmt.Errorf("services: %q: input of %d bytes, the limit is %d: %w", name, len(in), MaxServiceInput, ErrInput)
+	}
 	f, ok := registry[name]
 	if !ok {
 		return nil, fmt.Errorf("services: %q: %w", name, ErrUnknown)

@@ -1,0 +1,163 @@
+package services
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Path bounds. A guest names what it wants read with a gjson path, and gjson
+// runs on the host's own stack and heap: a path of "!" and a million "["
+// overflowed the Go stack (fatal, not recoverable), "@pretty" on a nested
+// value allocated gigabytes, and a "%" pattern with several '*' over a long
+// string backtracks for seconds. Every path a guest hands the host passes
+// CheckPath first, which keeps the work of one lookup linear in the request
+// and its recursion shallow.
+const (
+	// MaxPathBytes bounds the length of a path.
+	MaxPathBytes = 512
+	// MaxPathNesting bounds how deeply '(', '[' and '{' nest in a path
+	// (queries, multipaths): gjson recurses once per level.
+	MaxPathNesting = 8
+	// MaxPathPipes bounds the '|' of a path: gjson recurses once per pipe.
+	MaxPathPipes = 8
+	// MaxPathHashes bounds the '#' of a path (each one walks an array).
+	MaxPathHashes = 8
+	// MaxPathSelectors bounds the ',' of a path: a multipath copies one
+	// result per selector, so its answer can be that many times the request.
+	MaxPathSelectors = 4
+)
+
+// MaxServiceInput bounds the input a guest passes to a named service, and
+// MaxServiceName its name.
+const (
+	MaxServiceInput = 64 << 10
+	MaxServiceName  = 128
+)
+
+// ErrPath is returned for a path CheckPath refuses.
+var ErrPath = errors.New("path refused")
+
+// ErrInput is returned for a service input or name over its bound.
+var ErrInput = errors.New("service input too large")
+
+// pathModifiers are the gjson modifiers a path may use: each answers with at
+// most the bytes of its operand, in one pass, without recursion. The others
+// are refused: @pretty and @ugly re-indent (the output of @pretty grows with
+// depth times size), @flatten and @dig recurse into the value, @tostr and
+// @fromstr re-encode, and the rest have no use in a guard.
+var pathModifiers = map[string]bool{"this": true, "keys": true, "values": true, "reverse": true, "valid": true}
+
+// pathSpecial are the bytes after which a '@' starts a modifier for gjson
+// (or might, inside a query or multipath).
+const pathSpecial = ".|[]{}(),:=<>!%\" \t\r\n"
+
+// CheckPath reports whether a guest may run path on the host. It refuses
+// (with ErrPath, naming the reason):
+//
+//   - paths longer than MaxPathBytes, nested deeper than MaxPathNesting, or
+//     with more than MaxPathPipes '|', MaxPathHashes '#' or
+//     MaxPathSelectors ',';
+//   - '!' literals (a guest reads the request, it does not bring its own
+//     JSON): a '!' outside a quoted string is allowed only as the query
+//     operators "!=" and "!%";
+//   - modifiers other than @this, @keys, @values, @reverse and @valid, and
+//     modifier arguments (":");
+//   - a pattern or key wildcard with more than one '*' (matching one with
+//     k stars backtracks as the string's length to the power k).
+//
+// A '\' escapes the next byte as in gjson ("a\.b", "user\@x"); a '@' or '!'
+// inside a key ("user@x") is refused only where gjson would read it as a
+// modifier or a literal. Quoted strings inside queries and multipaths are
+// values, not paths, and are skipped.
+func CheckPath(path string) error {
+	if len(path) > MaxPathBytes {
+		return fmt.Errorf("services: %w: %d bytes, the limit is %d", ErrPath, len(path), MaxPathBytes)
+	}
+	var nest, pipes, hashes, commas, stars int
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		switch c {
+		case '\\':
+			i++
+			continue
+		case '"':
+			if nest == 0 {
+				break // a plain byte of a key outside queries and multipaths
+			}
+			j, n := i+1, 0
+			for ; j < len(path) && path[j] != '"'; j++ {
+				if path[j] == '\\' {
+					j++
+				} else if path[j] == '*' {
+					n++
+				}
+			}
+			if n > 1 {
+				return fmt.Errorf("services: %w: a pattern with %d '*' (at most one)", ErrPath, n)
+			}
+			i = j
+			continue
+		case '(', '[', '{':
+			if nest++; nest > MaxPathNesting {
+				return fmt.Errorf("services: %w: nested more than %d levels", ErrPath, MaxPathNesting)
+			}
+		case ')', ']', '}':
+			nest--
+		case '|':
+			if pipes++; pipes > MaxPathPipes {
+				return fmt.Errorf("services: %w: more than %d '|'", ErrPath, MaxPathPipes)
+			}
+		case '#':
+			if hashes++; hashes > MaxPathHashes {
+				return fmt.Errorf("services: %w: more than %d '#'", ErrPath, MaxPathHashes)
+			}
+		case ',':
+			if commas++; commas > MaxPathSelectors {
+				return fmt.Errorf("services: %w: more than %d selectors", ErrPath, MaxPathSelectors+1)
+			}
+		case '!':
+			if i+1 < len(path) && (path[i+1] == '=' || path[i+1] == '%') {
+				i++
+				continue
+			}
+			return fmt.Errorf("services: %w: '!' literals are not available", ErrPath)
+		case '@':
+			if i > 0 && !strings.ContainsRune(pathSpecial, rune(path[i-1])) {
+				break // inside a key
+			}
+			j := i + 1
+			for j < len(path) && !strings.ContainsRune(pathSpecial, rune(path[j])) {
+				j++
+			}
+			name := path[i+1 : j]
+			if !pathModifiers[name] {
+				return fmt.Errorf("services: %w: modifier @%s is not available", ErrPath, name)
+			}
+			if j < len(path) && path[j] == ':' {
+				return fmt.Errorf("services: %w: modifier @%s takes no arguments", ErrPath, name)
+			}
+			i = j - 1
+			continue
+		}
+		if c == '*' {
+			stars++
+			if stars > 1 {
+				return fmt.Errorf("services: %w: a key pattern with more than one '*'", ErrPath)
+			}
+		} else if strings.IndexByte(".|()[]{},", c) >= 0 {
+			stars = 0 // the next key pattern starts
+		}
+	}
+	return nil
+}
+
+// Query runs a guest's gjson path on the request after CheckPath.
+func Query(req []byte, path string) (gjson.Result, error) {
+	if err := CheckPath(path); err != nil {
+		return gjson.Result{}, err
+	}
+	return gjson.GetBytes(req, path), nil
+}
