@@ -2,7 +2,11 @@ package jsonschema
 
 import (
 	"container/list"
+	"context"
+	"crypto/sha256"
+	"fmt"
 	"sync"
+	"time"
 )
 
 // Cache holds compiled schemas by their text, least recently used first
@@ -18,7 +22,22 @@ type Cache struct {
 	used    int64
 	entries map[string]*list.Element
 	lru     list.List // of *entry, most recent at the front
+	// flights are the compiles in progress, by text: callers of one text
+	// wait for one compile.
+	flights map[string]*flight
+	// slow remembers how long the last compile of a schema too big to keep
+	// took, by digest of its text (at most maxSlow entries), so a caller
+	// whose deadline leaves less time than that is told at once.
+	slow map[[sha256.Size]byte]time.Duration
 }
+
+type flight struct {
+	done chan struct{}
+	s    *Schema
+	err  error
+}
+
+const maxSlow = 256
 
 type entry struct {
 	key  string
@@ -29,7 +48,8 @@ type entry struct {
 
 // NewCache returns a cache that keeps at most maxBytes.
 func NewCache(maxBytes int64) *Cache {
-	return &Cache{max: maxBytes, entries: map[string]*list.Element{}}
+	return &Cache{max: maxBytes, entries: map[string]*list.Element{}, flights: map[string]*flight{},
+		slow: map[[sha256.Size]byte]time.Duration{}}
 }
 
 // DefaultCacheBytes is the budget of [Shared].
@@ -39,7 +59,20 @@ const DefaultCacheBytes = 32 << 20
 var Shared = NewCache(DefaultCacheBytes)
 
 // Get compiles a schema once per distinct text while it stays in the cache.
-func (c *Cache) Get(text string) (*Schema, error) {
+func (c *Cache) Get(text string) (*Schema, error) { return c.GetContext(context.Background(), text) }
+
+// GetContext is Get within ctx: the compile of a schema a sandboxed guest
+// named is charged to the guest's deadline. It returns an error wrapping
+// ctx's error when ctx ends before the schema is compiled, without waiting
+// for the compile: the library cannot be interrupted, so the compile
+// finishes in the background (and is cached if it fits), and callers of the
+// same text wait for that one compile rather than starting another. A schema
+// too big to keep whose last compile took longer than ctx's deadline leaves
+// is refused at once.
+func (c *Cache) GetContext(ctx context.Context, text string) (*Schema, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("jsonschema: compile: %w", err)
+	}
 	c.mu.Lock()
 	if el, ok := c.entries[text]; ok {
 		c.lru.MoveToFront(el)
@@ -47,23 +80,62 @@ func (c *Cache) Get(text string) (*Schema, error) {
 		c.mu.Unlock()
 		return e.s, e.err
 	}
-	c.mu.Unlock()
-	s, err := compile(text)
-	cost := int64(len(text))
-	if s != nil {
-		cost += s.size
-	} else {
-		cost += int64(len(err.Error()))
+	f, ok := c.flights[text]
+	if !ok {
+		if dl, has := ctx.Deadline(); has && len(text) > 0 {
+			if took, seen := c.slow[sha256.Sum256([]byte(text))]; seen && time.Until(dl) < took {
+				c.mu.Unlock()
+				return nil, fmt.Errorf("jsonschema: compile: takes %v: %w", took.Round(time.Millisecond), context.DeadlineExceeded)
+			}
+		}
+		f = &flight{done: make(chan struct{})}
+		c.flights[text] = f
+		go c.compile(text, f)
 	}
-	if cost > c.max/4 {
-		return s, err
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.s, f.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("jsonschema: compile: %w", ctx.Err())
+	}
+}
+
+// compile runs one flight and files its result.
+func (c *Cache) compile(text string, f *flight) {
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil { // a library panic must not end the process
+			f.s, f.err = nil, fmt.Errorf("jsonschema: %w: compiler panic: %v", ErrUnsupported, r)
+		}
+		c.file(text, f, time.Since(start))
+		close(f.done)
+	}()
+	f.s, f.err = compile(text)
+}
+
+func (c *Cache) file(text string, f *flight, took time.Duration) {
+	cost := int64(len(text))
+	if f.s != nil {
+		cost += f.s.size
+	} else {
+		cost += int64(len(f.err.Error()))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.entries[text]; ok { // compiled meanwhile by another caller
-		c.lru.MoveToFront(el)
-		e := el.Value.(*entry)
-		return e.s, e.err
+	delete(c.flights, text)
+	if cost > c.max/4 {
+		if len(c.slow) >= maxSlow {
+			for k := range c.slow { // drop any one
+				delete(c.slow, k)
+				break
+			}
+		}
+		c.slow[sha256.Sum256([]byte(text))] = took
+		return
+	}
+	if _, ok := c.entries[text]; ok {
+		return
 	}
 	for c.used+cost > c.max {
 		last := c.lru.Back()
@@ -72,9 +144,8 @@ func (c *Cache) Get(text string) (*Schema, error) {
 		delete(c.entries, old.key)
 		c.used -= old.cost
 	}
-	c.entries[text] = c.lru.PushFront(&entry{key: text, s: s, err: err, cost: cost})
+	c.entries[text] = c.lru.PushFront(&entry{key: text, s: f.s, err: f.err, cost: cost})
 	c.used += cost
-	return s, err
 }
 
 // Stats reports the entries held and the bytes they are charged.

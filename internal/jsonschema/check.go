@@ -1,6 +1,9 @@
 package jsonschema
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -23,9 +26,24 @@ import (
 // service, and the guest SDK's native runner calls it directly, so both see
 // the same bytes.
 func Check(schema string, doc gjson.Result) []byte {
-	s, err := Shared.Get(schema)
+	out, _ := CheckContext(context.Background(), schema, doc)
+	return out
+}
+
+// CheckContext is Check within ctx, for a sandboxed caller: the compile
+// (see [Cache.GetContext]) and the validation are charged to ctx's
+// deadline. It returns an error wrapping ctx's error, and no encoding, when
+// ctx ended first; every other outcome is in the encoding.
+func CheckContext(ctx context.Context, schema string, doc gjson.Result) ([]byte, error) {
+	s, err := Shared.GetContext(ctx, schema)
 	if err != nil {
-		return append([]byte{'S'}, clean(err.Error())...)
+		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		return append([]byte{'S'}, clean(err.Error())...), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("jsonschema: validate: %w", err)
 	}
 	raw := doc.Raw
 	if !doc.Exists() {
@@ -33,7 +51,7 @@ func Check(schema string, doc gjson.Result) []byte {
 	}
 	errs := s.ValidateString(raw)
 	if len(errs) == 0 {
-		return nil
+		return nil, nil
 	}
 	out := []byte{'E'}
 	for i, e := range errs {
@@ -46,7 +64,7 @@ func Check(schema string, doc gjson.Result) []byte {
 		out = append(out, 0x1f)
 		out = append(out, clean(e.Message)...)
 	}
-	return out
+	return out, nil
 }
 
 // clean keeps the record separators out of a field.
