@@ -50,6 +50,10 @@ var ErrTimeout = errors.New("plugin timed out")
 // ErrMemoryLimit is returned when a plugin ran out of its memory limit.
 var ErrMemoryLimit = errors.New("plugin memory limit")
 
+// errHostMemory ends a call whose host services spent more host memory than
+// the plugin's memory limit; the call is classified as ErrMemoryLimit.
+var errHostMemory = errors.New("host services over the plugin's memory limit")
+
 // ErrViolation is returned when a plugin broke the result contract.
 var ErrViolation = errors.New("plugin contract violation")
 

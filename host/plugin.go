@@ -252,7 +252,7 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	inst.st.rec.Reset()
 	inst.st.logs = 0
 	inst.st.req = req
-	inst.st.lastKey, inst.st.lastOut = "", nil
+	inst.st.lastKey, inst.st.lastOut, inst.st.hostBytes = "", nil, 0
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	err = inst.impl.handle(withState(cctx, inst.st), req)
 	cancel()
@@ -326,7 +326,7 @@ func (p *Plugin) classify(ctx context.Context, err error, inst *instance) *CallE
 		p.stats.timeouts.Add(1)
 		ce.Kind, ce.Code = ErrTimeout, abi.PluginTimeout
 		ce.Detail = fmt.Sprintf("%dms", p.limits.TimeoutMs)
-	case strings.Contains(stderr, "out of memory"):
+	case errors.Is(err, errHostMemory) || strings.Contains(stderr, "out of memory"):
 		p.stats.memory.Add(1)
 		ce.Kind, ce.Code = ErrMemoryLimit, abi.PluginMemoryLimit
 		ce.Detail = fmt.Sprintf("%d pages", p.limits.MemoryPages)

@@ -2,11 +2,16 @@ package host
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/jsonschema"
 	"github.com/agentwarden/warden/internal/services"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tidwall/gjson"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // Host services: reads a guest asks the host to do on the current request.
@@ -15,19 +20,99 @@ import (
 // the host does the same with native gjson and jsonschema. A service reads
 // only the request of the call in progress, so it grants nothing new.
 
+//
+// Every host service is part of the sandbox (docs/RATIONALE.md, "The
+// sandbox boundary of host functions"):
+//
+//   - its inputs are bounded before any work: a path passes
+//     services.CheckPath (length, nesting, no '!' literals, a few linear
+//     modifiers only), a service's name and input services.Call's bounds,
+//     a schema and document jsonschema's;
+//   - it checks the call's context first, and after its work: a call past
+//     its deadline ends there as PLUGIN_TIMEOUT instead of returning to the
+//     guest; validate gives up waiting for a compile at the deadline;
+//   - its answer is at most the plugin's output limit (beyond it the call
+//     ends as PLUGIN_OUTPUT_TOO_LARGE), and the bytes the host reads and
+//     answers during one call are charged against the plugin's memory limit
+//     (beyond it PLUGIN_MEMORY_LIMIT).
+//
+// A refused input voids the call as a contract violation (host_refused,
+// naming the reason), as a bad pointer does.
+
 // Service results are written into a guest buffer; the return value is the
 // result's length, or one of these.
 var (
 	serviceNotFound = ^uint64(0)     // -1: query matched nothing
-	serviceBadArgs  = ^uint64(0) - 1 // -2: a pointer was out of bounds
+	serviceBadArgs  = ^uint64(0) - 1 // -2: a pointer was out of bounds, or the input was refused
 )
+
+// stopCall ends the guest's call from inside a host function: wazero
+// unwinds the guest and Invoke classifies the error.
+func stopCall(ctx context.Context) {
+	if f := stopHook.Load(); f != nil {
+		if dl, ok := ctx.Deadline(); ok {
+			ref := ""
+			if st := stateFrom(ctx); st != nil {
+				ref = st.plugin.ref
+			}
+			(*f)(ref, time.Since(dl))
+		}
+	}
+	code := uint32(sys.ExitCodeDeadlineExceeded)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		code = sys.ExitCodeContextCanceled
+	}
+	panic(sys.NewExitError(code))
+}
+
+// stopHook, when set (by tests), is told how long after its deadline a host
+// function stopped a plugin's call.
+var stopHook atomic.Pointer[func(plugin string, late time.Duration)]
+
+// begin is the first thing every host service does: a call whose deadline
+// has passed does no more host work.
+func begin(ctx context.Context) *callState {
+	if ctx.Err() != nil {
+		stopCall(ctx)
+	}
+	return stateFrom(ctx)
+}
+
+// charge accounts n bytes of host memory spent on the call's behalf against
+// the plugin's memory limit, and ends the call when it is spent.
+func (st *callState) charge(n int) {
+	st.hostBytes += int64(n)
+	if st.hostBytes > int64(st.plugin.limits.MemoryPages)*wasmPage {
+		panic(fmt.Errorf("host: %d bytes of host services: %w", st.hostBytes, errHostMemory))
+	}
+}
+
+const wasmPage = 64 << 10
+
+// refuse voids the call for an input a host service does not take.
+func refuse(st *callState, err error) uint64 {
+	st.rec.Violate(abi.ViolationHostRefused, err.Error())
+	return serviceBadArgs
+}
+
+// answer delivers a service's answer after the deadline and output checks.
+func answer(ctx context.Context, st *callState, m api.Module, out []byte, ptr, capacity uint32) uint64 {
+	if ctx.Err() != nil {
+		stopCall(ctx)
+	}
+	if len(out) > st.plugin.limits.MaxOutputBytes {
+		st.rec.Charge(len(out)) // over the limit whatever was used: records PLUGIN_OUTPUT_TOO_LARGE
+		return serviceBadArgs
+	}
+	return deliver(st, m, out, ptr, capacity)
+}
 
 // query(pathPtr, pathLen, bufPtr, bufCap) -> i64: the raw JSON of a gjson
 // path on the request. If the result is longer than bufCap, nothing is
 // written and the length is returned: the guest retries with a larger buffer
 // and the host answers from its one-entry cache.
 func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
-	st := stateFrom(ctx)
+	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
 		return
@@ -38,18 +123,28 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 		return
 	}
 	key := "q\x00" + string(pb)
+	var refused error
 	out, found := st.cached(key, func() ([]byte, bool) {
-		r := gjson.GetBytes(st.req, string(pb))
+		st.charge(len(pb))
+		r, err := services.Query(st.req, string(pb))
+		if err != nil {
+			refused = err
+			return nil, false
+		}
 		if !r.Exists() {
 			return nil, false
 		}
+		st.charge(len(r.Raw))
 		return []byte(r.Raw), true
 	})
-	if !found {
+	switch {
+	case refused != nil:
+		stack[0] = refuse(st, refused)
+	case !found:
 		stack[0] = serviceNotFound
-		return
+	default:
+		stack[0] = answer(ctx, st, m, out, uint32(stack[2]), uint32(stack[3]))
 	}
-	stack[0] = deliver(st, m, out, uint32(stack[2]), uint32(stack[3]))
 }
 
 // validate(schemaPathPtr, schemaPathLen, docPathPtr, docPathLen, bufPtr,
@@ -66,7 +161,7 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 // in the byte-bounded jsonschema.Shared cache, never in a map that grows
 // with what tenants send.
 func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
-	st := stateFrom(ctx)
+	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
 		return
@@ -78,10 +173,38 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 		return
 	}
 	key := "v\x00" + string(sp) + "\x00" + string(dp)
-	out, _ := st.cached(key, func() ([]byte, bool) {
-		return jsonschema.Check(gjson.GetBytes(st.req, string(sp)).Raw, gjson.GetBytes(st.req, string(dp))), true
+	var refused error
+	out, found := st.cached(key, func() ([]byte, bool) {
+		st.charge(len(sp) + len(dp))
+		schema, err := services.Query(st.req, string(sp))
+		if err != nil {
+			refused = err
+			return nil, false
+		}
+		doc, err := services.Query(st.req, string(dp))
+		if err != nil {
+			refused = err
+			return nil, false
+		}
+		// A compile keeps about twice the schema's text (see jsonschema's
+		// estimate); charge that whether or not it was cached.
+		st.charge(2 * len(schema.Raw))
+		out, err := jsonschema.CheckContext(ctx, schema.Raw, doc)
+		if err != nil {
+			stopCall(ctx) // the deadline passed while compiling or validating
+		}
+		st.charge(len(out))
+		return out, true
 	})
-	stack[0] = deliver(st, m, out, uint32(stack[4]), uint32(stack[5]))
+	switch {
+	case refused != nil:
+		stack[0] = refuse(st, refused)
+		return
+	case !found: // refused before, and the call is void already
+		stack[0] = serviceBadArgs
+		return
+	}
+	stack[0] = answer(ctx, st, m, out, uint32(stack[4]), uint32(stack[5]))
 }
 
 func deliver(st *callState, m api.Module, out []byte, ptr, capacity uint32) uint64 {
@@ -109,9 +232,14 @@ func (st *callState) cached(key string, compute func() ([]byte, bool)) ([]byte, 
 // named service of internal/services on the current request. The result is
 // 'O' + output, or 'E' + error text; the length protocol is query's.
 func hostService(ctx context.Context, m api.Module, stack []uint64) {
-	st := stateFrom(ctx)
+	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
+		return
+	}
+	if n, l := uint32(stack[1]), uint32(stack[3]); n > services.MaxServiceName || l > services.MaxServiceInput {
+		// refused before the host copies anything
+		stack[0] = refuse(st, fmt.Errorf("host: service name of %d bytes, input of %d: %w", n, l, services.ErrInput))
 		return
 	}
 	name, ok1 := read(st, m, stack[0], stack[1])
@@ -121,12 +249,23 @@ func hostService(ctx context.Context, m api.Module, stack []uint64) {
 		return
 	}
 	key := "s\x00" + string(name) + "\x00" + string(in)
+	var refused error
 	out, _ := st.cached(key, func() ([]byte, bool) {
+		st.charge(len(name) + len(in))
 		res, err := services.Call(string(name), st.req, in)
+		if errors.Is(err, services.ErrPath) || errors.Is(err, services.ErrInput) {
+			refused = err
+			return nil, false
+		}
 		if err != nil {
 			return append([]byte{'E'}, err.Error()...), true
 		}
+		st.charge(len(res))
 		return append([]byte{'O'}, res...), true
 	})
-	stack[0] = deliver(st, m, out, uint32(stack[4]), uint32(stack[5]))
+	if refused != nil {
+		stack[0] = refuse(st, refused)
+		return
+	}
+	stack[0] = answer(ctx, st, m, out, uint32(stack[4]), uint32(stack[5]))
 }

@@ -22,6 +22,9 @@ type callState struct {
 	lastKey   string
 	lastOut   []byte
 	lastFound bool
+	// hostBytes are the bytes host services read and answered during the
+	// call, charged against the plugin's memory limit.
+	hostBytes int64
 }
 
 type stateKey struct{}

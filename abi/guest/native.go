@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -138,19 +139,42 @@ func (r nativeReporter) random(p []byte) {
 	}
 }
 
-func (r nativeReporter) query(path string) (string, bool) {
-	res := gjson.GetBytes(r.n.req, path)
-	return res.Raw, res.Exists()
+// The native runner bounds a path as the host does (services.Query): a
+// refused path voids the call as a contract violation in both builds.
+func (r nativeReporter) get(path string) (gjson.Result, bool) {
+	res, err := services.Query(r.n.req, path)
+	if err != nil {
+		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+		return gjson.Result{}, false
+	}
+	return res, true
 }
 
-func (r nativeReporter) exists(path string) bool { return gjson.GetBytes(r.n.req, path).Exists() }
+func (r nativeReporter) query(path string) (string, bool) {
+	res, ok := r.get(path)
+	return res.Raw, ok && res.Exists()
+}
+
+func (r nativeReporter) exists(path string) bool {
+	res, ok := r.get(path)
+	return ok && res.Exists()
+}
 
 func (r nativeReporter) validate(schemaPath, docPath string) []byte {
-	return jsonschema.Check(gjson.GetBytes(r.n.req, schemaPath).Raw, gjson.GetBytes(r.n.req, docPath))
+	schema, ok1 := r.get(schemaPath)
+	doc, ok2 := r.get(docPath)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return jsonschema.Check(schema.Raw, doc)
 }
 
 func (r nativeReporter) service(name string, in []byte) []byte {
 	out, err := services.Call(name, r.n.req, in)
+	if errors.Is(err, services.ErrPath) || errors.Is(err, services.ErrInput) {
+		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+		return nil
+	}
 	if err != nil {
 		return append([]byte{'E'}, err.Error()...)
 	}
