@@ -75,17 +75,20 @@ func (h *hints) get(name string) hint {
 	return h.byName[name]
 }
 
-// httpTransport adds the configured headers to every request and lets the
-// hints peek at the messages of every response: a JSON body whole, an SSE
-// body event by event.
+// httpTransport adds the configured headers to every request for the
+// configured endpoint's origin (scheme, host and port), never to another,
+// and lets the hints peek at the messages of every response: a JSON body
+// whole, an SSE body event by event.
 type httpTransport struct {
 	next    http.RoundTripper
 	headers http.Header
-	hints   *hints
+	// origin is the configured endpoint's, as originOf gives it.
+	origin string
+	hints  *hints
 }
 
 func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 && originOf(req.URL) == t.origin {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			req.Header[k] = append([]string(nil), vs...)

@@ -2,8 +2,12 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +93,44 @@ func (c *Client) httpClient() *http.Client {
 	if c.cfg.BearerToken != "" {
 		h.Set("Authorization", "Bearer "+c.cfg.BearerToken)
 	}
-	hc.Transport = &httpTransport{next: next, headers: h, hints: &c.hints}
+	t := &httpTransport{next: next, headers: h, hints: &c.hints}
+	if u, err := url.Parse(c.cfg.URL); err == nil {
+		t.origin = originOf(u)
+	}
+	hc.Transport = t
+	if len(h) > 0 {
+		// The headers and the token are the endpoint's: a redirect that
+		// would take the request (and so them, were they added there) to
+		// another origin is refused, with a clear error.
+		check := hc.CheckRedirect
+		hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if o := originOf(req.URL); o != t.origin {
+				return fmt.Errorf("tools/mcp: %s: refusing a redirect to another origin (%s): the configured token and headers are for %s only; configure the URL the server redirects to", c.name, o, t.origin)
+			}
+			if check != nil {
+				return check(req, via)
+			}
+			if len(via) >= 10 { // net/http's default policy
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		}
+	}
 	return &hc
+}
+
+// originOf is a URL's scheme and host, lower case, with the scheme's
+// default port made explicit: "https://example.com:443".
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
