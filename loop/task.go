@@ -390,3 +390,78 @@ func (r *Runner) runNode(ctx context.Context, g *graph, id string) (state.Node, 
 		}
 	}
 }
+
+// CompleteTask records the end of a task whose nodes have ended but whose
+// own status was never saved: a process that died between a node's end
+// and the task's leaves such a task, and nothing else would ever end it.
+// It walks the task's graph in plan order as drive does, without running
+// anything: every node DONE or SKIPPED makes the task DONE, the first
+// FAILED or CANCELLED node ends it so. ended is false when a node still
+// runs, waits, delegates or was never started; the task is then left as
+// it is. A task whose status was already saved is returned as it ended,
+// and its task event is not emitted again.
+func (r *Runner) CompleteTask(taskID string) (exit TaskExit, ended bool, err error) {
+	g, err := r.loadGraph(taskID)
+	if err != nil {
+		return TaskExit{}, false, err
+	}
+	exit, ended, err = r.endOf(g)
+	if err != nil || !ended {
+		return TaskExit{}, false, err
+	}
+	t, err := r.store.Task(taskID)
+	if err != nil {
+		return TaskExit{}, false, fmt.Errorf("loop: complete task %s: %w", taskID, err)
+	}
+	if t.Status == exit.Status {
+		return exit, true, nil
+	}
+	if err := r.store.SetTaskStatus(taskID, exit.Status); err != nil {
+		return TaskExit{}, false, fmt.Errorf("loop: complete task %s: %w", taskID, err)
+	}
+	switch exit.Status {
+	case state.Done:
+		r.emitTask(taskID, Event{Kind: KindTask, Status: string(state.Done), Message: exit.Output})
+	case state.Failed:
+		r.emitTask(taskID, Event{Kind: KindTask, Status: string(state.Failed), Message: exit.Reason, Level: "WARN"})
+	default:
+		r.emitTask(taskID, Event{Kind: KindTask, Status: string(exit.Status), Message: exit.Reason})
+	}
+	return exit, true, nil
+}
+
+// endOf is how the graph's task ended, read from its nodes in plan order;
+// ended is false while it has not.
+func (r *Runner) endOf(g *graph) (TaskExit, bool, error) {
+	out := TaskExit{Plan: g.plan}
+	var outputs []string
+	for _, pn := range g.plan.Nodes {
+		id := g.nodeID(pn.ID)
+		if _, ok := g.waiting[id]; ok {
+			return TaskExit{}, false, nil
+		}
+		n, err := r.store.Node(id)
+		if errors.Is(err, state.ErrNotFound) {
+			return TaskExit{}, false, nil
+		}
+		if err != nil {
+			return TaskExit{}, false, fmt.Errorf("loop: task %s: %w", g.id, err)
+		}
+		switch n.Status {
+		case state.Done:
+			outputs = append(outputs, n.Output)
+			continue
+		case state.Skipped:
+			continue
+		case state.Cancelled:
+			out.Status, out.Node, out.Reason, out.Reply = state.Cancelled, n.ID, n.Reason, n.Reason
+		case state.Failed:
+			out.Status, out.Node, out.Reason = state.Failed, n.ID, n.Reason
+		default:
+			return TaskExit{}, false, nil
+		}
+		return out, true, nil
+	}
+	out.Status, out.Output = state.Done, strings.Join(outputs, "\n")
+	return out, true, nil
+}

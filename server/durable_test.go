@@ -18,6 +18,7 @@ import (
 	"github.com/agentwarden/warden/model"
 	mscripted "github.com/agentwarden/warden/model/scripted"
 	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/store"
 	"github.com/agentwarden/warden/store/sqlstore"
 	"github.com/agentwarden/warden/store/sqlstore/sqltest"
 	"github.com/agentwarden/warden/tools"
@@ -481,5 +482,90 @@ func TestListSessions(t *testing.T) {
 		if code, eb := b.do(t, "GET", "/v1/sessions"+tt.query, keyAcme, "", nil); code != http.StatusBadRequest || eb.Error.Code != tt.code {
 			t.Fatalf("%s: %d %+v", tt.query, code, eb)
 		}
+	}
+}
+
+// A process that dies after the task's last node ended and before the
+// task was saved leaves it shown SUSPENDED for an approval already used.
+// Reopening the session completes the task from its nodes: it shows DONE,
+// its approvals no longer wait, and the session takes a new message.
+func TestTaskCompletedAfterCrash(t *testing.T) {
+	tests := []struct {
+		name string
+		// stateBehind: the runtime's task record died unsaved too.
+		stateBehind bool
+		// pending: a PENDING approval of the task's node was left.
+		pending bool
+	}{
+		{name: "the task's save lost"},
+		{name: "the task's status and save lost", stateBehind: true},
+		{name: "a pending approval left", pending: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			forDialects(t, func(t *testing.T, db *sqlstore.DB) {
+				ctx := context.Background()
+				c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+				a := instance(t, db, "a", c, fixtureSetup{})
+				sid, asked := a.suspend(t)
+				var done server.RunResult
+				if code, eb := a.do(t, "POST", "/v1/approvals/"+asked.Approval.ID, keyAcme, `{"decision":"CONFIRM"}`, &done); code != http.StatusOK || done.Task.Status != "DONE" {
+					t.Fatalf("CONFIRM: %d %+v %+v", code, eb, done.Task)
+				}
+				a.ts.Close()
+				a.srv.Close()
+				// What the directory held before the task was saved.
+				doc, _ := json.Marshal(asked.Task)
+				if err := db.PutTask(ctx, sid, store.Doc{ID: "t1", Seq: 1, Doc: doc}); err != nil {
+					t.Fatal(err)
+				}
+				if tt.stateBehind {
+					st, err := db.Session(ctx, state.Options{SessionID: sid})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := st.SetTaskStatus("t1", state.Suspended); err != nil {
+						t.Fatal(err)
+					}
+				}
+				left := "ap_left"
+				if tt.pending {
+					ad, _ := json.Marshal(server.Approval{ID: left, Session: sid, Task: "t1", Node: asked.Task.Node, Tool: "create_site", Status: "PENDING"})
+					if err := db.AddApproval(ctx, store.Approval{ID: left, Tenant: "acme", Session: sid, Node: asked.Task.Node, Status: "PENDING", Doc: ad}); err != nil {
+						t.Fatal(err)
+					}
+				}
+
+				b := instance(t, db, "b", c, fixtureSetup{})
+				var task server.Task
+				if code, eb := b.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1", keyAcme, "", &task); code != http.StatusOK ||
+					task.Status != "DONE" || task.Output != done.Task.Output || task.Approval != "" || task.Suspension != nil || task.Node != "" {
+					t.Fatalf("task after the crash: %d %+v %+v, want DONE with output %q", code, eb, task, done.Task.Output)
+				}
+				st, err := db.Session(ctx, state.Options{SessionID: sid})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rt, err := st.Task("t1"); err != nil || rt.Status != state.Done {
+					t.Fatalf("runtime task: %+v %v, want DONE", rt, err)
+				}
+				if tt.pending {
+					if ap, err := db.Approval(ctx, left); err != nil || ap.Status != "STALE" {
+						t.Fatalf("approval left pending: %+v %v, want STALE", ap, err)
+					}
+				}
+				if code, eb := b.do(t, "POST", "/v1/approvals/"+asked.Approval.ID, keyAcme, `{"decision":"CONFIRM"}`, nil); code != http.StatusConflict || eb.Error.Code != "approval_used" {
+					t.Fatalf("CONFIRM again: %d %+v, want 409 approval_used", code, eb)
+				}
+				var next server.RunResult
+				if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/messages", keyAcme, `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`, &next); code != http.StatusOK ||
+					next.Task.ID != "t2" || next.Task.Status != "SUSPENDED" || next.Approval == nil {
+					t.Fatalf("new message: %d %+v %+v", code, eb, next.Task)
+				}
+				if n := b.tools.Count("create_site"); n != 0 {
+					t.Fatalf("create_site sent %d times by the second instance", n)
+				}
+			})
+		})
 	}
 }
