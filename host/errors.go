@@ -54,6 +54,11 @@ var ErrMemoryLimit = errors.New("plugin memory limit")
 // the plugin's memory limit; the call is classified as ErrMemoryLimit.
 var errHostMemory = errors.New("host services over the plugin's memory limit")
 
+// errCallVoid ends a call a host function voided (a refused input, an
+// answer over the output limit): the guest does not run on, and the call
+// is classified by the violation its recorder holds.
+var errCallVoid = errors.New("host function ended a void call")
+
 // ErrViolation is returned when a plugin broke the result contract.
 var ErrViolation = errors.New("plugin contract violation")
 
