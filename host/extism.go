@@ -212,6 +212,10 @@ func (h *Host) newExtismEngine(ctx context.Context, name string, bin []byte, pag
 	if closed {
 		return nil, fmt.Errorf("host: %w", ErrClosed)
 	}
+	bin, err := boundCallStack(bin, callStackBudget(uint32(pages)))
+	if err != nil {
+		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
+	}
 	manifest := extism.Manifest{
 		Wasm: []extism.Wasm{extism.WasmData{Data: bin, Name: "main"}},
 		Memory: &extism.ManifestMemory{

@@ -138,6 +138,8 @@ func (e *directEngine) newInstance(ctx context.Context, box *sandbox) (instanceI
 	}
 	return &directInstance{
 		mod:      mod,
+		depth:    mod.ExportedGlobal(stackGlobalExport),
+		budget:   callStackBudget(e.cls.pages),
 		ver:      mod.ExportedFunction(exportABIVersion),
 		man:      mod.ExportedFunction(exportManifest),
 		input:    mod.ExportedFunction(exportInput),
@@ -151,6 +153,10 @@ type directInstance struct {
 	ver, man, input, handleFn api.Function
 	stack                     [2]uint64
 	box                       *sandbox
+	// depth is the call-stack counter of the instrumented module (see
+	// boundCallStack), budget its limit.
+	depth  api.Global
+	budget uint32
 }
 
 func (d *directInstance) abiVersion(ctx context.Context) (uint32, error) {
@@ -189,7 +195,11 @@ func (d *directInstance) handle(ctx context.Context, req []byte) error {
 		return fmt.Errorf("input buffer %d+%d out of bounds", uint32(d.stack[0]), len(req))
 	}
 	d.stack[0] = uint64(len(req))
-	return d.handleFn.CallWithStack(ctx, d.stack[:])
+	err := d.handleFn.CallWithStack(ctx, d.stack[:])
+	if err != nil && d.depth != nil && uint32(d.depth.Get()) > d.budget {
+		err = fmt.Errorf("%s (%d bytes): %w", stackExhausted, d.budget, err)
+	}
+	return err
 }
 
 func (d *directInstance) memoryBytes() int64 { return int64(d.mod.Memory().Size()) }

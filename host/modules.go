@@ -40,6 +40,10 @@ func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte)
 		return m.cm, k, nil
 	}
 	h.mu.Unlock()
+	b, err := boundCallStack(b, callStackBudget(cls.pages))
+	if err != nil {
+		return nil, k, err
+	}
 	cm, err := cls.rt.CompileModule(ctx, b)
 	if err != nil {
 		return nil, k, err

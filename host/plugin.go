@@ -322,6 +322,17 @@ func (p *Plugin) classify(ctx context.Context, err error, inst *instance) *CallE
 			ce.Code = abi.PluginUnavailable
 		}
 		ce.Detail = "canceled by the caller"
+	case errors.Is(err, errCallVoid):
+		// A host function ended a call it had voided; the recorder says why.
+		_, verr := inst.st.rec.Finish()
+		var viol *abi.Violation
+		errors.As(verr, &viol)
+		if viol.Code == abi.PluginOutputTooLarge {
+			p.stats.outputTooLarge.Add(1)
+		} else {
+			p.stats.violations.Add(1)
+		}
+		ce.Kind, ce.Code, ce.Violation, ce.Detail = ErrViolation, viol.Code, viol, viol.Text(abi.LocaleEN)
 	case isExit && (code == sys.ExitCodeDeadlineExceeded || code == sys.ExitCodeContextCanceled):
 		p.stats.timeouts.Add(1)
 		ce.Kind, ce.Code = ErrTimeout, abi.PluginTimeout

@@ -37,7 +37,7 @@ import (
 //     (beyond it PLUGIN_MEMORY_LIMIT).
 //
 // A refused input voids the call as a contract violation (host_refused,
-// naming the reason), as a bad pointer does.
+// naming the reason), and ends it there.
 
 // Service results are written into a guest buffer; the return value is the
 // result's length, or one of these.
@@ -89,10 +89,11 @@ func (st *callState) charge(n int) {
 
 const wasmPage = 64 << 10
 
-// refuse voids the call for an input a host service does not take.
+// refuse voids the call for an input a host service does not take, and
+// ends it: the guest's result could not count any more.
 func refuse(st *callState, err error) uint64 {
 	st.rec.Violate(abi.ViolationHostRefused, err.Error())
-	return serviceBadArgs
+	panic(fmt.Errorf("host: %w", errCallVoid))
 }
 
 // answer delivers a service's answer after the deadline and output checks.
@@ -102,7 +103,7 @@ func answer(ctx context.Context, st *callState, m api.Module, out []byte, ptr, c
 	}
 	if len(out) > st.plugin.limits.MaxOutputBytes {
 		st.rec.Charge(len(out)) // over the limit whatever was used: records PLUGIN_OUTPUT_TOO_LARGE
-		return serviceBadArgs
+		panic(fmt.Errorf("host: %w", errCallVoid))
 	}
 	return deliver(st, m, out, ptr, capacity)
 }
@@ -115,6 +116,11 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
+		return
+	}
+	if n := uint32(stack[1]); n > services.MaxPathBytes {
+		// refused before the host copies anything
+		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
 		return
 	}
 	pb, ok := read(st, m, stack[0], stack[1])
@@ -134,7 +140,7 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 		if !r.Exists() {
 			return nil, false
 		}
-		st.charge(len(r.Raw))
+		st.charge(2 * len(r.Raw)) // gjson's copy of the result and ours
 		return []byte(r.Raw), true
 	})
 	switch {
@@ -164,6 +170,10 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
+		return
+	}
+	if a, b := uint32(stack[1]), uint32(stack[3]); a > services.MaxPathBytes || b > services.MaxPathBytes {
+		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, max(a, b), services.MaxPathBytes))
 		return
 	}
 	sp, ok1 := read(st, m, stack[0], stack[1])
@@ -200,7 +210,7 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 	case refused != nil:
 		stack[0] = refuse(st, refused)
 		return
-	case !found: // refused before, and the call is void already
+	case !found: // not reached: a refusal ends the call
 		stack[0] = serviceBadArgs
 		return
 	}
