@@ -16,10 +16,11 @@ import (
 )
 
 // buildBin builds a main package into the test's temporary directory.
-func buildBin(t *testing.T, name, pkg string) string {
+func buildBin(t *testing.T, name, pkg string, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+	args := append(append([]string{"build"}, flags...), "-o", bin, pkg)
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
@@ -37,7 +38,16 @@ type proc struct {
 // test ends.
 func start(t *testing.T, ready *regexp.Regexp, bin string, args ...string) (*proc, string) {
 	t.Helper()
+	return startEnv(t, nil, ready, bin, args...)
+}
+
+// startEnv is start with env added to the process's environment.
+func startEnv(t *testing.T, env []string, ready *regexp.Regexp, bin string, args ...string) (*proc, string) {
+	t.Helper()
 	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -221,6 +221,9 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		}
 	}
 
+	if err := installKillpoints(&opts, log); err != nil {
+		return err
+	}
 	srv, err = server.New(opts)
 	if err != nil {
 		return err
