@@ -431,12 +431,12 @@ func (s setting) assign(raw any, o origin) error {
 		if !isText || o == fromFile {
 			var err error
 			if b, err = json.Marshal(raw); err != nil {
-				return fmt.Errorf("%s is not a list", show(raw))
+				return notAList(nil)
 			}
 		}
 		var items []json.RawMessage
 		if json.Unmarshal(b, &items) != nil {
-			return fmt.Errorf("%s is not a list", show(raw))
+			return notAList(b) // its type only: the value may hold secrets
 		}
 		*s.list = b
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -29,6 +30,30 @@ type mcpServer struct {
 	ConnectTimeout  string            `json:"connect-timeout"`
 	CallTimeout     string            `json:"call-timeout"`
 	Roots           []string          `json:"roots"`
+}
+
+// notAList is the error for an mcp-servers value (b, its JSON; nil when it
+// has none) that is not a list. It names the value's JSON type only: the
+// value may hold headers, tokens or env values, and errors are logged.
+func notAList(b []byte) error {
+	var v any
+	if b == nil || json.Unmarshal(b, &v) != nil {
+		return errors.New("not JSON, not a list")
+	}
+	kind := "an object"
+	switch v.(type) {
+	case string:
+		kind = "a string"
+	case float64:
+		kind = "a number"
+	case bool:
+		kind = "a boolean"
+	case nil:
+		kind = "null"
+	case []any:
+		kind = "a list"
+	}
+	return fmt.Errorf("%s, not a list", kind)
 }
 
 // readMCPServers checks the mcp-servers list into c.mcpServers: names
@@ -87,7 +112,7 @@ func (s mcpServer) config(getenv func(string) string) (mcp.Config, error) {
 	case len(cfg.Command) == 0 && s.URL == "":
 		return cfg, fmt.Errorf("command or url is required")
 	case s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://"):
-		return cfg, fmt.Errorf("url %q is not an http(s) URL", s.URL)
+		return cfg, fmt.Errorf("url does not start with http:// or https://")
 	case s.URL == "" && (len(s.Headers) > 0 || s.BearerTokenEnv != "" || s.BearerTokenFile != ""):
 		return cfg, fmt.Errorf("headers and bearer tokens are for url servers")
 	case s.URL != "" && (len(s.Env) > 0 || len(s.EnvAllow) > 0 || s.Dir != ""):
@@ -95,9 +120,10 @@ func (s mcpServer) config(getenv func(string) string) (mcp.Config, error) {
 	case s.BearerTokenEnv != "" && s.BearerTokenFile != "":
 		return cfg, fmt.Errorf("set bearer-token-env or bearer-token-file, not both")
 	}
-	for _, kv := range s.Env {
+	for i, kv := range s.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return cfg, fmt.Errorf("env entry %q is not KEY=VALUE", kv)
+			// By position only: an entry is likely a secret's value.
+			return cfg, fmt.Errorf("env entry %d is not KEY=VALUE", i+1)
 		}
 	}
 	if s.BearerTokenEnv != "" {

@@ -48,13 +48,23 @@ func TestMCPServersConfig(t *testing.T) {
 		{name: "neither", servers: `
   - {name: a}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": command or url is required`},
 		{name: "not http", servers: `
-  - {name: a, url: "ftp://h"}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": url "ftp://h" is not an http(s) URL`},
+  - {name: a, url: "ftp://h"}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": url does not start with http:// or https://`},
+		{name: "not http, credentials in the url not shown", servers: `
+  - {name: a, url: "ftp://user:s3cret@h/?key=s3cret"}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": url does not start with http:// or https://`},
 		{name: "headers on a command", servers: `
   - {name: a, command: [x], headers: {X: y}}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": headers and bearer tokens are for url servers`},
 		{name: "env on a url", servers: `
   - {name: a, url: "http://h/mcp", env-allow: [HOME]}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": env-allow, env and dir are for command servers`},
 		{name: "bad env entry", servers: `
-  - {name: a, command: [x], env: [JUSTNAME]}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": env entry "JUSTNAME" is not KEY=VALUE`},
+  - {name: a, command: [x], env: [JUSTNAME]}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": env entry 1 is not KEY=VALUE`},
+		{name: "bad env entry holding a secret: named by position", servers: `
+  - {name: a, command: [x], env: [MODE=test, s3cret, =s3cret]}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": env entry 2 is not KEY=VALUE`},
+		{name: "header value not a string", servers: `
+  - {name: a, url: "http://h/mcp", headers: {X-Token: 12345}}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: not a list of servers: json: cannot unmarshal number into Go struct field mcpServer.headers of type string`},
+		{name: "an object, not a list", servers: ` {name: a, url: "http://h/mcp", headers: {Authorization: Bearer s3cret}}`,
+			want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: an object, not a list`},
+		{name: "a string, not a list", servers: ` s3cret`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: a string, not a list`},
+		{name: "a number, not a list", servers: ` 12345`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: a number, not a list`},
 		{name: "token env empty", servers: `
   - {name: a, url: "http://h/mcp", bearer-token-env: NO_SUCH_TOKEN}`, want: `--mcp-servers (WARDEN_MCP_SERVERS): file FILE key mcp-servers: server "a": bearer-token-env: NO_SUCH_TOKEN is empty`},
 		{name: "token file empty", servers: `
@@ -82,6 +92,8 @@ func TestMCPServersConfig(t *testing.T) {
 				t.Fatalf("err = %v", err)
 			case want != "" && (err == nil || err.Error() != want):
 				t.Fatalf("err = %v, want %q", err, want)
+			case err != nil && strings.Contains(err.Error(), "s3cret"):
+				t.Fatalf("err = %v: shows a secret", err)
 			case want != "":
 				return
 			}
@@ -115,8 +127,17 @@ func TestMCPServersFromEnv(t *testing.T) {
 	if err != nil || len(c.mcpServers) != 1 || c.mcpServers[0].Name != "cms" {
 		t.Fatalf("servers %+v, err %v", c.mcpServers, err)
 	}
-	_, err = loadServeConfig(args, envOf(map[string]string{"WARDEN_MCP_SERVERS": `{"name":"cms"}`}), io.Discard)
-	if want := `--mcp-servers (WARDEN_MCP_SERVERS): env WARDEN_MCP_SERVERS: "{\"name\":\"cms\"}" is not a list`; err == nil || err.Error() != want {
-		t.Fatalf("err = %v, want %q", err, want)
+	for _, tc := range []struct{ value, want string }{
+		{`{"name":"cms","headers":{"Authorization":"Bearer s3cret"}}`, `--mcp-servers (WARDEN_MCP_SERVERS): env WARDEN_MCP_SERVERS: an object, not a list`},
+		{`"s3cret"`, `--mcp-servers (WARDEN_MCP_SERVERS): env WARDEN_MCP_SERVERS: a string, not a list`},
+		{`true`, `--mcp-servers (WARDEN_MCP_SERVERS): env WARDEN_MCP_SERVERS: a boolean, not a list`},
+		{`12`, `--mcp-servers (WARDEN_MCP_SERVERS): env WARDEN_MCP_SERVERS: a number, not a list`},
+		{`Bearer s3cret`, `--mcp-servers (WARDEN_MCP_SERVERS): env WARDEN_MCP_SERVERS: not JSON, not a list`},
+		{`[{"name":"cms","command":["x"],"env":["A=1","s3cret"]}]`, `--mcp-servers (WARDEN_MCP_SERVERS): server "cms": env entry 2 is not KEY=VALUE`},
+	} {
+		_, err = loadServeConfig(args, envOf(map[string]string{"WARDEN_MCP_SERVERS": tc.value}), io.Discard)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("WARDEN_MCP_SERVERS=%s: err = %v, want %q", tc.value, err, tc.want)
+		}
 	}
 }
