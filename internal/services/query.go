@@ -3,7 +3,6 @@ package services
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -54,6 +53,19 @@ var pathModifiers = map[string]bool{"this": true, "keys": true, "values": true, 
 // (or might, inside a query or multipath).
 const pathSpecial = ".|[]{}(),:=<>!%\" \t\r\n"
 
+var pathSpecialSet, pathSep = byteSet(pathSpecial), byteSet(".|()[]{},")
+
+func byteSet(s string) (m [256]bool) {
+	for i := 0; i < len(s); i++ {
+		m[s[i]] = true
+	}
+	return m
+}
+
+// pathMark are the bytes CheckPath looks at; a path without any is a
+// plain key path.
+var pathMark = byteSet(`\"()[]{}|#,!@*`)
+
 // CheckPath reports whether a guest may run path on the host. It refuses
 // (with ErrPath, naming the reason):
 //
@@ -75,6 +87,16 @@ const pathSpecial = ".|[]{}(),:=<>!%\" \t\r\n"
 func CheckPath(path string) error {
 	if len(path) > MaxPathBytes {
 		return fmt.Errorf("services: %w: %d bytes, the limit is %d", ErrPath, len(path), MaxPathBytes)
+	}
+	plain := true
+	for i := 0; i < len(path); i++ {
+		if pathMark[path[i]] {
+			plain = false
+			break
+		}
+	}
+	if plain { // the common case: keys and dots only
+		return nil
 	}
 	var nest, pipes, hashes, commas, stars int
 	for i := 0; i < len(path); i++ {
@@ -125,11 +147,11 @@ func CheckPath(path string) error {
 			}
 			return fmt.Errorf("services: %w: '!' literals are not available", ErrPath)
 		case '@':
-			if i > 0 && !strings.ContainsRune(pathSpecial, rune(path[i-1])) {
+			if i > 0 && !pathSpecialSet[path[i-1]] {
 				break // inside a key
 			}
 			j := i + 1
-			for j < len(path) && !strings.ContainsRune(pathSpecial, rune(path[j])) {
+			for j < len(path) && !pathSpecialSet[path[j]] {
 				j++
 			}
 			name := path[i+1 : j]
@@ -147,7 +169,7 @@ func CheckPath(path string) error {
 			if stars > 1 {
 				return fmt.Errorf("services: %w: a key pattern with more than one '*'", ErrPath)
 			}
-		} else if strings.IndexByte(".|()[]{},", c) >= 0 {
+		} else if pathSep[c] {
 			stars = 0 // the next key pattern starts
 		}
 	}

@@ -89,3 +89,15 @@ func TestServiceInputBounds(t *testing.T) {
 		t.Errorf("digest of a refused path: %v", err)
 	}
 }
+
+func BenchmarkCheckPath(b *testing.B) {
+	for _, p := range []string{"args.title", `contract.tools.create_site.inputSchema`, `args.lines.#(qty>1)#.goodsCode`} {
+		b.Run(p, func(b *testing.B) {
+			for b.Loop() {
+				if err := CheckPath(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
