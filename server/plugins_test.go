@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
@@ -306,7 +307,13 @@ func TestLoadPluginsErrors(t *testing.T) {
 			wg + ", pinned " + strings.Repeat("0", 64) + ": module digest does not match its pin", wg},
 		{"unknown sidecar key", func(dir string) {
 			os.WriteFile(filepath.Join(dir, "writegate.json"), []byte(`{"sha":"`+wg+`"}`), 0o644)
-		}, nil, server.ErrSidecar, `server: invalid plugin sidecar <dir>/writegate.json: json: unknown field "sha"`, ""},
+		}, nil, server.ErrSidecar, `server: invalid plugin sidecar <dir>/writegate.json: abi: strict json: unknown key "sha" in $`, ""},
+		{"sidecar pin twice", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "writegate.json"), []byte(`{"sha256":"`+wg+`","sha256":"`+strings.Repeat("0", 64)+`"}`), 0o644)
+		}, nil, abi.ErrDuplicateKey, `server: invalid plugin sidecar <dir>/writegate.json: abi: strict json: duplicate key "sha256" in $`, ""},
+		{"sidecar pin in another case", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "writegate.json"), []byte(`{"SHA256":"`+wg+`"}`), 0o644)
+		}, nil, abi.ErrKeyCase, `server: invalid plugin sidecar <dir>/writegate.json: abi: strict json: key in the wrong case: "SHA256" in $ must be spelled "sha256"`, ""},
 		{"two sidecar values", func(dir string) {
 			os.WriteFile(filepath.Join(dir, "writegate.json"), []byte(`{} {}`), 0o644)
 		}, nil, server.ErrSidecar, `server: invalid plugin sidecar <dir>/writegate.json: more than one JSON value`, ""},

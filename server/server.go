@@ -78,6 +78,10 @@ type Options struct {
 	Keys map[string]string
 	// AdminKeys reach the admin API (plugin slots); empty disables it.
 	AdminKeys []string
+	// MetricsKeys reach what Operator guards (GET /metrics), as admin keys
+	// do; they reach nothing else. A scraper gets a key of its own that
+	// cannot swap plugins.
+	MetricsKeys []string
 
 	Agents Agents
 	// Tools are the business tools every session calls.
@@ -159,6 +163,10 @@ type Options struct {
 	// recovers them. Nil recovers a session only when it is next opened.
 	Recoverable func(ctx context.Context) ([]string, error)
 
+	// Limits bound each tenant's requests, sessions, runs and tool calls on
+	// this instance; the zero value limits nothing (see DefaultLimits).
+	Limits Limits
+
 	// Observe returns more sinks for a new session's trace events (logs,
 	// metrics, feedback records); nil or a nil sink adds none.
 	Observe func(tenant, session string) loop.Sink
@@ -173,8 +181,11 @@ type Server struct {
 	opt    Options
 	keys   map[[32]byte]string
 	admins [][32]byte
-	log    *slog.Logger
-	ready  atomic.Bool
+	// operators are the admin keys and the metrics keys.
+	operators [][32]byte
+	log       *slog.Logger
+	ready     atomic.Bool
+	limits    *limiter
 
 	dir store.Directory
 	// leaseUntil is the end of this instance's lease as last renewed, in
@@ -213,6 +224,9 @@ func New(o Options) (*Server, error) {
 	if err := o.Loop.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	if err := o.Limits.validate(); err != nil {
+		return nil, err
+	}
 	s := &Server{opt: o, keys: map[[32]byte]string{}, log: o.Logger,
 		sessions: map[string]*session{}, slots: map[string]*host.Slot{}}
 	for k, t := range o.Keys {
@@ -233,6 +247,17 @@ func New(o Options) (*Server, error) {
 		}
 		s.admins = append(s.admins, sha256.Sum256([]byte(k)))
 	}
+	s.operators = append(s.operators, s.admins...)
+	for _, k := range o.MetricsKeys {
+		if k == "" {
+			return nil, fmt.Errorf("%w: empty metrics key", ErrConfig)
+		}
+		if _, ok := s.keys[sha256.Sum256([]byte(k))]; ok {
+			return nil, fmt.Errorf("%w: a metrics key is also a tenant key", ErrConfig)
+		}
+		s.operators = append(s.operators, sha256.Sum256([]byte(k)))
+	}
+	s.limits = newLimiter(o.Limits, o.Keys)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -293,15 +318,15 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/sessions", s.tenant(s.createSession))
 	mux.Handle("GET /v1/sessions", s.tenant(s.listSessions))
 	mux.Handle("GET /v1/sessions/{session}", s.tenant(s.getSession))
-	mux.Handle("POST /v1/sessions/{session}/messages", s.tenant(s.postMessage))
+	mux.Handle("POST /v1/sessions/{session}/messages", s.tenant(s.limited(s.postMessage)))
 	mux.Handle("GET /v1/sessions/{session}/events", s.tenant(s.streamEvents))
 	mux.Handle("GET /v1/sessions/{session}/tasks/{task}", s.tenant(s.getTask))
 	mux.Handle("GET /v1/sessions/{session}/tasks/{task}/trace", s.tenant(s.getTrace))
-	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/follow-up", s.tenant(s.answerFollowUp))
-	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/verify", s.tenant(s.answerVerify))
-	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/resume", s.tenant(s.resumeTask))
+	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/follow-up", s.tenant(s.limited(s.answerFollowUp)))
+	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/verify", s.tenant(s.limited(s.answerVerify)))
+	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/resume", s.tenant(s.limited(s.resumeTask)))
 	mux.Handle("GET /v1/approvals/{approval}", s.tenant(s.getApproval))
-	mux.Handle("POST /v1/approvals/{approval}", s.tenant(s.decideApproval))
+	mux.Handle("POST /v1/approvals/{approval}", s.tenant(s.limited(s.decideApproval)))
 
 	mux.Handle("GET /admin/v1/slots", s.admin(s.listSlots))
 	mux.Handle("GET /admin/v1/slots/{slot}", s.admin(s.getSlot))
@@ -324,6 +349,12 @@ func (s *Server) tenant(h tenantHandler) http.Handler {
 		if !ok || !known {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
 			writeError(w, fail(http.StatusUnauthorized, CodeUnauthorized, "a valid tenant API key is required"))
+			return
+		}
+		if wait, ok := s.limits.allow(t, s.opt.Now()); !ok {
+			setRetryAfter(w, wait)
+			writeError(w, fail(http.StatusTooManyRequests, CodeTenantRateLimited,
+				fmt.Sprintf("the tenant sent more than %g requests a second (burst %d)", s.opt.Limits.Rate, max(s.opt.Limits.Burst, 1))))
 			return
 		}
 		if err := h(w, r, t); err != nil {
@@ -356,6 +387,37 @@ func (s *Server) admin(h func(w http.ResponseWriter, r *http.Request) error) htt
 			s.report(w, r, err)
 		}
 	})
+}
+
+// Operator guards an operator's endpoint (GET /metrics, which names every
+// tenant) with an admin or metrics key: no key or an unknown one is 401, a
+// tenant key 403, in the API's error shape.
+func (s *Server) Operator(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := bearer(r)
+		sum := sha256.Sum256([]byte(key))
+		if !ok || !anyKey(s.operators, sum) {
+			if _, tenant := s.keys[sum]; ok && tenant {
+				writeError(w, fail(http.StatusForbidden, CodeForbidden, "this endpoint needs an admin or metrics key"))
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="warden-operator"`)
+			writeError(w, fail(http.StatusUnauthorized, CodeUnauthorized, "an admin or metrics key is required"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// anyKey compares sum with every key in constant time.
+func anyKey(keys [][32]byte, sum [32]byte) bool {
+	found := false
+	for _, k := range keys {
+		if subtle.ConstantTimeCompare(k[:], sum[:]) == 1 {
+			found = true
+		}
+	}
+	return found
 }
 
 func bearer(r *http.Request) (string, bool) {
