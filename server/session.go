@@ -424,7 +424,8 @@ func (s *Server) open(ctx context.Context, rec store.Session) (*session, error) 
 // shown waiting for an approval whose node no longer waits runs on (resume
 // it); a node that waits for an approval nobody can answer any more (the
 // process died after the answer was taken, before the write was gated
-// through) gets a new PENDING approval.
+// through) gets a new PENDING approval; a task shown waiting or running
+// whose nodes have all ended is completed (complete).
 func (s *Server) reconcile(ctx context.Context, ss *session) error {
 	ss.mu.Lock()
 	tasks := slices.Clone(ss.tasks)
@@ -434,6 +435,15 @@ func (s *Server) reconcile(ctx context.Context, ss *session) error {
 		ss.mu.Lock()
 		status, node, sus := t.Status, t.Node, t.Suspension
 		ss.mu.Unlock()
+		if status != state.Suspended && status != state.Running {
+			continue
+		}
+		if ended, err := s.complete(ctx, ss, t); err != nil || ended {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if status != state.Suspended || node == "" {
 			continue
 		}
@@ -470,6 +480,53 @@ func (s *Server) reconcile(ctx context.Context, ss *session) error {
 		}
 	}
 	return nil
+}
+
+// complete ends a task shown waiting or running whose nodes have all
+// ended: the process died after its last node ended and before the task
+// was saved, and the task would otherwise wait for an approval already
+// used, or for a resume with nothing left to run, and keep every new
+// message out. The task gets the end its nodes came to; an approval
+// still PENDING for one of its nodes is made STALE, since nothing waits
+// for it.
+func (s *Server) complete(ctx context.Context, ss *session, t *Task) (bool, error) {
+	exit, ended, err := ss.runner.CompleteTask(t.ID)
+	if errors.Is(err, loop.ErrUnknownTask) {
+		// Interrupted before its graph was saved: resume it.
+		return false, nil
+	}
+	if err != nil || !ended {
+		return false, err
+	}
+	approvals, err := s.dir.Approvals(ctx, ss.id)
+	if err != nil {
+		return false, fmt.Errorf("server: %w", err)
+	}
+	for _, a := range approvals {
+		if a.Status != "PENDING" {
+			continue
+		}
+		var view Approval
+		if err := json.Unmarshal(a.Doc, &view); err != nil {
+			return false, fmt.Errorf("server: approval %s: %w", a.ID, err)
+		}
+		if view.Task != t.ID {
+			continue
+		}
+		if _, err := s.moveApproval(ctx, view, "STALE"); err != nil {
+			return false, err
+		}
+	}
+	ss.mu.Lock()
+	was := t.Status
+	t.Status, t.Node, t.Suspension, t.Approval = exit.Status, exit.Node, nil, ""
+	t.Output, t.Reason, t.Reply = exit.Output, exit.Reason, exit.Reply
+	ss.mu.Unlock()
+	if err := ss.saveTask(ctx, t); err != nil {
+		return false, err
+	}
+	s.log.Warn("task completed on recovery: its nodes had ended", "session", ss.id, "task", t.ID, "was", was, "status", exit.Status)
+	return true, nil
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant string) error {
