@@ -38,7 +38,9 @@ scripted turns (expectations are then not checked). Model flags:
   --model-tool-choice MODE       auto, none or required (default: the provider's)
 
 Exit 0 when every scenario passes (or ran, with a real model); 1 when an
-expectation fails; 2 on usage or file errors; 3 when the model provider
+expectation fails or a run stopped on an error (cancelled, a request
+refused before it was sent, a loop or store failure: the error is
+printed); 2 on usage or file errors; 3 when the model provider
 failed (authentication, rate limit, context
 length, unavailable, timeout, malformed reply): the provider's message and
 the kind of failure are printed. The highest code applies.
@@ -174,6 +176,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			code = max(code, exitProvider)
 		case rep.Skipped():
 			verdict = "SKIP (pending: " + rep.Pending + ")"
+		case rep.Unchecked && rep.Err != nil:
+			// A scripted run lists its run error among the mismatches.
+			fmt.Fprintf(stderr, "warden run: %s: %v\n", s.Name, rep.Err)
+			verdict = "ERROR (the run failed)"
+			code = max(code, 1)
 		case rep.Unchecked:
 			verdict = "DONE (real model: expectations not checked)"
 		case !rep.Passed():
@@ -208,33 +215,36 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// failureRecorder remembers the provider failure a real model's last turn
-// ended on. The scenario runner reports a real model's run without
-// checking expectations, so this is how warden run learns that the run
-// stopped because the provider failed.
+// failureRecorder remembers the first provider failure of a real model's
+// turns, so that warden run can say the run stopped because the provider
+// failed (exit 3) rather than only that it failed; a later turn, failed
+// or not, does not replace it.
 type failureRecorder struct {
 	model.Model
-	mu   sync.Mutex
-	last *model.ProviderError
+	mu    sync.Mutex
+	first *model.ProviderError
 }
 
 func (r *failureRecorder) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	resp, err := r.Model.Complete(ctx, req)
 	var pe *model.ProviderError
-	errors.As(err, &pe)
-	r.mu.Lock()
-	r.last = pe
-	r.mu.Unlock()
+	if errors.As(err, &pe) {
+		r.mu.Lock()
+		if r.first == nil {
+			r.first = pe
+		}
+		r.mu.Unlock()
+	}
 	return resp, err
 }
 
-// failure is the provider failure of the last turn, nil if it had none or
-// r is nil (a scripted run).
+// failure is the first provider failure, nil if there was none or r is
+// nil (a scripted run).
 func (r *failureRecorder) failure() *model.ProviderError {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.last
+	return r.first
 }

@@ -64,14 +64,19 @@ type Report struct {
 	Events    []loop.Event
 	// Mismatches lists every expectation that did not hold.
 	Mismatches []string
-	Duration   time.Duration
+	// Err is the error the run stopped on (the model's, the loop's or the
+	// store's), nil when the node came to an exit. It is set with a real
+	// model too, whose expectations are not checked: such a run failed.
+	Err      error
+	Duration time.Duration
 }
 
 // Skipped reports a pending scenario.
 func (r Report) Skipped() bool { return r.Pending != "" }
 
-// Passed reports a scenario that ran and met every expectation.
-func (r Report) Passed() bool { return !r.Skipped() && len(r.Mismatches) == 0 }
+// Passed reports a scenario that ran, without a run error, and met every
+// expectation.
+func (r Report) Passed() bool { return !r.Skipped() && len(r.Mismatches) == 0 && r.Err == nil }
 
 const (
 	sessionID = "s1"
@@ -266,6 +271,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if err != nil && !errors.Is(err, errStop) {
 		if o.Model == nil || !errors.Is(err, scripted.ErrExhausted) {
 			miss = append(miss, "run: "+err.Error())
+			rep.Err = err
 		}
 	}
 	rep.Events = rec.Events()
