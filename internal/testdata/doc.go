@@ -9,11 +9,13 @@
 // Wasm does this on demand (and `make plugins` does it ahead of time), so no
 // built Go module is committed. The fixtures in wat/ cover what Go cannot
 // express (a module that is not a plugin, a forbidden import, a wrong ABI
-// version, an out-of-bounds pointer); each .wasm beside its .wat was built with
+// version, an out-of-bounds pointer, recursion that never touches linear
+// memory); each .wasm beside its .wat was built with
 //
 //	wat2wasm wat/<name>.wat -o wat/<name>.wasm
 //
-// and is committed because it is a few hundred bytes.
+// (recursion and extismrecursion were assembled by hand from theirs) and is
+// committed because it is a few hundred bytes.
 //
 // One fixture per failure mode:
 //
@@ -37,6 +39,13 @@
 //	configured     has a config schema (load-time config checks)
 //	services       calls the host services (query, digest, an unknown one)
 //	goodv2         version 2.0.0 of good, for hot-swap tests
+//	querystack     queries '!', a million '[' and "|@pretty" (overflowed the Go stack)
+//	querypattern   queries a '%' pattern of 21 '*' over args.list
+//	prettybomb     queries args|@pretty
+//	schemabomb     validates args against the schema in args.schema, in a loop
+//	servicebomb    hands the digest service 1 MiB of input
+//	queryloop      reads its arguments through the host without end
+//	gorecursion    recurses without end (a Go guest's stack is in linear memory)
 //	badsignature   exports warden_handle with the wrong signature
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
