@@ -104,3 +104,8 @@ func (e *CallError) Is(target error) bool { return target == e.Kind }
 
 // Unwrap returns the underlying cause.
 func (e *CallError) Unwrap() error { return e.Err }
+
+// ErrLoadCheck is returned when a candidate failed the load check: it
+// trapped, timed out or broke the contract on a request a tenant could send,
+// or answered the same request twice differently.
+var ErrLoadCheck = errors.New("plugin failed the load check")

@@ -148,6 +148,13 @@ func (s *Slot) swapLocked(ctx context.Context, c candidate, test SelfTest) (Gene
 				s.name, nm.Name, nm.Role, nm.Phases, om.Name, om.Role, om.Phases, ErrIncompatible)
 		}
 	}
+	// What a tenant would run, before anyone's self-test: a candidate that
+	// traps, hangs or breaks the contract on a request at the edges never
+	// serves.
+	if err := p.LoadCheck(ctx); err != nil {
+		_ = p.Close(ctx)
+		return GenerationInfo{}, fmt.Errorf("host: slot %s: candidate: %w", s.name, err)
+	}
 	if test != nil {
 		if err := test(ctx, p); err != nil {
 			_ = p.Close(ctx)

@@ -180,7 +180,7 @@ func candidateError(err error) error {
 		return fail(http.StatusUnprocessableEntity, CodeDigestMismatch, err.Error())
 	case errors.Is(err, host.ErrModuleTooLarge):
 		return fail(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, err.Error())
-	case errors.Is(err, ErrSelfTest):
+	case errors.Is(err, ErrSelfTest), errors.Is(err, host.ErrLoadCheck):
 		return fail(http.StatusUnprocessableEntity, CodeSelfTestFailed, err.Error())
 	default:
 		return fail(http.StatusUnprocessableEntity, CodePluginRejected, err.Error())

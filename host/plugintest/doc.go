@@ -15,15 +15,25 @@
 //	              validates, and it is what the case wants
 //	probe/<phase or tool>/<probe>
 //	              the kit's own requests for each phase a guard declares or
-//	              tool a builtin provides: empty arguments, arguments that
-//	              are not an object, unparsable arguments (argsText only), an
-//	              unknown tool, no contract and no config, and a request of
-//	              exactly the input limit. Each must end in a valid result
-//	              (a pass, a success, or a non-success with a registered
-//	              code, a reason and a next step), never a trap, a timeout
-//	              or a contract violation.
-//	deterministic every request sent twice gives the same verdict, since a
-//	              plugin keeps no state between calls
+//	              tool a builtin provides, the ones a slot's load check
+//	              (host.Probes) sends every candidate generation too: empty
+//	              arguments, arguments that are not an object, unparsable
+//	              arguments (argsText only), an unknown tool, no contract
+//	              and no config, arguments nested 5000 levels deep, an
+//	              argument object with thousands of keys, unicode at its
+//	              edges (lone surrogates, NUL, U+2028, bidi overrides,
+//	              noncharacters, emoji sequences, empty and non-ASCII keys),
+//	              argument text that is not UTF-8, a request of exactly the
+//	              input limit and, after the call, a result whose data and
+//	              response fill the input limit. Each must end in a valid
+//	              result (a pass, a success, or a non-success with a
+//	              registered code that is not the host's own, a reason and a
+//	              next step), never a trap, a timeout or a contract
+//	              violation.
+//	deterministic every request sent again, in reverse order on the same
+//	              instance, gives the same verdict, since a plugin keeps no
+//	              state between calls (for a plugin granted the real clock
+//	              or randomness, only failures count)
 //	concurrent    every request sent from two goroutines at once gives the
 //	              same verdict again
 //	limits        no call hit the deadline, the output limit or the memory

@@ -47,7 +47,8 @@ func guardChecks(cases ...string) []string {
 	for _, c := range cases {
 		out = append(out, "case/"+c)
 	}
-	for _, p := range []string{"empty-args", "args-not-object", "args-text", "unknown-tool", "no-contract-no-config", "near-input-limit"} {
+	for _, p := range []string{"empty-args", "args-not-object", "args-text", "unknown-tool", "no-contract-no-config",
+		"deep-args", "wide-args", "unicode", "args-not-utf8", "near-input-limit"} {
 		out = append(out, "probe/before/"+p)
 	}
 	return append(out, "deterministic", "concurrent", "limits")
@@ -83,8 +84,9 @@ func TestPluginCheckArgcheck(t *testing.T) {
 		"case/valid":                         "pass",
 		"probe/before/unknown-tool":          "pass",
 		"probe/before/no-contract-no-config": "pass",
-		"deterministic":                      "8 request(s) sent twice gave the same verdicts",
-		"concurrent":                         "8 request(s) from 2 goroutines at once gave the sequential verdicts",
+		"probe/before/unicode":               "pass",
+		"deterministic":                      "12 request(s) sent again in reverse order gave the same verdicts",
+		"concurrent":                         "12 request(s) from 2 goroutines at once gave the sequential verdicts",
 	}
 	for name, detail := range want {
 		if c, _ := rep.Result(name); c.Detail != detail {
@@ -92,7 +94,8 @@ func TestPluginCheckArgcheck(t *testing.T) {
 		}
 	}
 	// Probes start from the first case, so they carry its schema.
-	for _, name := range []string{"case/missing name", "probe/before/empty-args", "probe/before/args-not-object", "probe/before/args-text", "probe/before/near-input-limit"} {
+	for _, name := range []string{"case/missing name", "probe/before/empty-args", "probe/before/args-not-object", "probe/before/args-text",
+		"probe/before/deep-args", "probe/before/wide-args", "probe/before/args-not-utf8", "probe/before/near-input-limit"} {
 		if c, _ := rep.Result(name); !strings.HasPrefix(c.Detail, "REJECTED ARG_REJECTED: ") {
 			t.Errorf("%s: detail %q, want a rejection", name, c.Detail)
 		}
@@ -140,9 +143,9 @@ func TestPluginCheckHostile(t *testing.T) {
 		{name: "nonext", detail: "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result without a next step: ARG_REJECTED"},
 		{name: "unknowncode", detail: "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result with an unregistered error code: NOT_A_CODE"},
 		{name: "loop", pol: host.Policy{Limits: abi.Limits{TimeoutMs: 50}},
-			detail: "plugin timed out (PLUGIN_TIMEOUT): no result within 50ms", limits: "of 24 calls, 24 call(s) hit the 50ms deadline"},
+			detail: "plugin timed out (PLUGIN_TIMEOUT): no result within 50ms", limits: "of 40 calls, 40 call(s) hit the 50ms deadline"},
 		{name: "bigoutput", detail: "output too large (PLUGIN_OUTPUT_TOO_LARGE): over the limit of 1048576 bytes",
-			limits: "of 24 calls, 24 call(s) went over the 1048576-byte output limit"},
+			limits: "of 40 calls, 40 call(s) went over the 1048576-byte output limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,5 +262,58 @@ func TestPluginCheckConfig(t *testing.T) {
 	c, _ := rep.Result("config")
 	if c.OK || !strings.HasPrefix(c.Detail, "config does not match configSchema: ") || !strings.Contains(c.Detail, "prefix") {
 		t.Fatalf("config: ok=%v %q", c.OK, c.Detail)
+	}
+}
+
+// TestPluginCheckEdges runs the kit on fixtures that work on a simple call
+// and fail only on a request at the edges: the probe that shows it fails
+// with the exact detail, every other check holds.
+func TestPluginCheckEdges(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		failed map[string]string
+	}{
+		{"deepnest", map[string]string{"probe/before/deep-args": "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [64] with length 64"}},
+		{"asciionly", map[string]string{"probe/before/unicode": "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [240] with length 128"}},
+		{"afterbuffer", map[string]string{"probe/after/big-result": "plugin trapped (PLUGIN_TRAP): panic: afterbuffer: the result data does not fit the 64 KiB buffer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := plugintest.Check(context.Background(), testdata.Bytes(t, tt.name), plugintest.Options{Name: tt.name, Host: hostOpts(t)})
+			got := map[string]string{}
+			for _, c := range rep.Failed() {
+				got[c.Name] = c.Detail
+			}
+			if len(got) != len(tt.failed) {
+				t.Fatalf("failed checks %v, want %v:\n%s", got, tt.failed, rep)
+			}
+			for name, detail := range tt.failed {
+				if got[name] != detail {
+					t.Errorf("%s: %q\nwant %q", name, got[name], detail)
+				}
+			}
+		})
+	}
+}
+
+// TestPluginCheckReservedCode: a plugin answering with a code only the host
+// may report fails every probe as a contract violation.
+func TestPluginCheckReservedCode(t *testing.T) {
+	t.Parallel()
+	rep := plugintest.Check(context.Background(), testdata.Bytes(t, "reservedcode"), plugintest.Options{Name: "reservedcode", Host: hostOpts(t)})
+	const want = "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result with an error code only the host may report: GUARD_UNAVAILABLE"
+	n := 0
+	for _, c := range rep.Checks {
+		if strings.HasPrefix(c.Name, "probe/") {
+			n++
+			if c.OK || c.Detail != want {
+				t.Errorf("%s: ok=%v %q\nwant %q", c.Name, c.OK, c.Detail, want)
+			}
+		}
+	}
+	if n != 10 {
+		t.Errorf("%d probes, want 10", n)
 	}
 }

@@ -3,26 +3,30 @@ package plugintest
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/host"
 )
 
-// Probe names, the last part of "probe/<phase or tool>/<probe>".
+// Probe names, the last part of "probe/<phase or tool>/<probe>". All but
+// ProbeNoContract are the host's load-check probes (host.Probes), which a
+// slot also runs on every candidate generation.
 const (
-	ProbeEmptyArgs    = "empty-args"
-	ProbeArgsNotObj   = "args-not-object"
-	ProbeArgsText     = "args-text"
-	ProbeUnknownTool  = "unknown-tool"
+	ProbeEmptyArgs    = host.ProbeEmptyArgs
+	ProbeArgsNotObj   = host.ProbeArgsNotObject
+	ProbeArgsText     = host.ProbeArgsText
+	ProbeUnknownTool  = host.ProbeUnknownTool
 	ProbeNoContract   = "no-contract-no-config"
-	ProbeNearMaxInput = "near-input-limit"
+	ProbeDeepArgs     = host.ProbeDeepArgs
+	ProbeWideArgs     = host.ProbeWideArgs
+	ProbeUnicode      = host.ProbeUnicode
+	ProbeNotUTF8      = host.ProbeNotUTF8
+	ProbeNearMaxInput = host.ProbeNearMaxInput
+	ProbeBigResult    = host.ProbeBigResult
 )
 
 // probeTool is the tool a guard's probes guard when no case names one.
 const probeTool = "probe_tool"
-
-// unknownTool is a tool no plugin provides.
-const unknownTool = "plugintest_unknown_tool"
 
 // probes are the kit's own requests, one set per phase a guard declares or
 // tool a builtin provides. Each perturbs a base request: the first author
@@ -63,47 +67,25 @@ func (r *run) probes() []input {
 
 func (r *run) probeSet(target string, base abi.Request) []input {
 	name := func(p string) string { return "probe/" + target + "/" + p }
-	withArgs := func(args json.RawMessage, text string) abi.Request {
-		req := base
-		req.Args, req.ArgsText, req.Bound, req.Provenance = args, text, nil, nil
-		return req
+	full := r.envelope(input{req: base})
+	// The envelope is sent as the host encodes it; a base whose raw fields
+	// are not JSON cannot be.
+	var bad string
+	if _, err := json.Marshal(full); err != nil {
+		bad = fmt.Sprintf("the base request does not encode: %v", err)
 	}
-	unknown := withArgs(json.RawMessage(`{}`), "")
-	unknown.Tool, unknown.Contract, unknown.Schema, unknown.OutputSchema = unknownTool, nil, nil, nil
-	bare := base
-	bare.Contract, bare.Schema, bare.OutputSchema, bare.Config, bare.State = nil, nil, nil, nil, nil
-	return []input{
-		{name: name(ProbeEmptyArgs), req: withArgs(json.RawMessage(`{}`), "")},
-		{name: name(ProbeArgsNotObj), req: withArgs(json.RawMessage(`[1,"two",null]`), "")},
-		{name: name(ProbeArgsText), req: withArgs(nil, `{"unterminated": tru`)},
-		{name: name(ProbeUnknownTool), req: unknown},
-		{name: name(ProbeNoContract), req: bare, noConfig: true},
-		r.nearLimit(name(ProbeNearMaxInput), base),
+	var out []input
+	for _, p := range host.Probes(full, r.p.Limits().MaxInputBytes) {
+		in := input{name: name(p.Name), req: p.Request, raw: p.Raw, bad: p.Bad}
+		if bad != "" {
+			in.raw, in.bad = nil, bad
+		}
+		out = append(out, in)
+		if p.Name == host.ProbeUnknownTool {
+			nc := base
+			nc.Contract, nc.Schema, nc.OutputSchema, nc.Config, nc.State = nil, nil, nil, nil, nil
+			out = append(out, input{name: name(ProbeNoContract), req: nc, noConfig: true})
+		}
 	}
-}
-
-// nearLimit pads the base request's arguments until the envelope is exactly
-// the plugin's input limit, the largest request the host will send.
-func (r *run) nearLimit(name string, base abi.Request) input {
-	in := input{name: name}
-	limit := r.p.Limits().MaxInputBytes
-	req := base
-	req.ArgsText, req.Bound, req.Provenance = "", nil, nil
-	req.Args = json.RawMessage(`{"plugintest_pad":""}`)
-	b, err := json.Marshal(r.envelope(input{req: req}))
-	if err != nil {
-		in.bad = fmt.Sprintf("encode request: %v", err)
-		return in
-	}
-	pad := limit - len(b)
-	if pad < 0 {
-		in.bad = fmt.Sprintf("the base request is %d bytes, over the %d-byte input limit", len(b), limit)
-		return in
-	}
-	req.Args = json.RawMessage(`{"plugintest_pad":"` + strings.Repeat("x", pad) + `"}`)
-	in.req = req
-	if in.raw, err = json.Marshal(r.envelope(input{req: req})); err != nil || len(in.raw) != limit {
-		in.bad = fmt.Sprintf("could not size the request to the %d-byte input limit", limit)
-	}
-	return in
+	return out
 }

@@ -33,6 +33,10 @@ const (
 	EvidenceBudget = 16 << 10
 	// EvidenceExcerpt is the size of an item's excerpt in bytes.
 	EvidenceExcerpt = 200
+	// EvidenceLocator bounds an item's locator (the tool and its canonical
+	// arguments) in bytes, so that a call with arguments near the input
+	// limit still has an item within the plugin's output limit.
+	EvidenceLocator = 1 << 10
 	// EvidenceMaxValues bounds the flattened extract values of one item.
 	EvidenceMaxValues = 1000
 )
@@ -104,7 +108,7 @@ func evidenceRegister(req, in []byte) ([]byte, error) {
 		return nil, err
 	}
 	it := abi.EvidenceItem{
-		ID: e.id, SourceType: sourceType(req, e.tool), Locator: e.tool + " " + string(Canonical(boundArgs(req))),
+		ID: e.id, SourceType: sourceType(req, e.tool), Locator: contract.Truncate(append([]byte(e.tool+" "), Canonical(boundArgs(req))...), EvidenceLocator),
 		RetrievedAt: string(in), ToolCallID: gjson.GetBytes(req, abi.FieldCallID).String(),
 		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(e.resp),
 	}

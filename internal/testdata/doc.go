@@ -47,6 +47,10 @@
 //	queryloop      reads its arguments through the host without end
 //	gorecursion    recurses without end (a Go guest's stack is in linear memory)
 //	badsignature   exports warden_handle with the wrong signature
+//	reservedcode   answers with GUARD_UNAVAILABLE, a code only the host reports
+//	deepnest       traps on arguments nested deeper than 64 levels
+//	asciionly      traps on the first non-ASCII byte of its arguments
+//	afterbuffer    after phase: traps on result data over 64 KiB
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
