@@ -308,7 +308,9 @@ func newStretchCtx(parent context.Context, step, max time.Duration) *stretchCtx 
 		s.deadline = s.limit
 	}
 	s.mu.Lock()
-	s.timer = time.AfterFunc(step, s.expire)
+	// Until the deadline, not one step: a limit shorter than the step is
+	// the deadline.
+	s.timer = time.AfterFunc(s.deadline.Sub(now), s.expire)
 	s.mu.Unlock()
 	go func() {
 		select {
