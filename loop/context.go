@@ -164,7 +164,33 @@ func cutText(s string, n int, l abi.Locale) string {
 	return cutString(s, n-len(mark)) + mark
 }
 
-var evidenceCitation = regexp.MustCompile(`\[ev:([^\]\s]+)\]`)
+// evidenceLines match the evidence line ToolMessage writes (txtMsgEvidence),
+// in either locale, as a whole line: an "[ev:…]" anywhere else (the
+// tool's own data, a failure's body) is not the result's evidence.
+var evidenceLines = func() []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, t := range texts[txtMsgEvidence] {
+		parts := strings.Split(t, "%s")
+		if len(parts) != 3 {
+			panic("loop: the evidence line has not two ids")
+		}
+		out = append(out, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(parts[0])+`([^\]\s]+)`+
+			regexp.QuoteMeta(parts[1])+`([^\]\s]+)`+regexp.QuoteMeta(parts[2])+`\r?$`))
+	}
+	return out
+}()
+
+// evidenceLineID is the evidence id of a tool message's evidence line, or "".
+func evidenceLineID(content string) string {
+	for _, re := range evidenceLines {
+		for _, m := range re.FindAllStringSubmatch(content, -1) {
+			if m[1] == m[2] {
+				return m[1]
+			}
+		}
+	}
+	return ""
+}
 
 // Compact returns history within budget tokens, with n old tool results
 // replaced by stubs, and its estimated size. Tool results go oldest first;
@@ -217,8 +243,8 @@ func stubOf(content, tool string, l abi.Locale) string {
 	if tool == "" {
 		tool = "?"
 	}
-	if ev := evidenceCitation.FindStringSubmatch(content); ev != nil {
-		return textFor(l, txtMsgCompacted, tool, ev[1], ev[1], ev[1])
+	if ev := evidenceLineID(content); ev != "" {
+		return textFor(l, txtMsgCompacted, tool, ev, ev, ev)
 	}
 	first, _, _ := strings.Cut(content, "\n")
 	return textFor(l, txtMsgCompactedNoEvidence, tool, cutText(first, 200, l))
