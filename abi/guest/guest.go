@@ -79,9 +79,10 @@ func (c *Call) Raw() []byte { return c.req }
 
 // Get reads a gjson path ("args.title", "lines.#", "args.@keys") of the
 // envelope. The path is bounded as the host bounds it (see
-// internal/services.CheckPath): at most 512 bytes, no '!' literals, only the
-// modifiers @this, @keys, @values, @reverse and @valid, without arguments;
-// any other path voids the call as a contract violation. In wasm the host evaluates the path natively and copies only
+// internal/services.CheckPath): at most 512 bytes nested at most 8 levels,
+// one '*' per pattern, only the modifiers @this, @keys, @values, @reverse
+// and @valid, without arguments; any other path voids the call as a
+// contract violation. In wasm the host evaluates the path natively and copies only
 // the result in, which is much faster than scanning the envelope inside the
 // guest; natively it is gjson on the same bytes, so both agree.
 func (c *Call) Get(path string) gjson.Result {

@@ -10,7 +10,7 @@ import (
 // Path bounds. A guest names what it wants read with a gjson path, and gjson
 // runs on the host's own stack and heap: a path of "!" and a million "["
 // overflowed the Go stack (fatal, not recoverable), "@pretty" on a nested
-// value allocated gigabytes, and a "%" pattern with several '*' over a long
+// literal allocated gigabytes, and a "%" pattern with several '*' over a long
 // string backtracks for seconds. Every path a guest hands the host passes
 // CheckPath first, which keeps the work of one lookup linear in the request
 // and its recursion shallow.
@@ -64,7 +64,7 @@ func byteSet(s string) (m [256]bool) {
 
 // pathMark are the bytes CheckPath looks at; a path without any is a
 // plain key path.
-var pathMark = byteSet(`\"()[]{}|#,!@*`)
+var pathMark = byteSet(`\"()[]{}|#,@*`)
 
 // CheckPath reports whether a guest may run path on the host. It refuses
 // (with ErrPath, naming the reason):
@@ -72,17 +72,17 @@ var pathMark = byteSet(`\"()[]{}|#,!@*`)
 //   - paths longer than MaxPathBytes, nested deeper than MaxPathNesting, or
 //     with more than MaxPathPipes '|', MaxPathHashes '#' or
 //     MaxPathSelectors ',';
-//   - '!' literals (a guest reads the request, it does not bring its own
-//     JSON): a '!' outside a quoted string is allowed only as the query
-//     operators "!=" and "!%";
 //   - modifiers other than @this, @keys, @values, @reverse and @valid, and
 //     modifier arguments (":");
 //   - a pattern or key wildcard with more than one '*' (matching one with
 //     k stars backtracks as the string's length to the power k).
 //
-// A '\' escapes the next byte as in gjson ("a\.b", "user\@x"); a '@' or '!'
+// '!' literals ("!{}", "!true") are JSON inside the path, so they are held
+// to the same length and nesting: every literal bomb needed a large one.
+//
+// A '\' escapes the next byte as in gjson ("a\.b", "user\@x"); a '@'
 // inside a key ("user@x") is refused only where gjson would read it as a
-// modifier or a literal. Quoted strings inside queries and multipaths are
+// modifier. Quoted strings inside queries, multipaths and literals are
 // values, not paths, and are skipped.
 func CheckPath(path string) error {
 	if len(path) > MaxPathBytes {
@@ -140,12 +140,6 @@ func CheckPath(path string) error {
 			if commas++; commas > MaxPathSelectors {
 				return fmt.Errorf("services: %w: more than %d selectors", ErrPath, MaxPathSelectors+1)
 			}
-		case '!':
-			if i+1 < len(path) && (path[i+1] == '=' || path[i+1] == '%') {
-				i++
-				continue
-			}
-			return fmt.Errorf("services: %w: '!' literals are not available", ErrPath)
 		case '@':
 			if i > 0 && !pathSpecialSet[path[i-1]] {
 				break // inside a key
