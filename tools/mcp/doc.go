@@ -24,8 +24,11 @@
 // refused unless a handler is set. Progress notifications of a call reach
 // the invoker (chain.ReportProgress), which moves the call's deadline. Tools
 // that require task augmentation are not listed. A stdio child gets only an
-// allowlisted environment, and a line on its stdout that is not JSON-RPC is
-// logged and skipped. Servers offers several servers as one provider.
+// allowlisted environment, and a line on its stdout that is not a JSON-RPC
+// 2.0 message (a banner, a structured logger's JSON) or is longer than 16
+// MiB is logged, counted and skipped. An HTTP server's headers and token go
+// to the configured URL's origin only; a redirect elsewhere is refused when
+// they are set. Servers offers several servers as one provider.
 //
 // A session found dead before a call is reconnected once (a new child
 // process, or a new HTTP session); a call whose connection broke while it
