@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -20,7 +20,9 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/server"
 	"github.com/agentwarden/warden/store/sqlstore"
 	"github.com/agentwarden/warden/tools/mcp"
 )
@@ -46,7 +48,8 @@ the key, and the file when the value came from it.
   --config FILE           config file (YAML, JSON or TOML); not a key of the file
   --addr HOST:PORT        listen address (default 127.0.0.1:8080)
   --skills DIR            skill store directory (contract DirStore)
-  --keys FILE             JSON: {"tenants":[{"tenant":"acme","agent":"agent_code","keys":["..."]}],"admin_keys":["..."]}
+  --keys FILE             JSON: {"tenants":[{"tenant":"acme","agent":"agent_code","keys":["..."]}],"admin_keys":["..."],
+                          "metrics_keys":["..."]}
   --model KIND            scripted or openai
   --model-script FILE     scripted turns (JSON or YAML), with --model scripted
   --base-url URL          with --model openai
@@ -86,6 +89,15 @@ the key, and the file when the value came from it.
                           for a collector's OTLP/HTTP traces endpoint (default none)
   --feedback[=BOOL]       record every tool call's reliability record in the store (default true
                           with a sqlite: or postgres: store, false with memory)
+  --metrics-addr HOST:PORT  serve GET /metrics here, without a key, and not on --addr (default:
+                          on --addr, for an admin key or a metrics key of --keys only)
+  --tenant-rate N         each tenant's API requests per second, a token bucket (default 10)
+  --tenant-burst N        requests a tenant may send at once above its rate (default 20)
+  --tenant-max-sessions N a tenant's sessions open on this instance (default 100)
+  --tenant-max-runs N     a tenant's runs in flight: messages, answers, approvals, verifies,
+                          resumes (default 4)
+  --tenant-max-tool-calls N  a tenant's business tool calls in flight; more wait (default 8)
+                          Each tenant-* limit is per instance; 0 turns it off.
 `
 
 // serveConfig is warden serve's whole configuration, read from flags,
@@ -129,6 +141,11 @@ type serveConfig struct {
 	// Feedback records every tool call's reliability record in the store
 	// (TOOL_USE_RELIABILITY §4); on by default with a durable store.
 	Feedback bool
+	// MetricsAddr, when set, is where GET /metrics is served (without a
+	// key) instead of on Addr (with an admin or metrics key).
+	MetricsAddr string
+	// Limits are each tenant's, on this instance (the tenant-* keys).
+	Limits server.Limits
 
 	// model holds the model-* keys of --model openai; modelParallel is
 	// model-parallel-tool-calls, sent only when a source sets it.
@@ -157,6 +174,8 @@ type keysFile struct {
 		Keys   []string `json:"keys"`
 	} `json:"tenants"`
 	AdminKeys []string `json:"admin_keys"`
+	// MetricsKeys reach GET /metrics only.
+	MetricsKeys []string `json:"metrics_keys"`
 }
 
 // configError names the flag and the variable a bad value came from.
@@ -201,6 +220,7 @@ type setting struct {
 	dur     *time.Duration
 	boolean *bool
 	integer *int
+	float   *float64
 	list    *json.RawMessage
 }
 
@@ -241,6 +261,12 @@ func (c *serveConfig) settings() []setting {
 		{name: "log-level", str: &c.LogLevel},
 		{name: "trace", str: &c.Trace},
 		{name: "feedback", boolean: &c.Feedback},
+		{name: "metrics-addr", str: &c.MetricsAddr},
+		{name: "tenant-rate", float: &c.Limits.Rate},
+		{name: "tenant-burst", integer: &c.Limits.Burst},
+		{name: "tenant-max-sessions", integer: &c.Limits.MaxSessions},
+		{name: "tenant-max-runs", integer: &c.Limits.MaxRuns},
+		{name: "tenant-max-tool-calls", integer: &c.Limits.MaxToolCalls},
 	}
 }
 
@@ -302,6 +328,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.LogLevel = "info"
 	c.Trace = "none"
 	c.model = defaultModelKeys()
+	c.Limits = server.DefaultLimits()
 	// Feedback's default depends on the store; validate sets it.
 
 	// Every value a source sets must have its key's type, even where a
@@ -330,6 +357,12 @@ func readConfigFile(fs *pflag.FlagSet, getenv func(string) string) (*viper.Viper
 	bad := func(format string, a ...any) error { return &configError{configKey, fmt.Sprintf(format, a...)} }
 	if ext := filepath.Ext(path); !slices.Contains([]string{".yaml", ".yml", ".json", ".toml"}, ext) {
 		return nil, bad("%q is not a .yaml, .yml, .json or .toml file", path)
+	}
+	// Keys twice or in another case first: viper would fold them into one.
+	if b, err := os.ReadFile(path); err == nil {
+		if err := checkConfigKeys(path, b); err != nil {
+			return nil, bad("%s: %v", path, err)
+		}
 	}
 	v := viper.New()
 	v.SetConfigFile(path)
@@ -425,6 +458,20 @@ func (s setting) assign(raw any, o origin) error {
 			return fmt.Errorf("%s is not an integer", show(raw))
 		}
 		*s.integer = n
+	case s.float != nil:
+		f, err := strconv.ParseFloat(text, 64)
+		if !isText {
+			var n int
+			if n, err = fileInt(raw); err == nil {
+				f = float64(n)
+			} else if v, ok := raw.(float64); ok {
+				f, err = v, nil
+			}
+		}
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s is not a number", show(raw))
+		}
+		*s.float = f
 	case s.list != nil:
 		// A file gives the list itself; a flag or variable its JSON.
 		b := []byte(text)
@@ -588,6 +635,26 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	default:
 		return bad("trace", "%q is not none, stdout:FILE or otlp:URL", c.Trace)
 	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return bad("metrics-addr", "%q is not HOST:PORT", c.MetricsAddr)
+		}
+		if c.MetricsAddr == c.Addr {
+			return bad("metrics-addr", "%q is --addr too; give the metrics an address of their own", c.MetricsAddr)
+		}
+	}
+	for _, l := range []struct {
+		key string
+		neg bool
+	}{{"tenant-rate", c.Limits.Rate < 0}, {"tenant-burst", c.Limits.Burst < 0}, {"tenant-max-sessions", c.Limits.MaxSessions < 0},
+		{"tenant-max-runs", c.Limits.MaxRuns < 0}, {"tenant-max-tool-calls", c.Limits.MaxToolCalls < 0}} {
+		if l.neg {
+			return bad(l.key, "must not be negative (0 turns the limit off)")
+		}
+	}
+	if c.Limits.Rate > 0 && c.Limits.Burst == 0 {
+		return bad("tenant-burst", "must be at least 1 with a tenant-rate (0 turns the rate limit off: set tenant-rate 0)")
+	}
 	switch {
 	case c.origins["feedback"] == fromDefault:
 		c.Feedback = c.storeDialect != ""
@@ -602,10 +669,10 @@ func (c *serveConfig) readKeys() error {
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c.keys); err != nil {
-		return fmt.Errorf("%s: %w", c.Keys, err)
+	// Strict: a key twice or in another case ("Keys", "admin_keys" given
+	// twice) would let one file grant two different sets of keys.
+	if err := abi.DecodeStrict(b, &c.keys); err != nil {
+		return fmt.Errorf("%s: %s", c.Keys, strings.TrimPrefix(err.Error(), "abi: strict json: "))
 	}
 	if len(c.keys.Tenants) == 0 {
 		return fmt.Errorf("%s: no tenants", c.Keys)
@@ -625,6 +692,12 @@ func (c *serveConfig) readKeys() error {
 	for _, k := range c.keys.AdminKeys {
 		if len(k) < 16 || seen[k] {
 			return fmt.Errorf("%s: admin_keys: a key is shorter than 16 characters or used twice", c.Keys)
+		}
+		seen[k] = true
+	}
+	for _, k := range c.keys.MetricsKeys {
+		if len(k) < 16 || seen[k] {
+			return fmt.Errorf("%s: metrics_keys: a key is shorter than 16 characters or used twice", c.Keys)
 		}
 		seen[k] = true
 	}

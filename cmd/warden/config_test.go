@@ -66,7 +66,7 @@ func TestConfigErrors(t *testing.T) {
 		{"skills not a dir", f.with("--skills", f.keys), nil, `--skills (WARDEN_SKILLS): "` + f.keys + `" is not a directory`},
 		{"no keys", []string{"--skills", f.skills}, nil, "--keys (WARDEN_KEYS): required"},
 		{"short key", f.with("--keys", badKeys), nil, "--keys (WARDEN_KEYS): " + badKeys + ": tenants[0]: a key is shorter than 16 characters or used twice"},
-		{"unknown key field", f.with("--keys", unknownKeys), nil, "--keys (WARDEN_KEYS): " + unknownKeys + `: json: unknown field "tenant"`},
+		{"unknown key field", f.with("--keys", unknownKeys), nil, "--keys (WARDEN_KEYS): " + unknownKeys + `: unknown key "tenant" in $`},
 		{"no model", []string{"--skills", f.skills, "--keys", f.keys}, nil, "--model (WARDEN_MODEL): required: scripted or openai"},
 		{"scripted without script", []string{"--skills", f.skills, "--keys", f.keys, "--model", "scripted"}, nil, "--model-script (WARDEN_MODEL_SCRIPT): required with --model scripted"},
 		{"openai without base url", f.with("--model", "openai"), nil, "--base-url (WARDEN_BASE_URL): required with --model openai"},

@@ -153,7 +153,7 @@ func TestServeOpenAI(t *testing.T) {
 			t.Errorf("a request without stream: %s", r.Body)
 		}
 	}
-	resp, err := http.Get(base + "/metrics")
+	resp, err := metricsGet(base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,7 +65,7 @@ func TestServePlugins(t *testing.T) {
 	}
 	metrics := func() string {
 		t.Helper()
-		resp, err := http.Get(base + "/metrics")
+		resp, err := metricsGet(base)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -132,17 +132,19 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		codes[t.Tenant] = t.Agent
 	}
 	opts := server.Options{
-		Keys:       keys,
-		AdminKeys:  c.keys.AdminKeys,
-		Agents:     server.LoaderAgents{Loader: contract.NewLoader(contract.NewDirStore(c.Skills), log), Codes: codes},
-		Tools:      provider,
-		NewModel:   newModel,
-		Loop:       loop.DefaultConfig(),
-		RunTimeout: c.RunTimeout,
-		Logger:     log,
-		Instance:   c.Instance,
-		Lease:      c.Lease,
-		Plugins:    c.Plugins,
+		Keys:        keys,
+		AdminKeys:   c.keys.AdminKeys,
+		MetricsKeys: c.keys.MetricsKeys,
+		Limits:      c.Limits,
+		Agents:      server.LoaderAgents{Loader: contract.NewLoader(contract.NewDirStore(c.Skills), log), Codes: codes},
+		Tools:       provider,
+		NewModel:    newModel,
+		Loop:        loop.DefaultConfig(),
+		RunTimeout:  c.RunTimeout,
+		Logger:      log,
+		Instance:    c.Instance,
+		Lease:       c.Lease,
+		Plugins:     c.Plugins,
 	}
 	if db != nil {
 		opts.Directory, opts.Generations = db, db
@@ -259,12 +261,31 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	// streams close; runs are detached from it and finish.
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	// The metrics name every tenant: on the API's address they answer an
+	// admin or metrics key only; on an address of their own (a private
+	// interface a scraper reaches) they need none, and the API's address
+	// does not serve them.
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics.Handler())
+	var ms *http.Server
+	errc := make(chan error, 2)
+	if c.MetricsAddr == "" {
+		mux.Handle("GET /metrics", srv.Operator(metrics.Handler()))
+	} else {
+		mln, err := net.Listen("tcp", c.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return &configError{"metrics-addr", err.Error()}
+		}
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", metrics.Handler())
+		ms = &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- ms.Serve(mln) }()
+		defer ms.Close()
+		fmt.Fprintf(stdout, "warden: metrics on http://%s/metrics\n", mln.Addr())
+	}
 	mux.Handle("/", metrics.Middleware(srv.Handler()))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return base }}
-	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "warden: serving on http://%s\n", ln.Addr())
 	log.Info("serving", "addr", ln.Addr().String(), "tenants", len(codes), "admin", len(c.keys.AdminKeys) > 0,

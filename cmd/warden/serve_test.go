@@ -169,7 +169,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("no labelled query_space event in %v", res["events"])
 	}
 	// The run shows in the metrics.
-	resp, err := http.Get(base + "/metrics")
+	resp, err := metricsGet(base)
 	if err != nil {
 		t.Fatal(err)
 	}
