@@ -1,9 +1,13 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/agentwarden/warden/internal/fakeprovider"
+	"github.com/agentwarden/warden/model"
 )
 
 func TestStrictTool(t *testing.T) {
@@ -192,5 +196,37 @@ func TestStrictRestoreRefs(t *testing.T) {
 				t.Fatalf("restore(%s) did not return within 10s", tt.args)
 			}
 		})
+	}
+}
+
+// Complete returns, the arguments mapped back, for a tool whose schema has
+// a definition with $ref next to anyOf:[{$ref}] (as MCP servers send).
+func TestStrictSelfReferenceComplete(t *testing.T) {
+	t.Parallel()
+	const schema = `{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"required":["a"],` +
+		`"$defs":{"A":{"type":"object","properties":{"x":{"type":"string"}},"$ref":"#/$defs/A","anyOf":[{"$ref":"#/$defs/A"}]}}}`
+	srv := fakeprovider.New(t, fakeprovider.Reply{Calls: []fakeprovider.Call{{ID: "c1", Name: "t", Arguments: `{"a":{"x":null}}`}}})
+	cfg := testConfig(srv.URL)
+	cfg.Strict = true
+	req := model.Request{Messages: userOnly.Messages, Tools: []model.Tool{{Name: "t", Parameters: json.RawMessage(schema)}}}
+	type result struct {
+		resp model.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := newTestClient(t, cfg).Complete(context.Background(), req)
+		done <- result{resp, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if got := r.resp.Message.ToolCalls; len(got) != 1 || got[0].Arguments != `{"a":{}}` {
+			t.Fatalf("tool calls = %+v, want one with arguments {\"a\":{}}", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Complete did not return within 10s")
 	}
 }
