@@ -38,6 +38,15 @@
 // of the store — and the digest is checked again against the held write
 // before the decision is applied.
 //
+// Request bodies are decoded strictly: an unknown field is 400
+// unknown_field, a key given twice or in another case than its field's is
+// 400 invalid_body, naming the key. Each tenant is held to Options.Limits:
+// its request rate (429 tenant_rate_limited), its sessions open (429
+// tenant_session_limit), its runs in flight (429 tenant_run_limit), each
+// with Retry-After where a wait is known, and its tool calls in flight
+// (more wait). Operator guards an operator's endpoint such as GET /metrics
+// with an admin or metrics key.
+//
 // With a durable Options.Directory a session outlives its process and is
 // served by one live instance at a time: see Options.Directory, Start and
 // docs/RATIONALE.md ("Sessions across processes and instances"). Another

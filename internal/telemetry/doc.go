@@ -22,6 +22,10 @@
 //   - warden_http_*: requests by route pattern and status code, their
 //     latency, and requests in flight, through Metrics.Middleware.
 //
+// Handler checks no key: the metrics name every tenant, so `warden serve`
+// mounts it behind server.Operator (an admin or metrics key) on the API's
+// address, or without a key on an address of its own (metrics-addr).
+//
 // Traces: the host and the loop start spans on the global OpenTelemetry
 // provider (warden.task → warden.node → warden.tool_call →
 // warden.plugin_call), which is a no-op until SetupTracing installs one
