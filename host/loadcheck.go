@@ -40,9 +40,12 @@ const (
 	ProbeBigResult = "big-result"
 )
 
-// probeDepth is how deep the deep-args probe nests: most of the 10000
-// levels encoding/json, which reads the model's arguments, accepts.
-const probeDepth = 5000
+// probeDepth is how deep the deep-args probe nests: far past any real
+// argument, and past a parser with a small fixed stack. It stays well under
+// the 10000 levels encoding/json accepts, because some services of the host
+// cost the square of the depth: at 5000 levels a first-party guard needs
+// half of its 1 s deadline, which a loaded machine turns into a refusal.
+const probeDepth = 1000
 
 // wideBytes bounds the wide-args probe: some 6000 keys.
 const wideBytes = 64 << 10

@@ -126,8 +126,8 @@ func TestLoadCheckFirstParty(t *testing.T) {
 		{pkg: "./internal/testdata/guests/good"},
 		{pkg: "./internal/testdata/guests/openfile"},
 	} {
+		// One at a time: each sends megabytes under a 1 s deadline.
 		t.Run(strings.TrimSuffix(strings.TrimPrefix(tt.pkg, "./"), "/cmd"), func(t *testing.T) {
-			t.Parallel()
 			path, err := testdata.Build(tt.pkg)
 			if err != nil {
 				t.Fatal(err)
@@ -184,8 +184,8 @@ func TestProbes(t *testing.T) {
 				t.Errorf("near-input-limit is %d bytes, want %d", len(p.Raw), limit)
 			}
 		case host.ProbeDeepArgs:
-			if n := strings.Count(string(back.Args), "["); n != 2500 {
-				t.Errorf("deep-args nests %d arrays, want 2500", n)
+			if n := strings.Count(string(back.Args), "["); n != 500 {
+				t.Errorf("deep-args nests %d arrays, want 500", n)
 			}
 		case host.ProbeNotUTF8:
 			if !utf8.ValidString(back.ArgsText) || !strings.Contains(back.ArgsText, "\ufffd") || back.Args != nil {

@@ -26,8 +26,13 @@ const pluginUsage = `usage:
 inspect  loads FILE (a .wasm plugin) without calling its handler and prints
          its ABI version, loader, manifest, capabilities, limits under the
          default policy, imports, size and sha256.
-test     runs the conformance kit (host/plugintest) with its own probes and
-         prints each check; the exit code is 1 when one fails.
+test     runs the conformance kit (host/plugintest): the probes a slot's
+         load check sends every candidate (empty, non-object, unparsable,
+         deeply nested, wide, unicode-edge and non-UTF-8 arguments, an
+         unknown tool, a request of exactly the input limit, a big
+         after-phase result), each again in reverse order on the same
+         instance and from two goroutines at once, under the real limits;
+         it prints each check, and the exit code is 1 when one fails.
 build    builds the Go plugin main package in DIR for wasip1 as a reactor
          and prints the module's path and sha256 (default output:
          DIR's name + ".wasm", or its parent's when DIR is named cmd).

@@ -109,8 +109,10 @@ func TestPluginTest(t *testing.T) {
 		"✓ load: argcheck@1.0.0 via the direct loader, ABI 1, sha256 "+sum,
 		"✓ manifest: guard argcheck 1.0.0 for phases [before]",
 		"✓ probe/before/empty-args: pass",
-		"✓ deterministic: 6 request(s) sent twice gave the same verdicts",
-		"12 of 12 checks passed",
+		"✓ probe/before/deep-args: pass",
+		"✓ probe/before/unicode: pass",
+		"✓ deterministic: 10 request(s) sent again in reverse order gave the same verdicts",
+		"16 of 16 checks passed",
 	); len(m) > 0 {
 		t.Fatalf("missing lines %q in\n%s", m, out)
 	}
@@ -122,7 +124,7 @@ func TestPluginTest(t *testing.T) {
 	if m := missingLines(out,
 		"✗ probe/before/empty-args: plugin trapped (PLUGIN_TRAP): panic: boom",
 		"✗ probe/before/near-input-limit: plugin trapped (PLUGIN_TRAP): panic: boom",
-		"6 of 12 checks passed",
+		"6 of 16 checks passed",
 	); len(m) > 0 {
 		t.Fatalf("panichandler: missing lines %q in\n%s", m, out)
 	}
@@ -135,8 +137,49 @@ func TestPluginTest(t *testing.T) {
 	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.OK {
 		t.Fatalf("loop --json: exit %d\n%s", code, out)
 	}
-	if c, _ := rep.Result("limits"); c.OK || c.Detail != "of 24 calls, 24 call(s) hit the 50ms deadline" {
+	if c, _ := rep.Result("limits"); c.OK || c.Detail != "of 40 calls, 40 call(s) hit the 50ms deadline" {
 		t.Errorf("loop limits: %+v", c)
+	}
+}
+
+// TestPluginTestEdges: a guard that works on a simple call but traps on
+// deeply nested arguments fails exactly the probe that shows it.
+func TestPluginTestEdges(t *testing.T) {
+	t.Parallel()
+	code, out, _ := runPlugin(t, "test", testdata.Wasm(t, "deepnest"))
+	if code != 1 {
+		t.Fatalf("deepnest: exit %d\n%s", code, out)
+	}
+	if m := missingLines(out,
+		"✓ probe/before/empty-args: pass",
+		"✗ probe/before/deep-args: plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [64] with length 64",
+		"✓ probe/before/near-input-limit: pass",
+		"15 of 16 checks passed",
+	); len(m) > 0 {
+		t.Fatalf("deepnest: missing lines %q in\n%s", m, out)
+	}
+}
+
+// TestPluginTestFirstParty: every first-party plugin passes `warden plugin
+// test` as built, under the default policy.
+func TestPluginTestFirstParty(t *testing.T) {
+	t.Parallel()
+	dirs, err := filepath.Glob(filepath.Join(testdata.Root(), "plugins", "*", "*", "cmd"))
+	if err != nil || len(dirs) < 10 {
+		t.Fatalf("first-party plugins: %v, %v", dirs, err)
+	}
+	for _, dir := range dirs {
+		rel, _ := filepath.Rel(testdata.Root(), dir)
+		// One at a time: each sends megabytes under a 1 s deadline.
+		t.Run(filepath.Base(filepath.Dir(dir)), func(t *testing.T) {
+			path, err := testdata.Build("./" + filepath.ToSlash(rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, out, stderr := runPlugin(t, "test", path); code != 0 {
+				t.Fatalf("exit %d, stderr %q\n%s", code, stderr, out)
+			}
+		})
 	}
 }
 

@@ -19,7 +19,7 @@
 //	              (host.Probes) sends every candidate generation too: empty
 //	              arguments, arguments that are not an object, unparsable
 //	              arguments (argsText only), an unknown tool, no contract
-//	              and no config, arguments nested 5000 levels deep, an
+//	              and no config, arguments nested 1000 levels deep, an
 //	              argument object with thousands of keys, unicode at its
 //	              edges (lone surrogates, NUL, U+2028, bidi overrides,
 //	              noncharacters, emoji sequences, empty and non-ASCII keys),
