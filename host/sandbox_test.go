@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,6 +51,15 @@ func peakHeap() (stop func() uint64) {
 	}
 }
 
+// timerLateness starts a timer for d from now and returns a func that
+// waits for it and says how late it fired: what the scheduler delivers.
+func timerLateness(d time.Duration) func() time.Duration {
+	at := time.Now().Add(d)
+	fired := make(chan time.Duration, 1)
+	time.AfterFunc(d, func() { fired <- time.Since(at) })
+	return func() time.Duration { return <-fired }
+}
+
 // slowSchema has jsonschema.MaxSchemaNodes subschemas: too big for the
 // compiled-schema cache, and about a second to compile here.
 var slowSchema = `{"allOf":[` + strings.Repeat(`{"type":"object"},`, jsonschema.MaxSchemaNodes-2) + `{}]}`
@@ -61,7 +69,8 @@ const violation = "违反结果约定：宿主函数拒绝了输入："
 // TestHostFunctionBoundary runs one hostile fixture per way a guest could
 // make the host's own functions spend the host's stack, CPU or memory, and
 // checks the exact observation, that the call ended in time (a host
-// function that stopped a call did so within 2 ms of its deadline), that
+// function that stopped a call did so within 2 ms of a timer set for its
+// deadline), that
 // the host's heap stayed within the plugin's own limits during the call and
 // returned to its level after the plugin closed, and that the host still
 // serves a good plugin afterwards. Not parallel: it measures the heap.
@@ -135,9 +144,11 @@ func TestHostFunctionBoundary(t *testing.T) {
 			base := heapNow() // loaded, with its pre-warmed instance
 			stop := peakHeap()
 			start := time.Now()
+			ref := timerLateness(time.Duration(p.Limits().TimeoutMs) * time.Millisecond)
 			v := p.Guard(context.Background(), "tenant-a", req)
 			took := time.Since(start)
 			peak := stop()
+			refs := []time.Duration{ref()}
 			if v.Pass || v.Observation == nil {
 				t.Fatalf("verdict %+v, want a rejection", v)
 			}
@@ -148,27 +159,36 @@ func TestHostFunctionBoundary(t *testing.T) {
 				t.Errorf("the call took %v, want at most %v", took, tt.took)
 			}
 			if tt.stopped {
-				// Two cores shared with other work can hold a woken goroutine
-				// back for tens of milliseconds, so the bound is on the best
-				// of up to five calls: each of them waited at its deadline
-				// (a host that waited for the compile would be a second late
-				// every time).
-				for try := 1; try < 5; try++ {
-					if late := lateness(p.Ref()); len(late) == 0 || late[len(late)-1] <= 2*time.Millisecond {
-						break
-					}
+				// Two cores shared with other work can hold any woken
+				// goroutine back for tens of milliseconds, so each call is
+				// measured against a plain timer set for the same deadline,
+				// and the bound is on the best of up to five calls (a host
+				// that waited for the compile would be a second late every
+				// time).
+				over := func(i int) time.Duration { return lateness(p.Ref())[i] - max(refs[i], 0) }
+				for try := 1; try < 5 && len(lateness(p.Ref())) == try && over(try-1) > 2*time.Millisecond; try++ {
+					ref := timerLateness(time.Duration(p.Limits().TimeoutMs) * time.Millisecond)
 					if v := p.Guard(context.Background(), "tenant-a", req); v.Observation == nil || v.Observation.Code != tt.code {
 						t.Fatalf("try %d: %+v", try, v)
 					}
+					refs = append(refs, ref())
 				}
 				late := lateness(p.Ref())
-				if len(late) == 0 {
-					t.Fatal("no host function stopped the call")
+				if len(late) != len(refs) {
+					t.Fatalf("%d calls, %d stopped by a host function", len(refs), len(late))
 				}
-				if best := slices.Min(late); best > 2*time.Millisecond {
-					t.Errorf("host functions stopped the calls %v after their deadline, want within 2ms", late)
+				// calls refused at once (a compile known to be slow) stop
+				// before their deadline and do not count here
+				best := over(0)
+				for i := range late {
+					if late[i] >= 0 {
+						best = min(best, over(i))
+					}
 				}
-				t.Logf("stopped %v after the deadline", late)
+				if best > 2*time.Millisecond {
+					t.Errorf("host functions stopped the calls %v after their deadline (a timer set for it: %v), want within 2ms", late, refs)
+				}
+				t.Logf("stopped %v after the deadline; a timer set for it fired %v late", late, refs)
 			}
 			if peak > base+tt.peak {
 				t.Errorf("host heap peaked %d MiB above its baseline during the call, want at most %d MiB", (peak-base)>>20, tt.peak>>20)
