@@ -33,6 +33,11 @@ func (r *Runner) AnswerFollowUp(ctx context.Context, nodeID, answer string) (Exi
 	if err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}
+	// The question's own call may be open, from a process that died
+	// before it was answered: answer it before the user's answer.
+	if err := r.closeInterrupted(n); err != nil {
+		return Exit{}, err
+	}
 	text := r.text(txtAnswer, f.Question, answer)
 	if len(f.ExpectedFields) > 0 {
 		text = r.text(txtAnswerFields, f.Question, strings.Join(f.ExpectedFields, ", "), answer)
@@ -90,6 +95,12 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 			return Exit{}, fmt.Errorf("loop: %w", err)
 		}
 		return exitOf(n), nil
+	}
+	// A process that died after the node was suspended and before the
+	// suspending call was answered left that call open: it is answered
+	// first, so that the approved write's call follows a whole turn.
+	if err := r.closeInterrupted(n); err != nil {
+		return Exit{}, err
 	}
 	g, err := r.store.Approve(nodeID, now)
 	if err != nil {

@@ -139,6 +139,42 @@ func (r *Runner) RunTask(ctx context.Context, in TaskInput) (exit TaskExit, err 
 	if err := r.store.AddUserMessage(in.Objective); err != nil {
 		return TaskExit{}, fmt.Errorf("loop: %w", err)
 	}
+	return r.planAndDrive(ctx, in, cands)
+}
+
+// RestartTask runs on a task a process left interrupted, however far it
+// got: a task the store does not know (the process died before it was
+// created) runs as new; one created but never planned (it died before the
+// graph was saved, so no node exists and nothing was called) is planned
+// and run now; any other is resumed (ResumeTask).
+func (r *Runner) RestartTask(ctx context.Context, in TaskInput) (exit TaskExit, err error) {
+	t, err := r.store.Task(in.ID)
+	if errors.Is(err, state.ErrNotFound) {
+		return r.RunTask(ctx, in)
+	}
+	if err != nil {
+		return TaskExit{}, fmt.Errorf("loop: restart task %s: %w", in.ID, err)
+	}
+	if len(t.Graph) > 0 {
+		return r.ResumeTask(ctx, in.ID)
+	}
+	ctx, span := StartTaskSpan(ctx, in.ID)
+	defer func() { EndTaskSpan(span, exit, err) }()
+	cands := slices.DeleteFunc(slices.Clone(in.Skills), func(k string) bool { _, ok := r.skills[k]; return !ok })
+	if len(in.Skills) == 0 {
+		cands = slices.Clone(r.order)
+	}
+	if len(cands) == 0 {
+		return TaskExit{}, fmt.Errorf("loop: task %s: no candidate skill: %w", in.ID, ErrUnknownSkill)
+	}
+	if in.Objective == "" {
+		in.Objective = t.Objective
+	}
+	return r.planAndDrive(ctx, in, cands)
+}
+
+// planAndDrive plans a created task, saves its graph and runs it.
+func (r *Runner) planAndDrive(ctx context.Context, in TaskInput, cands []string) (TaskExit, error) {
 	p, err := r.plan(ctx, in.Objective, cands)
 	if err != nil {
 		return TaskExit{}, err
@@ -391,6 +427,36 @@ func (r *Runner) runNode(ctx context.Context, g *graph, id string) (state.Node, 
 	}
 }
 
+// StoppedTask is where a task's nodes stopped it, read from the store
+// without running anything, for a process that died before it recorded
+// the task's status: the end its nodes came to (as CompleteTask), or the
+// node that waits for the user (SUSPENDED). stopped is false while a node
+// still runs or was never started; the task is then resumed.
+func (r *Runner) StoppedTask(taskID string) (exit TaskExit, stopped bool, err error) {
+	g, err := r.loadGraph(taskID)
+	if err != nil {
+		return TaskExit{}, false, err
+	}
+	exit, stopped, err = r.endOf(g)
+	if err != nil || !stopped {
+		return TaskExit{}, false, err
+	}
+	if exit.Status != state.Suspended {
+		return r.CompleteTask(taskID)
+	}
+	t, err := r.store.Task(taskID)
+	if err != nil {
+		return TaskExit{}, false, fmt.Errorf("loop: task %s: %w", taskID, err)
+	}
+	if t.Status != state.Suspended {
+		if err := r.store.SetTaskStatus(taskID, state.Suspended); err != nil {
+			return TaskExit{}, false, fmt.Errorf("loop: task %s: %w", taskID, err)
+		}
+		r.emitTask(taskID, Event{Kind: KindTask, Status: string(state.Suspended), Message: exit.Suspension.Question})
+	}
+	return exit, true, nil
+}
+
 // CompleteTask records the end of a task whose nodes have ended but whose
 // own status was never saved: a process that died between a node's end
 // and the task's leaves such a task, and nothing else would ever end it.
@@ -406,7 +472,7 @@ func (r *Runner) CompleteTask(taskID string) (exit TaskExit, ended bool, err err
 		return TaskExit{}, false, err
 	}
 	exit, ended, err = r.endOf(g)
-	if err != nil || !ended {
+	if err != nil || !ended || exit.Status == state.Suspended {
 		return TaskExit{}, false, err
 	}
 	t, err := r.store.Task(taskID)
@@ -430,15 +496,19 @@ func (r *Runner) CompleteTask(taskID string) (exit TaskExit, ended bool, err err
 	return exit, true, nil
 }
 
-// endOf is how the graph's task ended, read from its nodes in plan order;
-// ended is false while it has not.
+// endOf is where the graph's task stopped, read from its nodes in plan
+// order as drive would find them: ended, or SUSPENDED at a node (a
+// delegated pre-node included) that waits for the user; stopped is false
+// while a node runs or was never started.
 func (r *Runner) endOf(g *graph) (TaskExit, bool, error) {
 	out := TaskExit{Plan: g.plan}
 	var outputs []string
 	for _, pn := range g.plan.Nodes {
 		id := g.nodeID(pn.ID)
-		if _, ok := g.waiting[id]; ok {
-			return TaskExit{}, false, nil
+		if child, ok := g.waiting[id]; ok {
+			// The node waits for its pre-node: the task stops only
+			// where the pre-node waits for the user.
+			id = child
 		}
 		n, err := r.store.Node(id)
 		if errors.Is(err, state.ErrNotFound) {
@@ -446,6 +516,11 @@ func (r *Runner) endOf(g *graph) (TaskExit, bool, error) {
 		}
 		if err != nil {
 			return TaskExit{}, false, fmt.Errorf("loop: task %s: %w", g.id, err)
+		}
+		if id != g.nodeID(pn.ID) && n.Status != state.Suspended {
+			// A pre-node that ended, or runs: the delegating node
+			// goes on.
+			return TaskExit{}, false, nil
 		}
 		switch n.Status {
 		case state.Done:
@@ -457,6 +532,11 @@ func (r *Runner) endOf(g *graph) (TaskExit, bool, error) {
 			out.Status, out.Node, out.Reason, out.Reply = state.Cancelled, n.ID, n.Reason, n.Reason
 		case state.Failed:
 			out.Status, out.Node, out.Reason = state.Failed, n.ID, n.Reason
+		case state.Suspended:
+			if n.Suspension == nil {
+				return TaskExit{}, false, nil
+			}
+			out.Status, out.Node, out.Suspension = state.Suspended, n.ID, n.Suspension
 		default:
 			return TaskExit{}, false, nil
 		}

@@ -569,3 +569,48 @@ func TestTaskCompletedAfterCrash(t *testing.T) {
 		})
 	}
 }
+
+// A process that dies after a task's node was suspended for approval and
+// before the approval was asked leaves the task shown RUNNING with nobody
+// asked. Reopening the session asks: the task shows SUSPENDED with a new
+// PENDING approval, whose CONFIRM runs the write once.
+func TestApprovalAskedAfterCrash(t *testing.T) {
+	forDialects(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+		a := instance(t, db, "a", c, fixtureSetup{})
+		sid, asked := a.suspend(t)
+		a.ts.Close()
+		a.srv.Close()
+		// What the directory held before the approval and the task were
+		// saved: the task as posted, and no approval to answer.
+		doc, _ := json.Marshal(server.Task{ID: "t1", Objective: asked.Task.Objective, Status: "RUNNING"})
+		if err := db.PutTask(ctx, sid, store.Doc{ID: "t1", Seq: 1, Doc: doc}); err != nil {
+			t.Fatal(err)
+		}
+		stale, _ := json.Marshal(asked.Approval)
+		if ok, err := db.MoveApproval(ctx, asked.Approval.ID, "PENDING", "STALE", stale); !ok || err != nil {
+			t.Fatalf("move: %v %v", ok, err)
+		}
+
+		b := instance(t, db, "b", c, fixtureSetup{skipTurns: 3})
+		var task server.Task
+		if code, eb := b.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1", keyAcme, "", &task); code != http.StatusOK ||
+			task.Status != "SUSPENDED" || task.Suspension == nil || task.Suspension.Kind != "APPROVAL" || task.Node != asked.Task.Node ||
+			task.Approval == "" || task.Approval == asked.Approval.ID {
+			t.Fatalf("task after the crash: %d %+v %+v, want SUSPENDED for a new approval", code, eb, task)
+		}
+		var ap server.Approval
+		if code, eb := b.do(t, "GET", "/v1/approvals/"+task.Approval, keyAcme, "", &ap); code != http.StatusOK ||
+			ap.Status != "PENDING" || ap.ArgsDigest != asked.Approval.ArgsDigest {
+			t.Fatalf("approval asked: %d %+v %+v", code, eb, ap)
+		}
+		var done server.RunResult
+		if code, eb := b.do(t, "POST", "/v1/approvals/"+task.Approval, keyAcme, `{"decision":"CONFIRM"}`, &done); code != http.StatusOK || done.Task.Status != "DONE" {
+			t.Fatalf("CONFIRM: %d %+v %+v", code, eb, done.Task)
+		}
+		if n := b.tools.Count("create_site"); n != 1 {
+			t.Fatalf("create_site sent %d times", n)
+		}
+	})
+}

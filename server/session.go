@@ -482,21 +482,32 @@ func (s *Server) reconcile(ctx context.Context, ss *session) error {
 	return nil
 }
 
-// complete ends a task shown waiting or running whose nodes have all
-// ended: the process died after its last node ended and before the task
-// was saved, and the task would otherwise wait for an approval already
-// used, or for a resume with nothing left to run, and keep every new
-// message out. The task gets the end its nodes came to; an approval
-// still PENDING for one of its nodes is made STALE, since nothing waits
-// for it.
+// complete brings a task shown waiting or running in line with where its
+// nodes stopped it, when the process died before the task was saved. A
+// task whose nodes have all ended gets the end they came to: it would
+// otherwise wait for an approval already used, or for a resume with
+// nothing left to run, and keep every new message out; an approval still
+// PENDING for it is made STALE, since nothing waits for it. A task shown
+// running whose node waits for the user is shown waiting, with a PENDING
+// approval when it waits for one: the question is asked, not left to a
+// resume. A task shown waiting is left to reconcile.
 func (s *Server) complete(ctx context.Context, ss *session, t *Task) (bool, error) {
-	exit, ended, err := ss.runner.CompleteTask(t.ID)
+	exit, stopped, err := ss.runner.StoppedTask(t.ID)
 	if errors.Is(err, loop.ErrUnknownTask) {
 		// Interrupted before its graph was saved: resume it.
 		return false, nil
 	}
-	if err != nil || !ended {
+	if err != nil || !stopped {
 		return false, err
+	}
+	ss.mu.Lock()
+	was := t.Status
+	ss.mu.Unlock()
+	if exit.Status == state.Suspended {
+		if was != state.Running {
+			return false, nil
+		}
+		return true, s.showWaiting(ctx, ss, t, exit)
 	}
 	approvals, err := s.dir.Approvals(ctx, ss.id)
 	if err != nil {
@@ -518,7 +529,6 @@ func (s *Server) complete(ctx context.Context, ss *session, t *Task) (bool, erro
 		}
 	}
 	ss.mu.Lock()
-	was := t.Status
 	t.Status, t.Node, t.Suspension, t.Approval = exit.Status, exit.Node, nil, ""
 	t.Output, t.Reason, t.Reply = exit.Output, exit.Reason, exit.Reply
 	ss.mu.Unlock()
@@ -527,6 +537,33 @@ func (s *Server) complete(ctx context.Context, ss *session, t *Task) (bool, erro
 	}
 	s.log.Warn("task completed on recovery: its nodes had ended", "session", ss.id, "task", t.ID, "was", was, "status", exit.Status)
 	return true, nil
+}
+
+// showWaiting shows a task as waiting at its suspended node, holding the
+// approval it asks for unless one is PENDING already.
+func (s *Server) showWaiting(ctx context.Context, ss *session, t *Task, exit loop.TaskExit) error {
+	ss.mu.Lock()
+	t.Status, t.Node, t.Suspension, t.Approval = state.Suspended, exit.Node, exit.Suspension, ""
+	ss.mu.Unlock()
+	if exit.Suspension.Kind == abi.SuspendApproval {
+		approvals, err := s.dir.Approvals(ctx, ss.id)
+		if err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+		i := slices.IndexFunc(approvals, func(a store.Approval) bool { return a.Node == exit.Node && a.Status == "PENDING" })
+		if i >= 0 {
+			ss.mu.Lock()
+			t.Approval = approvals[i].ID
+			ss.mu.Unlock()
+		} else if _, err := s.hold(ctx, ss, t, exit); err != nil {
+			return err
+		}
+	}
+	if err := ss.saveTask(ctx, t); err != nil {
+		return err
+	}
+	s.log.Warn("task shown waiting on recovery: its node waits for the user", "session", ss.id, "task", t.ID, "node", exit.Node, "kind", exit.Suspension.Kind)
+	return nil
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant string) error {
@@ -1033,7 +1070,8 @@ func (s *Server) answerVerify(w http.ResponseWriter, r *http.Request, tenant str
 
 // resumeTask runs on a task a dead process left RUNNING: the task was
 // interrupted between two steps (a write in flight is not, it waits for
-// VERIFY) and its node goes on from its stored conversation.
+// VERIFY) and its node goes on from its stored conversation; a task
+// interrupted before it was planned is planned now (loop.RestartTask).
 func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant string) error {
 	if r.ContentLength != 0 {
 		var req struct{}
@@ -1058,7 +1096,7 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	from := ss.lastSeq()
 	ctx, cancel := s.runContext(r)
 	defer cancel()
-	exit, err := ss.runner.ResumeTask(ctx, t.ID)
+	exit, err := ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective})
 	return s.settle(w, ss, t, from, exit, err)
 }
 

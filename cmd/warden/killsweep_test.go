@@ -58,6 +58,12 @@ const (
 	sweepRest = `
 		{"tool_calls":[{"name":"create_website","arguments":{"spaceId":"sp-1","name":"Shop","domain":"shop.example.com"}}]},
 		{"expect":{"tool":"create_website","contains":"成功"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"shop.example.com created"}}]}`
+	// The first task after a restart that cut its message short: the
+	// model asks for the write again, and finishes once it is confirmed.
+	sweepAgain = `
+		{"tool_calls":[{"name":"create_website","arguments":{"spaceId":"sp-1","name":"Shop","domain":"shop.example.com"}}]},
+		{"expect":{"tool":"create_website","contains":"该写操作须经用户确认"},"tool_calls":[{"name":"builtin_node_approval","arguments":{"summary":"create shop.example.com","toolName":"create_website"}}]},
+		{"expect":{"tool":"create_website","contains":"成功"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"shop.example.com created"}}]}`
 	// The second task: a write of its own, held for approval.
 	sweepNext = `
 		{"tool_calls":[{"name":"create_website","arguments":{"spaceId":"sp-1","name":"Blog","domain":"blog.example.com"}}]},
@@ -82,10 +88,12 @@ type killStep struct {
 }
 
 // killPoint is where one run dies: before step n, or after (a duration
-// after step n began).
+// after step n began), of the message that asks for the approval or of the
+// CONFIRM.
 type killPoint struct {
-	step  killStep
-	after time.Duration
+	step    killStep
+	after   time.Duration
+	confirm bool
 }
 
 func (p killPoint) spec() string {
@@ -96,7 +104,10 @@ func (p killPoint) spec() string {
 }
 
 func (p killPoint) String() string {
-	s := fmt.Sprintf("%02d_%s", p.step.n, p.step.name)
+	s := fmt.Sprintf("message/%02d_%s", p.step.n, p.step.name)
+	if p.confirm {
+		s = fmt.Sprintf("confirm/%02d_%s", p.step.n, p.step.name)
+	}
 	if p.after > 0 {
 		s += "+" + p.after.String()
 	}
@@ -106,6 +117,12 @@ func (p killPoint) String() string {
 type sweep struct {
 	warden, cms, skills, keys string
 	first, probe, rest, next  string
+	// again is the model after a restart that interrupted the message:
+	// the write is asked for again, then confirmed.
+	again string
+	// firstAsk is the message's first step, its task's save: a process
+	// killed there never took the message.
+	firstAsk int
 }
 
 func TestKillSweep(t *testing.T) {
@@ -134,10 +151,13 @@ func TestKillSweep(t *testing.T) {
 	sw.probe = script("probe.json", sweepProbe)
 	sw.rest = script("rest.json", "["+sweepRest+","+sweepNext+"]")
 	sw.next = script("next.json", "["+sweepNext+"]")
+	sw.again = script("again.json", "["+sweepAgain+","+sweepNext+"]")
 
-	steps := sw.record(t)
-	points := sweepPoints(t, steps)
-	t.Logf("%d kill points per store: %d steps from CONFIRM to the task saved, and %d inside the write", len(points), len(steps), len(points)-len(steps))
+	asking, confirming := sw.record(t)
+	sw.firstAsk = asking[0].n
+	points := sweepPoints(t, asking, confirming)
+	t.Logf("%d kill points per store: %d steps of the message, %d from CONFIRM to the task saved, and %d inside the write",
+		len(points), len(asking), len(confirming), len(points)-len(asking)-len(confirming))
 	for _, st := range stores {
 		t.Run(st, func(t *testing.T) {
 			for _, p := range points {
@@ -150,11 +170,11 @@ func TestKillSweep(t *testing.T) {
 	}
 }
 
-// sweepPoints is a point before every step, and points by time inside
-// the write. It checks that the steps cover the window the sweep is for:
-// the write, its settling, the node's DONE, and the task's DONE saved
-// after it.
-func sweepPoints(t *testing.T, steps []killStep) []killPoint {
+// sweepPoints is a point before every step of the message and of the
+// CONFIRM, and points by time inside the write. It checks that the steps
+// cover the window the sweep is for: the write, its settling, the node's
+// DONE, and the task's DONE saved after it.
+func sweepPoints(t *testing.T, asking, steps []killStep) []killPoint {
 	t.Helper()
 	idx := func(name string, from int) int {
 		for i := from; i < len(steps); i++ {
@@ -183,12 +203,18 @@ func sweepPoints(t *testing.T, steps []killStep) []killPoint {
 	if nodeDone < 0 || idx("dir.PutTask", taskDone) >= last || taskDone-nodeDone < 2 {
 		t.Fatalf("no window between the node's DONE and the task's save in %v", steps)
 	}
+	if len(asking) == 0 || asking[0].name != "dir.PutTask" || asking[len(asking)-1].name != "dir.PutTask:done" {
+		t.Fatalf("the message's steps %v do not end with the task saved", asking)
+	}
 	var points []killPoint
-	for _, s := range steps {
+	for _, s := range asking {
 		points = append(points, killPoint{step: s})
 	}
+	for _, s := range steps {
+		points = append(points, killPoint{step: s, confirm: true})
+	}
 	for _, d := range []time.Duration{sweepWriteDelay / 3, sweepWriteDelay * 2 / 3} {
-		points = append(points, killPoint{step: steps[write], after: d})
+		points = append(points, killPoint{step: steps[write], after: d, confirm: true})
 	}
 	return points
 }
@@ -211,23 +237,24 @@ func (sw *sweep) args(storeArg, script, mcpURL string) []string {
 }
 
 // record runs the confirmed write once without dying, printing its
-// steps, and returns those from the CONFIRM on.
-func (sw *sweep) record(t *testing.T) []killStep {
+// steps, and returns those of the message and those from the CONFIRM on.
+func (sw *sweep) record(t *testing.T) (asking, confirming []killStep) {
 	t.Helper()
 	_, mcpURL := start(t, listeningLine, sw.cms, "-http", "127.0.0.1:0")
 	a, base := startEnv(t, []string{killpointEnv + "=trace"}, servingLine, sw.warden, sw.args(storeArg(t, "sqlite"), sw.first, mcpURL)...)
-	sess, ap := sweepAsk(t, a, base)
-	before := parseSteps(t, a.out.String())
+	sess := sweepSession(t, a, base)
+	created := len(parseSteps(t, a.out.String()))
+	ap := sweepAsk(t, a, base, sess)
+	asked := len(parseSteps(t, a.out.String()))
 	var res struct{ Task struct{ Status string } }
 	if code := apiCall(t, base, "POST", "/v1/approvals/"+ap, tenantKey, `{"decision":"CONFIRM"}`, &res); code != 200 || res.Task.Status != "DONE" {
 		t.Fatalf("CONFIRM in the recording run: %d %+v\n%s", code, res, a.out.String())
 	}
-	_ = sess
 	all := parseSteps(t, a.out.String())
-	if len(all) <= len(before) {
+	if len(all) <= asked {
 		t.Fatalf("no step after CONFIRM:\n%s", a.out.String())
 	}
-	return all[len(before):]
+	return all[created:asked], all[asked:]
 }
 
 func parseSteps(t *testing.T, out string) []killStep {
@@ -243,23 +270,38 @@ func parseSteps(t *testing.T, out string) []killStep {
 	return steps
 }
 
-// sweepAsk creates a session and posts the message whose write is held;
-// it returns the session and the approval.
-func sweepAsk(t *testing.T, p *proc, base string) (session, approval string) {
+func sweepSession(t *testing.T, p *proc, base string) string {
 	t.Helper()
 	var sess struct{ ID string }
 	if code := apiCall(t, base, "POST", "/v1/sessions", tenantKey, "", &sess); code != 201 {
 		t.Fatalf("create session: %d\n%s", code, p.out.String())
 	}
+	return sess.ID
+}
+
+// sweepAsk posts the message whose write is held; it returns the approval.
+func sweepAsk(t *testing.T, p *proc, base, sess string) string {
+	t.Helper()
 	var res struct {
 		Task     struct{ Status string }
 		Approval struct{ ID string }
 	}
-	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, sweepShop, &res); code != 200 ||
+	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess+"/messages", tenantKey, sweepShop, &res); code != 200 ||
 		res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
 		t.Fatalf("message: %d %+v\n%s", code, res, p.out.String())
 	}
-	return sess.ID, res.Approval.ID
+	return res.Approval.ID
+}
+
+// sweepDie sends a request the process is to die during.
+func sweepDie(t *testing.T, p *proc, base, path, body string, at killPoint) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tenantKey)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("POST %s answered %d: the process was to die at %s\n%s", path, resp.StatusCode, at.spec(), p.out.String())
+	}
 }
 
 // sweepTask is a task as the API shows it, with what the sweep reads.
@@ -295,12 +337,12 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 
 	// The first process dies at the point, during the CONFIRM.
 	a, base := startEnv(t, []string{killpointEnv + "=" + p.spec()}, servingLine, sw.warden, sw.args(st, sw.first, mcpURL)...)
-	sess, ap := sweepAsk(t, a, base)
-	req, _ := http.NewRequest("POST", base+"/v1/approvals/"+ap, strings.NewReader(`{"decision":"CONFIRM"}`))
-	req.Header.Set("Authorization", "Bearer "+tenantKey)
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
-		t.Fatalf("CONFIRM answered %d: the process was to die at %s\n%s", resp.StatusCode, p.spec(), a.out.String())
+	sess := sweepSession(t, a, base)
+	if p.confirm {
+		ap := sweepAsk(t, a, base, sess)
+		sweepDie(t, a, base, "/v1/approvals/"+ap, `{"decision":"CONFIRM"}`, p)
+	} else {
+		sweepDie(t, a, base, "/v1/sessions/"+sess+"/messages", sweepShop, p)
 	}
 	select {
 	case <-a.done:
@@ -319,15 +361,21 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 			t.Fatal(err)
 		}
 	}
-	if n := sweepWrites(t, cms); n > 1 {
-		t.Fatalf("the MCP server saw %d writes before the restart, want at most 1", n)
+	if n, most := sweepWrites(t, cms), map[bool]int{false: 0, true: 1}[p.confirm]; n > most {
+		t.Fatalf("the MCP server saw %d writes before the restart, want at most %d", n, most)
 	}
 
 	// A probe process recovers and shows what the API offers; the model
 	// the next process needs depends on it.
 	pr, pbase := start(t, servingLine, sw.warden, sw.args(st, sw.probe, mcpURL)...)
 	var after sweepTask
-	if code := apiCall(t, pbase, "GET", "/v1/sessions/"+sess+"/tasks/t1", tenantKey, "", &after); code != 200 {
+	code := apiCall(t, pbase, "GET", "/v1/sessions/"+sess+"/tasks/t1", tenantKey, "", &after)
+	switch {
+	case code == 404 && !p.confirm && p.step.n == sw.firstAsk:
+		// The process died before the message's task was stored: the
+		// message was never taken, and is sent again.
+		after.Status = "NEVER"
+	case code != 200:
 		t.Fatalf("task after restart: %d\n%s", code, pr.out.String())
 	}
 	if err := pr.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -337,8 +385,11 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 	t.Logf("after restart: t1 %s; the MCP server saw %d writes", after, sweepWrites(t, cms))
 
 	script := sw.rest
-	if after.Status == "DONE" {
+	switch {
+	case after.Status == "DONE":
 		script = sw.next
+	case after.Status == "NEVER" || after.Status == "RUNNING" && !p.confirm:
+		script = sw.again
 	}
 	b, base := start(t, servingLine, sw.warden, sw.args(st, script, mcpURL)...)
 	t1 := "/v1/sessions/" + sess + "/tasks/t1"
@@ -346,8 +397,10 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 		Task     sweepTask
 		Approval struct{ ID string }
 	}
-	var code int
 	switch {
+	case after.Status == "NEVER":
+		ap := sweepAsk(t, b, base, sess)
+		code = apiCall(t, base, "POST", "/v1/approvals/"+ap, tenantKey, `{"decision":"CONFIRM"}`, &res)
 	case after.Status == "DONE":
 		code = apiCall(t, base, "GET", t1, tenantKey, "", &res.Task)
 	case after.Status == "SUSPENDED" && after.Suspension != nil && after.Suspension.Kind == "APPROVAL":
@@ -358,6 +411,13 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 		code = apiCall(t, base, "POST", "/v1/approvals/"+after.Approval, tenantKey, `{"decision":"CONFIRM"}`, &res)
 	case after.Status == "SUSPENDED" && after.Suspension != nil && after.Suspension.Kind == "VERIFY":
 		code = apiCall(t, base, "POST", t1+"/verify", tenantKey, `{}`, &res)
+	case after.Status == "RUNNING" && !p.confirm:
+		// The message was cut before the approval was asked: resume
+		// asks it, and the user confirms.
+		if c := apiCall(t, base, "POST", t1+"/resume", tenantKey, `{}`, &res); c != 200 || res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
+			t.Fatalf("resume of t1 cut during its message: %d %+v\n%s", c, res, b.out.String())
+		}
+		code = apiCall(t, base, "POST", "/v1/approvals/"+res.Approval.ID, tenantKey, `{"decision":"CONFIRM"}`, &res)
 	case after.Status == "RUNNING":
 		code = apiCall(t, base, "POST", t1+"/resume", tenantKey, `{}`, &res)
 	default:
