@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // BenchmarkCallStackBound measures the guard calls of BenchmarkGuardCall
@@ -51,4 +52,16 @@ func newHostNoCache(t testing.TB) *host.Host {
 	}
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	return h
+}
+
+// BenchmarkInstrument instruments a Go guest (about 3.5 MiB of wasm), as
+// every load does before it compiles.
+func BenchmarkInstrument(b *testing.B) {
+	bin := testdata.Bytes(b, "good")
+	b.SetBytes(int64(len(bin)))
+	for b.Loop() {
+		if _, err := host.Instrument(bin); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

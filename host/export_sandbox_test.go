@@ -29,3 +29,6 @@ func StopLateness() (late func(plugin string) []time.Duration, stop func()) {
 // from now on on or off, for benchmarks that measure its cost. Not safe
 // while modules are being compiled.
 func BoundCallStack(on bool) { stackBound = on }
+
+// Instrument is boundCallStack with the budget of a 64 MiB plugin.
+func Instrument(bin []byte) ([]byte, error) { return boundCallStack(bin, callStackBudget(1024)) }
