@@ -356,6 +356,17 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 		t.Fatalf("the process did not die at step %d %s (the steps changed since the recording?)\n%s", p.step.n, p.step.name, a.out.String())
 	}
 	if p.after > 0 {
+		// The MCP server goes on with a call whose client died, and the
+		// website appears once its delay is over. Recovery is only
+		// sound after that: a verification that runs while the tool is
+		// still on the write finds nothing, and the write is made again
+		// (see RATIONALE, "Crash safety as a property"). So the restart
+		// waits for the write to land.
+		for deadline := time.Now().Add(20 * time.Second); !sweepHas(t, cms, "shop.example.com"); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the write in flight never landed on the MCP server")
+			}
+		}
 		// The rest of the run writes at full speed.
 		if _, err := cms.CallTool(ctx, "admin_set_faults", json.RawMessage(`{"delayMs":0}`)); err != nil {
 			t.Fatal(err)
@@ -469,4 +480,14 @@ func sweepWrites(t *testing.T, cms *mcp.Client) int {
 		t.Fatalf("admin_stats: %v: %s", err, r.Content)
 	}
 	return st.Data.Calls["create_website"]
+}
+
+// sweepHas reports whether the MCP server holds a website of the domain.
+func sweepHas(t *testing.T, cms *mcp.Client, domain string) bool {
+	t.Helper()
+	r, err := cms.CallTool(context.Background(), "list_websites", json.RawMessage(`{"spaceId":"sp-1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(r.Content), `"`+domain+`"`)
 }
