@@ -40,10 +40,18 @@ func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte)
 		return m.cm, k, nil
 	}
 	h.mu.Unlock()
-	b, err := boundCallStack(b, callStackBudget(cls.pages))
+	inst, err := boundCallStack(b, callStackBudget(cls.pages))
 	if err != nil {
+		// A module the rewriter cannot read is most often no valid module
+		// at all, and wazero's decoder names what is wrong with it better.
+		cm, cerr := cls.rt.CompileModule(ctx, b)
+		if cerr != nil {
+			return nil, k, cerr
+		}
+		_ = cm.Close(ctx)
 		return nil, k, err
 	}
+	b = inst
 	cm, err := cls.rt.CompileModule(ctx, b)
 	if err != nil {
 		return nil, k, err
