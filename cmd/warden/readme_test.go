@@ -266,7 +266,7 @@ var readmeCases = map[string]readmeCase{
 		func(t *testing.T, r *readmeRun) { wasmFile(r.repl["bin/wasm/argcheck.wasm"])(t, r) })},
 	"go run ./cmd/warden plugin inspect bin/wasm/argcheck.wasm": {run: exits(0,
 		"abi           1", "name          argcheck", "role          guard", "sha256        ")},
-	"go run ./cmd/warden plugin test bin/wasm/argcheck.wasm": {run: exits(0, "plugin argcheck@1.0.0", "12 of 12 checks passed")},
+	"go run ./cmd/warden plugin test bin/wasm/argcheck.wasm": {run: exits(0, "plugin argcheck@1.0.0", "16 of 16 checks passed")},
 	"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o myguard.wasm ./myguard/cmd": {run: then(exits(0),
 		func(t *testing.T, r *readmeRun) { wasmFile(r.repl["myguard.wasm"])(t, r) })},
 
