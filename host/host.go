@@ -28,6 +28,15 @@ type Options struct {
 	Rand io.Reader
 	// MaxModuleBytes bounds a module's size; 0 means 64 MiB.
 	MaxModuleBytes int
+	// PluginTime is the plugin time each tenant's calls may use per second,
+	// across every plugin of this host, and PluginBurst how much of it the
+	// tenant may use at once (a token bucket; 0 means PluginTime). A call
+	// is charged the time it holds its instance, once it ends, so one call
+	// may overdraw the bucket; while it is empty a call is not started: a
+	// guard fails as its failure policy says for an unavailable guard
+	// (GUARD_UNAVAILABLE), a builtin as FAILED with PLUGIN_UNAVAILABLE.
+	// The self-test's tenant (ProbeTenant) is not budgeted. 0 is no budget.
+	PluginTime, PluginBurst time.Duration
 }
 
 // Host loads and runs plugins. It is safe for concurrent use.
@@ -43,6 +52,8 @@ type Host struct {
 	// modules are the direct-ABI compiled modules, shared by digest.
 	modules map[moduleKey]*sharedModule
 	idleSeq uint64
+	// budgets is each tenant's plugin time; nil: none.
+	budgets *budgets
 }
 
 // New returns a Host. Close it to release compiled code and runtimes.
@@ -55,6 +66,10 @@ func New(opts Options) (*Host, error) {
 	}
 	if opts.MaxModuleBytes == 0 {
 		opts.MaxModuleBytes = 64 << 20
+	}
+	budgets, err := newBudgets(opts.PluginTime, opts.PluginBurst)
+	if err != nil {
+		return nil, err
 	}
 	log := opts.Logger
 	if log == nil {
@@ -71,7 +86,7 @@ func New(opts Options) (*Host, error) {
 		cache = wazero.NewCompilationCache()
 	}
 	return &Host{opts: opts, log: log, cache: cache, classes: map[uint32]*class{}, plugins: map[*Plugin]struct{}{},
-		modules: map[moduleKey]*sharedModule{}}, nil
+		modules: map[moduleKey]*sharedModule{}, budgets: budgets}, nil
 }
 
 // Close closes every plugin loaded by h and the runtimes behind them.

@@ -233,7 +233,23 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	if err != nil {
 		return abi.Verdict{}, p.unavailable(ErrClosed, err)
 	}
+	budget := p.host.budgets.of(tenant)
+	if budget != nil {
+		if wait, ok := p.host.budgets.start(budget); !ok {
+			// Not started: the tenant's plugin time is spent, and it comes
+			// back with time, as an instance does.
+			ce := p.unavailable(ErrUnavailable, fmt.Errorf("host: %s: tenant %s: no plugin time left", p.ref, tenant))
+			ce.Detail = p.host.budgets.detail(wait)
+			return abi.Verdict{}, ce
+		}
+	}
 	inst, deadline, err := pl.acquire(ctx, time.Duration(p.limits.TimeoutMs)*time.Millisecond)
+	var charged time.Time
+	if budget != nil && err == nil {
+		// The charge runs while the call holds its instance, not while
+		// it waited for one.
+		charged = p.host.budgets.now()
+	}
 	if err != nil {
 		if errors.Is(err, ErrTimeout) {
 			// The instance this call waited for did not start in its time.
@@ -256,6 +272,9 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	err = inst.impl.handle(withState(cctx, inst.st), req)
 	cancel()
+	if budget != nil {
+		p.host.budgets.charge(budget, charged)
+	}
 	if err != nil {
 		inst.st.req = nil
 		ce := p.classify(ctx, err, inst)

@@ -97,6 +97,9 @@ the key, and the file when the value came from it.
   --tenant-max-runs N     a tenant's runs in flight: messages, answers, approvals, verifies,
                           resumes (default 4)
   --tenant-max-tool-calls N  a tenant's business tool calls in flight; more wait (default 8)
+  --tenant-plugin-time D  plugin time a tenant's guard and builtin calls may use a second, a
+                          token bucket; a call beyond it is not started (default 1s)
+  --tenant-plugin-burst D plugin time a tenant may use at once above it (default 2s)
                           Each tenant-* limit is per instance; 0 turns it off.
 `
 
@@ -146,6 +149,9 @@ type serveConfig struct {
 	MetricsAddr string
 	// Limits are each tenant's, on this instance (the tenant-* keys).
 	Limits server.Limits
+	// PluginTime and PluginBurst are each tenant's plugin time budget on
+	// this instance (host.Options.PluginTime and PluginBurst).
+	PluginTime, PluginBurst time.Duration
 
 	// model holds the model-* keys of --model openai; modelParallel is
 	// model-parallel-tool-calls, sent only when a source sets it.
@@ -267,6 +273,8 @@ func (c *serveConfig) settings() []setting {
 		{name: "tenant-max-sessions", integer: &c.Limits.MaxSessions},
 		{name: "tenant-max-runs", integer: &c.Limits.MaxRuns},
 		{name: "tenant-max-tool-calls", integer: &c.Limits.MaxToolCalls},
+		{name: "tenant-plugin-time", dur: &c.PluginTime},
+		{name: "tenant-plugin-burst", dur: &c.PluginBurst},
 	}
 }
 
@@ -329,6 +337,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.Trace = "none"
 	c.model = defaultModelKeys()
 	c.Limits = server.DefaultLimits()
+	c.PluginTime, c.PluginBurst = time.Second, 2*time.Second
 	// Feedback's default depends on the store; validate sets it.
 
 	// Every value a source sets must have its key's type, even where a
@@ -647,13 +656,17 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 		key string
 		neg bool
 	}{{"tenant-rate", c.Limits.Rate < 0}, {"tenant-burst", c.Limits.Burst < 0}, {"tenant-max-sessions", c.Limits.MaxSessions < 0},
-		{"tenant-max-runs", c.Limits.MaxRuns < 0}, {"tenant-max-tool-calls", c.Limits.MaxToolCalls < 0}} {
+		{"tenant-max-runs", c.Limits.MaxRuns < 0}, {"tenant-max-tool-calls", c.Limits.MaxToolCalls < 0},
+		{"tenant-plugin-time", c.PluginTime < 0}, {"tenant-plugin-burst", c.PluginBurst < 0}} {
 		if l.neg {
 			return bad(l.key, "must not be negative (0 turns the limit off)")
 		}
 	}
 	if c.Limits.Rate > 0 && c.Limits.Burst == 0 {
 		return bad("tenant-burst", "must be at least 1 with a tenant-rate (0 turns the rate limit off: set tenant-rate 0)")
+	}
+	if c.PluginTime > 0 && c.PluginBurst == 0 {
+		return bad("tenant-plugin-burst", "must be more than 0 with a tenant-plugin-time (0 turns the plugin time budget off: set tenant-plugin-time 0)")
 	}
 	switch {
 	case c.origins["feedback"] == fromDefault:

@@ -162,7 +162,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		opts.IdleTimeout = c.IdleTimeout
 	}
 	if len(c.keys.AdminKeys) > 0 || c.Plugins != "" {
-		h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log})
+		h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst})
 		if err != nil {
 			return &configError{"plugin-cache", err.Error()}
 		}
@@ -179,6 +179,11 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 			out = append(out, telemetry.SampleSlot(sl))
 		}
 		return out
+	}, PluginTimeRefused: func() map[string]uint64 {
+		if opts.Host == nil {
+			return nil
+		}
+		return opts.Host.PluginTimeRefused()
 	}})
 	if err != nil {
 		return err

@@ -14,6 +14,9 @@
 //     flight, the memory limit in pages and the largest instance memory,
 //     and an info series naming the module's ref and digest. A retired
 //     generation's series disappear with it.
+//   - warden_tenant_plugin_time_refused_total: per tenant, the plugin calls
+//     not started because the tenant had spent its plugin time, read at
+//     each scrape through MetricsOptions.PluginTimeRefused.
 //   - warden_loop_*: per tenant, from a session's trace events through the
 //     loop.Sink that Metrics.Sink returns: tool calls by tool, outcome and
 //     code name, no-progress turns (stalls), suspensions by kind, nodes and

@@ -22,6 +22,10 @@ type MetricsOptions struct {
 	// tools (a model may invent any name) count under tool="_other". 0
 	// means 100.
 	MaxTools int
+	// PluginTimeRefused returns, per tenant, the plugin calls not started
+	// because the tenant had spent its plugin time
+	// (host.Host.PluginTimeRefused), at each scrape; nil reports none.
+	PluginTimeRefused func() map[string]uint64
 }
 
 // Metrics holds Warden's Prometheus metrics in a registry of its own: the
@@ -74,7 +78,7 @@ func NewMetrics(o MetricsOptions) (*Metrics, error) {
 		[]string{"route"})
 	m.httpInFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "warden_http_requests_in_flight",
 		Help: "HTTP requests being served now."})
-	cs := []prometheus.Collector{newPluginCollector(o.Plugins), m.toolCalls, m.stalls, m.suspensions, m.nodes, m.tasks,
+	cs := []prometheus.Collector{newPluginCollector(o.Plugins), newPluginTimeCollector(o.PluginTimeRefused), m.toolCalls, m.stalls, m.suspensions, m.nodes, m.tasks,
 		m.httpRequests, m.httpDuration, m.httpInFlight}
 	if o.Runtime {
 		cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
