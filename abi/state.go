@@ -46,6 +46,11 @@ type LedgerEntry struct {
 	// Approved is true when the write ran after a user's CONFIRM.
 	Approved  bool   `json:"approved,omitempty"`
 	UpdatedAt string `json:"updatedAt,omitempty"`
+	// StartedAt is when the write was reserved, just before its tool was
+	// called (RFC 3339, UTC, host clock). It is kept through recovery and
+	// settling: a negative verification before StartedAt plus the tool's
+	// call timeout is not conclusive (the tool may still be on the call).
+	StartedAt string `json:"startedAt,omitempty"`
 }
 
 // ApprovalView is state.approval: the write held by the gate, if any, and
@@ -258,6 +263,10 @@ type LedgerReserve struct {
 	ArgsDigest string `json:"argsDigest"`
 	CallID     string `json:"callId,omitempty"`
 	Approved   bool   `json:"approved,omitempty"`
+	// StartedAt is set by the host when it commits the reservation (the
+	// runner's clock); a plugin's value is overwritten. Empty: the store's
+	// clock at the reservation.
+	StartedAt string `json:"startedAt,omitempty"`
 }
 
 // LedgerSettle records a write's outcome (ledger.settle).

@@ -17,3 +17,7 @@ var ErrUnknownDecision = errors.New("unknown approval decision")
 // ErrNoVerifyTool: a write waiting for VERIFY has no verify tool to settle
 // it; only the user's answer can.
 var ErrNoVerifyTool = errors.New("the write has no verify tool")
+
+// ErrVerifyTooEarly: a write was found not done before its call could
+// have finished; nothing is settled (see VerifyTooEarlyError).
+var ErrVerifyTooEarly = errors.New("verified not done before the write could have finished")

@@ -483,8 +483,36 @@ func (r *Runner) commit(n state.Node, sk Skill, callID, tool string) func([]abi.
 		if len(effects) == 0 {
 			return nil
 		}
-		return r.store.Apply(n.ID, effects)
+		return r.store.Apply(n.ID, r.stampStart(effects))
 	}
+}
+
+// stampStart sets the start of each ledger reservation to the runner's
+// clock, now, just before the tool is called: a negative verification of
+// the write is conclusive only once its call could have finished (see
+// VerifyNode). A payload that does not decode is left for the store to
+// refuse.
+func (r *Runner) stampStart(effects []abi.Effect) []abi.Effect {
+	out, cloned := effects, false
+	for i, e := range effects {
+		if e.Kind != abi.EffectLedgerReserve {
+			continue
+		}
+		var p abi.LedgerReserve
+		if json.Unmarshal(e.Payload, &p) != nil {
+			continue
+		}
+		p.StartedAt = r.cfg.Now().UTC().Format(time.RFC3339Nano)
+		b, err := json.Marshal(p)
+		if err != nil {
+			continue
+		}
+		if !cloned {
+			out, cloned = slices.Clone(effects), true
+		}
+		out[i].Payload = b
+	}
+	return out
 }
 
 // business runs a business call through the skill's chain, limited to the

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
@@ -127,7 +130,12 @@ func (r *Runner) askVerify(n state.Node, e abi.LedgerEntry) (state.Node, error) 
 // with the skill's verify tool (CONTRACT_SPEC §14.3) instead of the user's
 // answer, then runs the node on. A write whose tool has no verify
 // configured is refused with ErrNoVerifyTool and the node stays as it is;
-// a verify call that fails suspends the node for VERIFY again.
+// a verify call that fails suspends the node for VERIFY again. A verify
+// tool that does not find the write before the write's call could have
+// finished (the ledger entry's start plus the write tool's call timeout,
+// by Config.Now) settles nothing: the answer is a *VerifyTooEarlyError
+// (ErrVerifyTooEarly) saying when to ask again, and the node stays as it
+// is. Finding it counts at once.
 func (r *Runner) VerifyNode(ctx context.Context, nodeID string) (Exit, error) {
 	n, err := r.store.Node(nodeID)
 	if err != nil {
@@ -145,11 +153,185 @@ func (r *Runner) VerifyNode(ctx context.Context, nodeID string) (Exit, error) {
 	if wt == nil || wt.Verify == nil || !slices.Contains(sk.Skill.ToolNames, wt.Verify.Tool) || sk.Chain.Invoker == nil {
 		return Exit{}, fmt.Errorf("loop: verify node %s: write %s: %w", nodeID, s.Tool, ErrNoVerifyTool)
 	}
+	e, err := r.waitingWrite(n)
+	if err != nil {
+		return Exit{}, err
+	}
+	// The verify tool is called before the node runs: a negative answer
+	// while the write's call could still be under way leaves the node
+	// waiting as it is.
+	vr, answered := r.runVerify(ctx, n, sk, e)
+	if answered && !vr.verdict.OK {
+		if err := r.tooEarly(n, sk, e, vr.tool); err != nil {
+			return Exit{}, err
+		}
+	}
 	if err := r.store.SetNodeStatus(nodeID, state.Running, ""); err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}
 	r.emit(n, Event{Kind: KindResume, Tool: s.Tool, Status: abi.SuspendVerify, Message: wt.Verify.Tool, Stalls: n.Stalls})
+	if !answered {
+		// The verify call failed: the user is asked again.
+		if n, err = r.askVerify(n, e); err != nil {
+			return Exit{}, err
+		}
+		return exitOf(n), nil
+	}
+	if err := r.recordVerify(n, e, vr); err != nil {
+		return Exit{}, err
+	}
 	return r.Run(ctx, nodeID)
+}
+
+// waitingWrite returns the uncertain write a node suspended for VERIFY
+// waits on.
+func (r *Runner) waitingWrite(n state.Node) (abi.LedgerEntry, error) {
+	s := n.Suspension
+	open, err := r.uncertain(n)
+	if err != nil {
+		return abi.LedgerEntry{}, err
+	}
+	i := slices.IndexFunc(open, func(e abi.LedgerEntry) bool { return e.Tool == s.Tool && e.ArgsDigest == s.ArgsDigest })
+	if i < 0 {
+		return abi.LedgerEntry{}, fmt.Errorf("loop: verify node %s: write %s: %w", n.ID, s.Tool, state.ErrNotUncertain)
+	}
+	return open[i], nil
+}
+
+// VerifyTooEarlyError is the answer to a negative verification of a write
+// (the verify tool did not find it, or the user said it did not take)
+// that came before the write's call could have finished: before the
+// ledger entry's start plus the write tool's call timeout. The tool server
+// may still be on the call a dead process sent, so "not there" proves
+// nothing yet. Nothing is settled and the node keeps waiting for VERIFY;
+// ask again after Until. It wraps ErrVerifyTooEarly.
+type VerifyTooEarlyError struct {
+	Tool  string
+	Until time.Time
+	// RetryAfter is Until less the runner's clock at the answer.
+	RetryAfter time.Duration
+	// Observation is DEFERRED WRITE_VERIFY_TOO_EARLY, in the runner's
+	// locale.
+	Observation abi.Observation
+}
+
+func (e *VerifyTooEarlyError) Error() string {
+	return fmt.Sprintf("loop: verify write %s: %s (until %s)", e.Tool, ErrVerifyTooEarly, e.Until.UTC().Format(time.RFC3339Nano))
+}
+
+func (e *VerifyTooEarlyError) Unwrap() error { return ErrVerifyTooEarly }
+
+// writeDeadline is when the call of write e could have finished at the
+// latest: its start plus the write tool's call timeout (the contract's
+// timeoutMs, else the invoker's). ok is false for an entry without a
+// recorded start, and for one that is not UNKNOWN_PRE_CALL: a write that
+// came back UNKNOWN was waited for by this process until it timed out or
+// failed, while one a dead process left was not waited for at all.
+func (r *Runner) writeDeadline(sk Skill, e abi.LedgerEntry) (time.Time, bool) {
+	start, err := time.Parse(time.RFC3339Nano, e.StartedAt)
+	if err != nil || e.State != abi.LedgerUnknownPreCall {
+		return time.Time{}, false
+	}
+	inv := sk.Chain.Invoker
+	if inv == nil {
+		inv = &chain.Invoker{}
+	}
+	return start.Add(inv.Timeout(e.Tool, sk.Skill.Contract.Tool(e.Tool))), true
+}
+
+// tooEarly returns a *VerifyTooEarlyError when a negative verification of
+// write e (by the verify tool by, or the user when by is "") comes before
+// its call could have finished, and emits its observation; nil otherwise.
+func (r *Runner) tooEarly(n state.Node, sk Skill, e abi.LedgerEntry, by string) error {
+	until, ok := r.writeDeadline(sk, e)
+	now := r.cfg.Now()
+	if !ok || !now.Before(until) {
+		return nil
+	}
+	wait := until.Sub(now)
+	l := r.cfg.Locale
+	// Whole seconds, rounded up: asking again at the time shown, or after
+	// the seconds said, is never too early.
+	up := until.Truncate(time.Second)
+	if up.Before(until) {
+		up = up.Add(time.Second)
+	}
+	at := up.UTC().Format(time.RFC3339)
+	secs := strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10)
+	o := abi.Deferred(abi.WriteVerifyTooEarly, abi.WriteVerifyTooEarly.Reason(l, "tool", e.Tool, "until", at),
+		abi.NextVerifyLater.Text(l, "seconds", secs, "until", at))
+	o.Locale = l
+	tool := by
+	if tool == "" {
+		tool = e.Tool
+	}
+	r.emit(n, toolEvent(Event{Tool: tool, Status: abi.SuspendVerify, Stalls: n.Stalls}, o))
+	return &VerifyTooEarlyError{Tool: e.Tool, Until: until, RetryAfter: wait, Observation: o}
+}
+
+// verifyRun is a call of a write's verify tool that answered, and the
+// verdict of the verify tool's own success on it.
+type verifyRun struct {
+	tool    string
+	args    json.RawMessage
+	inv     chain.Invoked
+	verdict contract.Verdict
+}
+
+// runVerify calls the verify tool of write e through the skill's invoker
+// with verify.args. answered is false when the write has no usable verify
+// (none configured, its arguments do not build) or the verify call failed
+// (that failure is emitted).
+func (r *Runner) runVerify(ctx context.Context, n state.Node, sk Skill, e abi.LedgerEntry) (verifyRun, bool) {
+	wt := sk.Skill.Contract.Tool(e.Tool)
+	if wt == nil || wt.Verify == nil || !slices.Contains(sk.Skill.ToolNames, wt.Verify.Tool) || sk.Chain.Invoker == nil {
+		return verifyRun{}, false
+	}
+	v := wt.Verify
+	args, err := v.BuildArgs(r.originalArgs(n, e.CallID))
+	if err != nil {
+		return verifyRun{}, false
+	}
+	vt := sk.Skill.Contract.Tool(v.Tool)
+	cctx, span := startToolSpan(ctx, n, v.Tool, "verify_"+e.CallID)
+	inv := sk.Chain.Invoker.Invoke(cctx, chain.Invocation{Tool: v.Tool, Args: args, Contract: vt, Locale: r.cfg.Locale})
+	endToolSpan(span, inv.Observation, nil)
+	if inv.Observation.Outcome != abi.OutcomeSuccess {
+		r.emit(n, toolEvent(Event{Tool: v.Tool, Status: abi.SuspendVerify, Stalls: n.Stalls}, inv.Observation))
+		return verifyRun{}, false
+	}
+	return verifyRun{tool: v.Tool, args: args, inv: inv, verdict: vt.Judge(inv.Response)}, true
+}
+
+// recordVerify settles write e with the verify call's verdict: SUCCESS
+// with the verify tool's answer, or FAILED TOOL_BUSINESS_FAILED with what
+// the check found; the model reads it as the answer to a call of the
+// verify tool.
+func (r *Runner) recordVerify(n state.Node, e abi.LedgerEntry, vr verifyRun) error {
+	l := r.cfg.Locale
+	o := abi.Success(r.text(txtVerifyTook, e.Tool, vr.tool), vr.inv.Response)
+	var result *abi.Observation
+	if vr.verdict.OK {
+		result = &o
+	} else {
+		o = abi.Failed(abi.ToolBusinessFailed, r.text(txtVerifyNotTookReason, e.Tool, vr.tool, vr.verdict.Message),
+			abi.NextBusiness.Text(l), vr.inv.Response)
+	}
+	o.Locale = l
+	if err := r.store.SettleUncertain(n.TaskID, e.Tool, e.Key, vr.verdict.OK, result); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	callID := "verify_" + e.CallID
+	sent := r.toolMessage(callResult{Observation: o, Response: vr.inv.Response})
+	if err := r.store.AppendMessages(n.ID,
+		model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: callID, Name: vr.tool, Arguments: string(vr.args)}}},
+		model.Message{Role: model.RoleTool, ToolCallID: callID, Content: sent}); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	ev := withSent(withCall(toolEvent(Event{Tool: vr.tool, Stalls: n.Stalls}, o), callID, string(vr.args)), sent, nil)
+	ev.Status = abi.SuspendVerify
+	r.emit(n, ev)
+	return nil
 }
 
 // uncertain returns the node's writes whose outcome is unknown.
@@ -197,47 +379,15 @@ func (r *Runner) settleUncertain(ctx context.Context, nodeID string, sk Skill) (
 	if err != nil {
 		return Exit{}, true, err
 	}
-	l := r.cfg.Locale
 	for _, e := range open {
-		orig := r.originalArgs(n, e.CallID)
-		wt := sk.Skill.Contract.Tool(e.Tool)
-		if v := wt.Verify; wt != nil && v != nil && slices.Contains(sk.Skill.ToolNames, v.Tool) && sk.Chain.Invoker != nil {
-			args, err := v.BuildArgs(orig)
-			if err == nil {
-				vt := sk.Skill.Contract.Tool(v.Tool)
-				cctx, span := startToolSpan(ctx, n, v.Tool, "verify_"+e.CallID)
-				inv := sk.Chain.Invoker.Invoke(cctx, chain.Invocation{Tool: v.Tool, Args: args, Contract: vt, Locale: l})
-				endToolSpan(span, inv.Observation, nil)
-				if inv.Observation.Outcome == abi.OutcomeSuccess {
-					verdict := vt.Judge(inv.Response)
-					// The verdict is the observation of the verify call:
-					// SUCCESS with the verify tool's answer, or FAILED
-					// TOOL_BUSINESS_FAILED with what the check found.
-					o := abi.Success(r.text(txtVerifyTook, e.Tool, v.Tool), inv.Response)
-					var result *abi.Observation
-					if verdict.OK {
-						result = &o
-					} else {
-						o = abi.Failed(abi.ToolBusinessFailed, r.text(txtVerifyNotTookReason, e.Tool, v.Tool, verdict.Message),
-							abi.NextBusiness.Text(l), inv.Response)
-					}
-					o.Locale = l
-					if err := r.store.SettleUncertain(n.TaskID, e.Tool, e.Key, verdict.OK, result); err != nil {
-						return Exit{}, true, fmt.Errorf("loop: %w", err)
-					}
-					callID := "verify_" + e.CallID
-					sent := r.toolMessage(callResult{Observation: o, Response: inv.Response})
-					if err := r.store.AppendMessages(n.ID,
-						model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: callID, Name: v.Tool, Arguments: string(args)}}},
-						model.Message{Role: model.RoleTool, ToolCallID: callID, Content: sent}); err != nil {
-						return Exit{}, true, fmt.Errorf("loop: %w", err)
-					}
-					ev := withSent(withCall(toolEvent(Event{Tool: v.Tool, Stalls: n.Stalls}, o), callID, string(args)), sent, nil)
-					ev.Status = abi.SuspendVerify
-					r.emit(n, ev)
-					continue
+		if vr, ok := r.runVerify(ctx, n, sk, e); ok {
+			// A negative answer while the write's call could still be
+			// under way is no verdict: the node waits for VERIFY.
+			if vr.verdict.OK || r.tooEarly(n, sk, e, vr.tool) == nil {
+				if err := r.recordVerify(n, e, vr); err != nil {
+					return Exit{}, true, err
 				}
-				r.emit(n, toolEvent(Event{Tool: v.Tool, Status: abi.SuspendVerify, Stalls: n.Stalls}, inv.Observation))
+				continue
 			}
 		}
 		if n, err = r.askVerify(n, e); err != nil {
@@ -252,6 +402,8 @@ func (r *Runner) settleUncertain(ctx context.Context, nodeID string, sk Skill) (
 // to "did the write take effect?" (CONTRACT_SPEC §14.3): yes settles the
 // write SUCCESS (it is not issued again, and it counts as completed for
 // the finish check), no settles it FAILED (the model may issue it again).
+// No before the write's call could have finished is refused with a
+// *VerifyTooEarlyError and the node stays as it is (see VerifyNode).
 // The answer enters the conversation and the node runs on.
 func (r *Runner) AnswerVerify(ctx context.Context, nodeID string, took bool) (Exit, error) {
 	n, err := r.store.Node(nodeID)
@@ -262,15 +414,20 @@ func (r *Runner) AnswerVerify(ctx context.Context, nodeID string, took bool) (Ex
 	if n.Status != state.Suspended || s == nil || s.Kind != abi.SuspendVerify {
 		return Exit{}, fmt.Errorf("loop: answer verify node %s (%s): %w", nodeID, n.Status, ErrNotSuspended)
 	}
-	open, err := r.uncertain(n)
+	e, err := r.waitingWrite(n)
 	if err != nil {
 		return Exit{}, err
 	}
-	i := slices.IndexFunc(open, func(e abi.LedgerEntry) bool { return e.Tool == s.Tool && e.ArgsDigest == s.ArgsDigest })
-	if i < 0 {
-		return Exit{}, fmt.Errorf("loop: answer verify node %s: write %s: %w", nodeID, s.Tool, state.ErrNotUncertain)
+	if !took {
+		// The user cannot know either that a write still under way will
+		// not land: "no" before its call could have finished is refused
+		// as the verify tool's would be. "Yes" always counts.
+		if sk, ok := r.skills[n.SkillKey]; ok {
+			if err := r.tooEarly(n, sk, e, ""); err != nil {
+				return Exit{}, err
+			}
+		}
 	}
-	e := open[i]
 	text, answer := r.text(txtUserNotTook, e.Tool), "NO"
 	var result *abi.Observation
 	if took {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
@@ -198,4 +199,121 @@ func lastEvent(h *harness, k loop.Kind) loop.Event {
 		}
 	}
 	return out
+}
+
+// tooEarlyText is what a negative verification of create_site (timeoutMs
+// 200) reads at fixedClock, when the write started at fixedClock.
+const tooEarlyText = "写操作 create_site 的调用可能仍在进行（到 2026-03-01T09:00:01Z 为止），此前核实未发现它生效不能作为结论。" +
+	"下一步：1 秒后（2026-03-01T09:00:01Z 之后）再核实一次，不要再次调用该写工具"
+
+// A dead process's write may still be on the tool server's call: a
+// negative verification before the entry's start plus the write's call
+// timeout settles nothing and says when to ask again; a positive one, or
+// "yes", counts at once; after the window "no" settles the write FAILED.
+func TestVerifyTooEarly(t *testing.T) {
+	t.Parallel()
+	args := []byte(`{"spaceId":42,"title":"Spring Launch"}`)
+	fail := turn(call("builtin_node_fail", `{"reason":"网站未创建"}`))
+	done := turn(call("builtin_node_finish", `{"output":"网站已创建"}`))
+	no, yes := false, true
+	tests := []struct {
+		name    string
+		verify  []answer
+		answer  *bool // the user's answer; nil: the verify tool's
+		turns   []scripted.Turn
+		early   bool // the first answer is refused as too early
+		status  state.Status
+		ledger  abi.LedgerState
+		queries int // verify calls made
+	}{
+		{name: "verify: not found early, then late", verify: []answer{{body: notFound}, {body: notFound}}, turns: []scripted.Turn{fail},
+			early: true, status: state.Failed, ledger: abi.LedgerFailed, queries: 2},
+		{name: "verify: found early", verify: []answer{{body: sites}}, turns: []scripted.Turn{done},
+			status: state.Done, ledger: abi.LedgerSuccess, queries: 1},
+		{name: "user: no early, then late", answer: &no, turns: []scripted.Turn{fail},
+			early: true, status: state.Failed, ledger: abi.LedgerFailed},
+		{name: "user: yes early", answer: &yes, turns: []scripted.Turn{done},
+			status: state.Done, ledger: abi.LedgerSuccess},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, setup{contract: verifiedContract, turns: tt.turns, answers: map[string][]answer{"query_site": tt.verify}})
+			c, _, err := contract.Parse("site.builder", []byte(verifiedContract))
+			must(t, err)
+			key := c.Tool("create_site").KeyFor(args)
+			must(t, h.store.RecordCall("t1", "call_9_1", args))
+			must(t, h.store.Apply("n1", []abi.Effect{{Kind: abi.EffectLedgerReserve,
+				Payload: []byte(`{"tool":"create_site","key":"` + key + `","argsDigest":"` + state.ArgsDigest(args) + `","callId":"call_9_1","approved":true}`)}}))
+			_, err = h.runner.Recover()
+			must(t, err)
+			before, _ := h.store.Messages("n1")
+			answerIt := func() (loop.Exit, error) {
+				if tt.answer == nil {
+					return h.runner.VerifyNode(ctx, "n1")
+				}
+				return h.runner.AnswerVerify(ctx, "n1", *tt.answer)
+			}
+			exit, err := answerIt()
+			if tt.early {
+				var te *loop.VerifyTooEarlyError
+				if !errors.As(err, &te) || !errors.Is(err, loop.ErrVerifyTooEarly) {
+					t.Fatalf("answer before the window: %+v %v", exit, err)
+				}
+				if te.Tool != "create_site" || te.RetryAfter != 200*time.Millisecond || !te.Until.Equal(fixedClock.Add(200*time.Millisecond)) {
+					t.Fatalf("too early %+v", te)
+				}
+				if o := te.Observation; o.Outcome != abi.OutcomeDeferred || o.Code != abi.WriteVerifyTooEarly || o.Message() != tooEarlyText {
+					t.Fatalf("observation %+v: %q", o, o.Message())
+				}
+				// Nothing settled, nothing said to the model: the node waits.
+				n, _ := h.store.Node("n1")
+				if n.Status != state.Suspended || n.Suspension == nil || n.Suspension.Kind != abi.SuspendVerify {
+					t.Fatalf("node %+v", n)
+				}
+				if l, _ := h.store.Ledger("t1"); len(l) != 1 || l[0].State != abi.LedgerUnknownPreCall {
+					t.Fatalf("ledger %+v", l)
+				}
+				if after, _ := h.store.Messages("n1"); len(after) != len(before) {
+					t.Fatalf("messages %d, were %d", len(after), len(before))
+				}
+				if len(h.model.reqs) != 0 {
+					t.Fatalf("the model ran: %d requests", len(h.model.reqs))
+				}
+				// The window ends at start plus timeoutMs: asking then counts.
+				*h.clock = fixedClock.Add(200 * time.Millisecond)
+				exit, err = answerIt()
+			}
+			must(t, err)
+			if exit.Status != tt.status {
+				t.Fatalf("exit %+v", exit)
+			}
+			if l, _ := h.store.Ledger("t1"); len(l) != 1 || l[0].State != tt.ledger {
+				t.Fatalf("ledger %+v", l)
+			}
+			calls := strings.Join(h.tools.called(), "\n")
+			if strings.Contains(calls, "create_site ") || strings.Count(calls, "query_site ") != tt.queries {
+				t.Fatalf("tool calls %v", h.tools.called())
+			}
+			h.done()
+		})
+	}
+}
+
+// The start of a write is the runner's clock when it commits the
+// reservation, not the store's.
+func TestWriteStartFromRunnerClock(t *testing.T) {
+	t.Parallel()
+	later := fixedClock.Add(90 * time.Second)
+	h := newHarness(t, setup{turns: append(append([]scripted.Turn(nil), gatedTurns...), turn(call("builtin_node_fail", `{"reason":"x"}`))),
+		answers: map[string][]answer{"query_space": {{body: spaces}}, "create_site": {{err: chain.ErrTimeout}}},
+		config:  func(c *loop.Config) { c.Now = func() time.Time { return later } }})
+	_, err := h.runner.Run(ctx, "n1")
+	must(t, err)
+	_, err = h.runner.Approve(ctx, "n1", loop.Confirm)
+	must(t, err)
+	l, _ := h.store.Ledger("t1")
+	if len(l) != 1 || l[0].StartedAt != later.Format(time.RFC3339Nano) || l[0].UpdatedAt != fixedClock.Format(time.RFC3339) {
+		t.Fatalf("ledger %+v", l)
+	}
 }

@@ -30,6 +30,13 @@
 // Errors are JSON, {"error":{"code":"...","message":"..."}}, with a stable
 // code (see errors.go); a request that fails changes nothing.
 //
+// A verify answer of "not done" — {} whose verify tool finds nothing, or
+// {"took":false} — that comes before the write's call could have finished
+// (the ledger entry's start plus the write's timeout) is 409
+// verify_too_early with Retry-After: the tool server may still be on the
+// call a dead process sent. The task keeps waiting for VERIFY; "done"
+// counts at once.
+//
 // Approvals are held by the server. When a task suspends for APPROVAL the
 // server records the gated call and the digest of its bound arguments under a
 // fresh id; the client answers that id with CONFIRM, REJECT or CANCEL and

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,6 +239,111 @@ func TestTakeOverMidWrite(t *testing.T) {
 		}
 		if !hasEvent(done.Events, "RESUME", "create_site", "", "") {
 			t.Fatalf("no VERIFY resume in %+v", done.Events)
+		}
+	})
+}
+
+// The instance that died sent a write the tool server is still on. The
+// instance that takes over must not read "not found" before the write's
+// call could have finished (start plus its timeoutMs) as "did not happen":
+// verify answers 409 verify_too_early with Retry-After, for the verify
+// tool's {} and for the user's {"took":false} alike, and changes nothing;
+// once the write has landed, verify finds it and the task is DONE.
+func TestVerifyTooEarlyAfterTakeOver(t *testing.T) {
+	t.Parallel()
+	forDialects(t, func(t *testing.T, db *sqlstore.DB) {
+		start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+		c := &clock{t: start}
+		started := make(chan struct{}, 1)
+		hang := make(chan struct{})
+		var landed atomic.Bool
+		schema := json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title","spaceId"],"properties":{"title":{"type":"string"},"spaceId":{"type":"integer"}}}`)
+		writes := tscripted.New(nil,
+			tscripted.Tool{Tool: tools.Tool{Name: "query_space", InputSchema: json.RawMessage(`{"type":"object","properties":{"spaceName":{"type":"string"}}}`)},
+				Handler: tscripted.Fixed(`{"code":200,"msg":"ok","data":{"spaces":[{"id":42,"name":"市场部"}]}}`)},
+			tscripted.Tool{Tool: tools.Tool{Name: "query_site", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				Handler: func(*tscripted.State, json.RawMessage) (json.RawMessage, error) {
+					if landed.Load() {
+						return json.RawMessage(`{"code":200,"data":{"sites":[{"id":"site_7","title":"Spring Launch"}]}}`), nil
+					}
+					return json.RawMessage(`{"code":404,"msg":"没有该网站"}`), nil
+				}},
+			tscripted.Tool{Tool: tools.Tool{Name: "create_site", InputSchema: schema}, Write: true,
+				Handler: func(*tscripted.State, json.RawMessage) (json.RawMessage, error) {
+					started <- struct{}{}
+					<-hang
+					return json.RawMessage(`{"code":200,"msg":"ok","data":{"id":"site_7"}}`), nil
+				}})
+		// create_site has a minute and a verify: query_site by its title.
+		verified := func(s string) string {
+			var doc map[string]any
+			if err := json.Unmarshal([]byte(s), &doc); err != nil {
+				t.Fatal(err)
+			}
+			cs := doc["tools"].(map[string]any)["create_site"].(map[string]any)
+			cs["timeoutMs"] = 60000
+			cs["verify"] = map[string]any{"tool": "query_site", "args": map[string]any{"title": map[string]any{"from": "call.title"}}}
+			b, _ := json.Marshal(doc)
+			return string(b)
+		}
+		quiet := func(o *server.Options) { o.Logger = slog.New(slog.DiscardHandler) }
+		a := instance(t, db, "a", c, fixtureSetup{contract: verified, tools: writes, options: quiet})
+		t.Cleanup(func() { close(hang) })
+		actx, kill := context.WithCancel(context.Background())
+		if err := a.srv.Start(actx); err != nil {
+			t.Fatal(err)
+		}
+		sid, res := a.suspend(t)
+		go func() {
+			req, _ := http.NewRequest("POST", a.ts.URL+"/v1/approvals/"+res.Approval.ID, strings.NewReader(`{"decision":"CONFIRM"}`))
+			req.Header.Set("Authorization", "Bearer "+keyAcme)
+			if resp, err := a.ts.Client().Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		<-started
+		kill()
+		c.Add(2 * lease)
+
+		finish := []mscripted.Turn{{Expect: &mscripted.Expect{Tool: "query_site", Contains: "已核实"},
+			ToolCalls: []mscripted.Call{{Name: "builtin_node_finish", Arguments: `{"output":"网站 Spring Launch 已创建"}`}}}}
+		b := instance(t, db, "b", c, fixtureSetup{contract: verified, tools: writes, turns: finish})
+		if err := b.srv.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		path := b.ts.URL + "/v1/sessions/" + sid + "/tasks/t1/verify"
+		// The write started at start and has 60 s: 40 s are left.
+		for _, body := range []string{`{}`, `{"took":false}`} {
+			req, _ := http.NewRequest("POST", path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+keyAcme)
+			resp, err := b.ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var eb server.ErrorBody
+			err = json.NewDecoder(resp.Body).Decode(&eb)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusConflict || eb.Error.Code != server.CodeVerifyTooEarly ||
+				resp.Header.Get("Retry-After") != "40" || !strings.Contains(eb.Error.Message, "2026-11-01T09:01:00Z") {
+				t.Fatalf("verify %s before the window: %d Retry-After %q %+v %v", body, resp.StatusCode, resp.Header.Get("Retry-After"), eb, err)
+			}
+		}
+		var task server.Task
+		if code, eb := b.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1", keyAcme, "", &task); code != http.StatusOK ||
+			task.Status != "SUSPENDED" || task.Suspension == nil || task.Suspension.Kind != "VERIFY" {
+			t.Fatalf("task after a verify too early: %d %+v %+v", code, eb, task)
+		}
+		// The write lands; found is an answer at once, window or not.
+		landed.Store(true)
+		var done server.RunResult
+		if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/tasks/t1/verify", keyAcme, `{}`, &done); code != http.StatusOK || done.Task.Status != "DONE" {
+			t.Fatalf("verify once landed: %d %+v %+v", code, eb, done.Task)
+		}
+		if n := writes.Count("create_site"); n != 1 {
+			t.Fatalf("create_site sent %d times", n)
+		}
+		if n := writes.Count("query_site"); n != 2 {
+			t.Fatalf("query_site called %d times, want 2 (the user's no calls nothing)", n)
 		}
 	})
 }

@@ -26,6 +26,7 @@ const (
 	CodeSessionBusy        = "session_busy"         // 409: another request is running the session
 	CodeSessionElsewhere   = "session_elsewhere"    // 409: another live instance serves the session
 	CodeNoVerifyTool       = "no_verify_tool"       // 409: the write has no verify tool; answer took instead
+	CodeVerifyTooEarly     = "verify_too_early"     // 409: "not done" ({} or took false) before the write's call could have finished; Retry-After
 	CodeNotInterrupted     = "not_interrupted"      // 409: resume of a task that is not RUNNING
 	CodeTaskPending        = "task_pending"         // 409: a task waits for the user; answer it first
 	CodeNotSuspended       = "not_suspended"        // 409: the task does not wait for that answer

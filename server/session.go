@@ -1028,6 +1028,11 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, tenant, kind str
 		if errors.Is(err, loop.ErrNoVerifyTool) {
 			return fail(http.StatusConflict, CodeNoVerifyTool, "the write has no verify tool: answer whether it took effect with took true or false")
 		}
+		var early *loop.VerifyTooEarlyError
+		if errors.As(err, &early) {
+			setRetryAfter(w, early.RetryAfter)
+			return fail(http.StatusConflict, CodeVerifyTooEarly, early.Observation.Message())
+		}
 		return s.settle(w, ss, t, from, loop.TaskExit{}, err)
 	}
 	exit, err := ss.runner.ResumeTask(ctx, t.ID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -76,6 +77,12 @@ const (
 // sweepWriteDelay slows the write for the points killed by time inside it.
 const sweepWriteDelay = 300 * time.Millisecond
 
+// sweepWriteTimeout is the write's timeoutMs in the sweep, ten times its
+// delay: until the write's start plus this, a verification that finds
+// nothing is too early (409 verify_too_early), so it bounds how long a
+// point where the write was never sent waits for VERIFY.
+const sweepWriteTimeout = 3 * time.Second
+
 var (
 	killpointLine = regexp.MustCompile(`(?m)^killpoint (\d+) (\S+)$`)
 	servingLine   = regexp.MustCompile(`serving on (http://\S+)`)
@@ -141,6 +148,15 @@ func TestKillSweep(t *testing.T) {
 		cms:    buildBin(t, "mcp-cms", "../../examples/mcp-cms"),
 	}
 	sw.skills, sw.keys = killFixture(t)
+	prof := filepath.Join(sw.skills, "skill_profile.yaml")
+	src, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "timeoutMs: 60000") {
+		t.Fatal("the kill fixture's write has no timeoutMs: 60000 to shorten")
+	}
+	writeFile(t, prof, strings.Replace(string(src), "timeoutMs: 60000", fmt.Sprintf("timeoutMs: %d", sweepWriteTimeout.Milliseconds()), 1))
 	dir := t.TempDir()
 	script := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -357,16 +373,12 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 	}
 	if p.after > 0 {
 		// The MCP server goes on with a call whose client died, and the
-		// website appears once its delay is over. Recovery is only
-		// sound after that: a verification that runs while the tool is
-		// still on the write finds nothing, and the write is made again
-		// (see RATIONALE, "Crash safety as a property"). So the restart
-		// waits for the write to land.
-		for deadline := time.Now().Add(20 * time.Second); !sweepHas(t, cms, "shop.example.com"); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the write in flight never landed on the MCP server")
-			}
-		}
+		// website appears once its delay is over. The restart does not
+		// wait for it: a verification while the tool is still on the
+		// write finds nothing, which before the write's start plus its
+		// timeout is no verdict (409 verify_too_early), so the write is
+		// not made again (see RATIONALE, "Crash safety as a property").
+		t.Logf("the write had landed before the restart: %v", sweepHas(t, cms, "shop.example.com"))
 		// The rest of the run writes at full speed.
 		if _, err := cms.CallTool(ctx, "admin_set_faults", json.RawMessage(`{"delayMs":0}`)); err != nil {
 			t.Fatal(err)
@@ -421,7 +433,9 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 		}
 		code = apiCall(t, base, "POST", "/v1/approvals/"+after.Approval, tenantKey, `{"decision":"CONFIRM"}`, &res)
 	case after.Status == "SUSPENDED" && after.Suspension != nil && after.Suspension.Kind == "VERIFY":
-		code = apiCall(t, base, "POST", t1+"/verify", tenantKey, `{}`, &res)
+		var early int
+		code, early = sweepVerify(t, base, t1, &res)
+		t.Logf("verify: %d answers too early before %d", early, code)
 	case after.Status == "RUNNING" && !p.confirm:
 		// The message was cut before the approval was asked: resume
 		// asks it, and the user confirms.
@@ -462,6 +476,45 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 		if n := strings.Count(string(r.Content), `"`+d+`"`); n != 1 {
 			t.Fatalf("%s exists %d times: %s", d, n, r.Content)
 		}
+	}
+}
+
+// sweepVerify asks the verify tool to settle the write t1 waits on,
+// again while the answer is 409 verify_too_early (the write may still be
+// on the MCP server's call), within the write's timeout and a margin. It
+// returns the last status, decoded into out, and how many answers were
+// too early. Each one must carry a Retry-After within the write's timeout.
+func sweepVerify(t *testing.T, base, t1 string, out any) (code, early int) {
+	t.Helper()
+	for deadline := time.Now().Add(sweepWriteTimeout + 20*time.Second); ; early++ {
+		req, err := http.NewRequest("POST", base+t1+"/verify", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tenantKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var eb struct{ Error struct{ Code string } }
+		if resp.StatusCode != http.StatusConflict || json.Unmarshal(b, &eb) != nil || eb.Error.Code != "verify_too_early" {
+			if err := json.Unmarshal(b, out); err != nil {
+				t.Fatalf("verify: %d %s", resp.StatusCode, b)
+			}
+			return resp.StatusCode, early
+		}
+		wait, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if err != nil || wait < 1 || time.Duration(wait)*time.Second > sweepWriteTimeout+time.Second {
+			t.Fatalf("verify too early with Retry-After %q: %s", resp.Header.Get("Retry-After"), b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("verify still too early after the write's timeout: %s", b)
+		}
+		// Found counts at once: ask again soon rather than after the
+		// whole Retry-After.
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

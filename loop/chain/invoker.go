@@ -108,21 +108,29 @@ type Invoked struct {
 
 var defaultRetry = contract.Retry{MaxAttempts: 4, Backoff: contract.Backoff{InitialMs: 1000, Multiplier: 2, MaxMs: 4000}}
 
-// Invoke calls the tool, retrying a read on transient failures.
-func (inv *Invoker) Invoke(ctx context.Context, in Invocation) Invoked {
-	write := in.Contract != nil && in.Contract.IsWrite()
+// Timeout is how long one attempt of the tool's call may take: the
+// contract's timeoutMs, else the Caller's own timeout for the tool, else
+// DefaultTimeout (30 s when 0).
+func (inv *Invoker) Timeout(tool string, c *contract.Tool) time.Duration {
 	timeout := inv.DefaultTimeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
 	if tt, ok := inv.Caller.(ToolTimeouts); ok {
-		if d := tt.ToolTimeout(in.Tool); d > 0 {
+		if d := tt.ToolTimeout(tool); d > 0 {
 			timeout = d
 		}
 	}
-	if in.Contract != nil && in.Contract.TimeoutMs != nil {
-		timeout = time.Duration(*in.Contract.TimeoutMs) * time.Millisecond
+	if c != nil && c.TimeoutMs != nil {
+		timeout = time.Duration(*c.TimeoutMs) * time.Millisecond
 	}
+	return timeout
+}
+
+// Invoke calls the tool, retrying a read on transient failures.
+func (inv *Invoker) Invoke(ctx context.Context, in Invocation) Invoked {
+	write := in.Contract != nil && in.Contract.IsWrite()
+	timeout := inv.Timeout(in.Tool, in.Contract)
 	stretch := inv.MaxProgressStretch
 	if stretch <= 0 {
 		stretch = 10 * timeout

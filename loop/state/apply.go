@@ -68,7 +68,10 @@ func (m *Memory) apply(d *data, t *task, n *node, e abi.Effect, now time.Time) e
 	switch p := v.(type) {
 	case *abi.LedgerReserve:
 		entry := abi.LedgerEntry{Tool: p.Tool, Key: p.Key, State: abi.LedgerStarted, ArgsDigest: p.ArgsDigest,
-			CallID: p.CallID, NodeID: n.ID, Approved: p.Approved, UpdatedAt: stamp}
+			CallID: p.CallID, NodeID: n.ID, Approved: p.Approved, UpdatedAt: stamp, StartedAt: p.StartedAt}
+		if entry.StartedAt == "" {
+			entry.StartedAt = now.UTC().Format(time.RFC3339Nano)
+		}
 		i := ledgerIndex(t.ledger, p.Tool, p.Key)
 		if i < 0 {
 			t.ledger = append(t.ledger, entry)

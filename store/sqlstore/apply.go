@@ -52,7 +52,10 @@ func (t *tx) apply(tk state.Task, n *node, e abi.Effect, now time.Time) error {
 	switch p := v.(type) {
 	case *abi.LedgerReserve:
 		entry := abi.LedgerEntry{Tool: p.Tool, Key: p.Key, State: abi.LedgerStarted, ArgsDigest: p.ArgsDigest,
-			CallID: p.CallID, NodeID: n.ID, Approved: p.Approved, UpdatedAt: stamp}
+			CallID: p.CallID, NodeID: n.ID, Approved: p.Approved, UpdatedAt: stamp, StartedAt: p.StartedAt}
+		if entry.StartedAt == "" {
+			entry.StartedAt = now.UTC().Format(time.RFC3339Nano)
+		}
 		old, err := t.ledgerEntry(tk.ID, p.Tool, p.Key)
 		if err != nil {
 			return err

@@ -109,7 +109,15 @@ func testApply(t *testing.T, setup func(*testing.T) state.Store) {
 		}},
 		{name: "reserve is kept before the call", effects: []abi.Effect{reserve}, check: func(t *testing.T, m state.Store) {
 			l, _ := m.Ledger("t1")
-			if len(l) != 1 || l[0].State != abi.LedgerStarted || l[0].ArgsDigest != "d1" || l[0].CallID != "c1" || l[0].UpdatedAt != "2026-03-01T09:00:00Z" {
+			if len(l) != 1 || l[0].State != abi.LedgerStarted || l[0].ArgsDigest != "d1" || l[0].CallID != "c1" || l[0].UpdatedAt != "2026-03-01T09:00:00Z" ||
+				l[0].StartedAt != "2026-03-01T09:00:00Z" {
+				t.Fatalf("ledger %+v", l)
+			}
+		}},
+		{name: "reserve keeps the host's start time", effects: []abi.Effect{raw(abi.EffectLedgerReserve,
+			`{"tool":"create_site","key":"k1","argsDigest":"d1","callId":"c1","startedAt":"2026-03-01T08:59:58.25Z"}`)}, check: func(t *testing.T, m state.Store) {
+			l, _ := m.Ledger("t1")
+			if len(l) != 1 || l[0].StartedAt != "2026-03-01T08:59:58.25Z" || l[0].UpdatedAt != "2026-03-01T09:00:00Z" {
 				t.Fatalf("ledger %+v", l)
 			}
 		}},
@@ -600,7 +608,7 @@ func testRecoverWrites(t *testing.T, setup func(*testing.T) state.Store) {
 	must(t, m.CreateTask(state.Task{ID: "t0"}))
 	must(t, m.CreateNode(state.Node{ID: "n0", TaskID: "t0"}))
 	// Reserved and called, never settled: the process died in between.
-	must(t, m.Apply("n1", []abi.Effect{reserve, raw(abi.EffectLedgerReserve, `{"tool":"create_site","key":"k2","argsDigest":"d2","callId":"c2"}`)}))
+	must(t, m.Apply("n1", []abi.Effect{reserve, raw(abi.EffectLedgerReserve, `{"tool":"create_site","key":"k2","argsDigest":"d2","callId":"c2","startedAt":"2026-03-01T08:59:58.25Z"}`)}))
 	must(t, m.Apply("n1", []abi.Effect{raw(abi.EffectLedgerReserve, `{"tool":"create_site","key":"k3","argsDigest":"d3","callId":"c3"}`),
 		raw(abi.EffectLedgerSettle, `{"tool":"create_site","key":"k3","state":"UNKNOWN"}`)}))
 	must(t, m.Apply("n0", []abi.Effect{raw(abi.EffectLedgerReserve, `{"tool":"create_site","key":"k0","argsDigest":"d0","callId":"c0"}`)}))
@@ -618,7 +626,7 @@ func testRecoverWrites(t *testing.T, setup func(*testing.T) state.Store) {
 	must(t, err)
 	var keys []string
 	for _, e := range got {
-		if e.State != abi.LedgerUnknownPreCall {
+		if e.State != abi.LedgerUnknownPreCall || e.StartedAt == "" {
 			t.Fatalf("recovered %+v", e)
 		}
 		keys = append(keys, e.Key)
@@ -650,8 +658,16 @@ func testRecoverWrites(t *testing.T, setup func(*testing.T) state.Store) {
 	if len(ev) != 1 || ev[0].Tool != "create_site" || ev[0].ToolCallID != "c1" || !ev[0].BusinessOK || string(ev[0].Payload) != `{"siteId":"s7"}` {
 		t.Fatalf("evidence %+v", ev)
 	}
+	// Recovery and verification keep when the write started: a negative
+	// verification is judged against it.
+	if l, _ := m.Ledger("t1"); l[1].StartedAt != "2026-03-01T08:59:58.25Z" {
+		t.Fatalf("recovered entry lost its start: %+v", l[1])
+	}
 	// Verified: it did not take; it may be issued again.
 	must(t, m.SettleUncertain("t1", "create_site", "k2", false, nil))
+	if l, _ := m.Ledger("t1"); l[1].StartedAt != "2026-03-01T08:59:58.25Z" {
+		t.Fatalf("settled entry lost its start: %+v", l[1])
+	}
 	// The write that came back UNKNOWN had evidence: it now reads as done.
 	must(t, m.Apply("n1", []abi.Effect{raw(abi.EffectEvidenceRegister, `{"id":"ev_3","tool":"create_site","status":"FAILED","toolCallId":"c3","empty":true}`)}))
 	must(t, m.SettleUncertain("t1", "create_site", "k3", true, nil))
