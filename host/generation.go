@@ -118,6 +118,13 @@ func (s *Slot) Guard(ctx context.Context, tenant string, req *abi.Request) abi.V
 	return g.p.Guard(ctx, tenant, req)
 }
 
+// GuardEnvelope runs the serving generation as a guard on a shared envelope.
+func (s *Slot) GuardEnvelope(ctx context.Context, tenant string, env *Envelope) abi.Verdict {
+	g := s.acquire()
+	defer s.release(g)
+	return g.p.GuardEnvelope(ctx, tenant, env)
+}
+
 // Builtin runs the serving generation as a builtin.
 func (s *Slot) Builtin(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
 	g := s.acquire()

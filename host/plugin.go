@@ -1,10 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -393,23 +395,42 @@ func truncate(s string, n int) string {
 
 // Guard runs a guard on req and applies the failure policy, so the result is
 // always a verdict: pass, or an observation. Effects of a shadow or failed
-// call are dropped.
+// call are dropped. The host filters req.State in place (deny by default);
+// GuardEnvelope leaves a shared request untouched.
 func (p *Plugin) Guard(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
 	ctx, span := p.startCall(ctx, abi.RoleGuard, tenant, req)
-	v, err := p.guard(ctx, tenant, req)
+	v, err := p.guard(ctx, tenant, req, nil)
 	endCall(span, v, err)
 	return v
 }
 
-// guard is Guard; err is the plugin's own failure, for the span.
-func (p *Plugin) guard(ctx context.Context, tenant string, req *abi.Request) (abi.Verdict, error) {
+// GuardEnvelope is Guard on an envelope prepared once for all the guards of
+// one phase of a call: the plugin receives the envelope's common part, its
+// own config and the state views its manifest was granted, spliced without
+// re-encoding them. env is only read.
+func (p *Plugin) GuardEnvelope(ctx context.Context, tenant string, env *Envelope) abi.Verdict {
+	ctx, span := p.startCall(ctx, abi.RoleGuard, tenant, &env.req)
+	v, err := p.guard(ctx, tenant, &env.req, env)
+	endCall(span, v, err)
+	return v
+}
+
+// guard is Guard; err is the plugin's own failure, for the span. With env,
+// req is env's request and the envelope is env's.
+func (p *Plugin) guard(ctx context.Context, tenant string, req *abi.Request, env *Envelope) (abi.Verdict, error) {
 	if p.manifest.Role != abi.RoleGuard || (req.Phase != "" && !p.manifest.RunsIn(req.Phase)) {
 		ce := p.unavailable(ErrWrongRole, fmt.Errorf("host: %s is a %s for phases %v, called as guard in phase %q: %w",
 			p.ref, p.manifest.Role, p.manifest.Phases, req.Phase, ErrWrongRole))
 		return abi.Verdict{Observation: ptr(p.failure(ce, req.Locale))}, ce
 	}
-	req.Kind = abi.RoleGuard
-	v, err := p.call(ctx, tenant, req)
+	var v abi.Verdict
+	var err error
+	if env != nil {
+		v, err = p.callEnvelope(ctx, tenant, env)
+	} else {
+		req.Kind = abi.RoleGuard
+		v, err = p.call(ctx, tenant, req)
+	}
 	switch p.policy.Failure {
 	case Shadow:
 		p.host.log.Info("shadow guard verdict", "plugin", p.ref, "tool", req.Tool, "phase", req.Phase, "verdict", verdictSummary(v, err))
@@ -484,6 +505,21 @@ func (p *Plugin) call(ctx context.Context, tenant string, req *abi.Request) (abi
 	return v, err
 }
 
+func (p *Plugin) callEnvelope(ctx context.Context, tenant string, env *Envelope) (abi.Verdict, error) {
+	config := env.req.Config
+	if config == nil {
+		config = p.policy.Config
+	}
+	buf := envelopes.Get().(*[]byte)
+	b := env.AppendFor((*buf)[:0], config, &p.manifest)
+	v, err := p.Invoke(ctx, tenant, b)
+	if cap(b) <= 1<<20 {
+		*buf = b
+		envelopes.Put(buf)
+	}
+	return v, err
+}
+
 // failure turns a failed call into the observation its role calls for.
 func (p *Plugin) failure(err error, l abi.Locale) abi.Observation {
 	var ce *CallError
@@ -537,4 +573,139 @@ func verdictSummary(v abi.Verdict, err error) string {
 		return v.Observation.Outcome.String() + " " + string(v.Observation.Code)
 	}
 	return "none"
+}
+
+// Envelope is a guard request encoded once for every guard of one phase of
+// a call. What all the guards share (tool, call id, locale, provenance, the
+// tool's result, contract and schemas, the arguments as given and as bound,
+// the response) is encoded when the request is set; each guard's envelope
+// splices in only its own config and the state views its manifest grants,
+// whose bytes are shared, never re-encoded nor copied into a map per guard.
+// The bytes are those abi.Request.AppendJSON makes of the request as Guard
+// would filter it.
+//
+// An Envelope is for one goroutine at a time; guards only read it.
+type Envelope struct {
+	req      abi.Request // State and Response are kept apart
+	keys     []string    // state keys, sorted
+	quoted   []string    // keys that need escaping, encoded; "" for a plain one
+	views    []json.RawMessage
+	response json.RawMessage
+	enc      []byte // req without config, state and response, open
+	headLen  int    // the part of enc before config
+	spliced  bool   // enc splits at headLen; otherwise AppendFor encodes whole
+}
+
+// Set prepares the envelope for req. Its state views and response are kept
+// by reference and must not change while the envelope is in use; the rest is
+// encoded now. Call Set again after changing any field.
+func (e *Envelope) Set(req *abi.Request) {
+	e.req = *req
+	e.req.ABI, e.req.Kind = abi.Version, abi.RoleGuard
+	e.req.State, e.req.Response = nil, nil
+	e.response = req.Response
+	e.keys, e.quoted, e.views = e.keys[:0], e.quoted[:0], e.views[:0]
+	for k := range req.State {
+		e.keys = append(e.keys, k)
+	}
+	slices.Sort(e.keys)
+	for _, k := range e.keys {
+		e.views = append(e.views, req.State[k])
+		e.quoted = append(e.quoted, quoteKey(k))
+	}
+	config := e.req.Config
+	e.req.Config = nil
+	head := abi.Request{ABI: e.req.ABI, Kind: e.req.Kind, Phase: e.req.Phase, Tool: e.req.Tool,
+		CallID: e.req.CallID, Locale: e.req.Locale, Provenance: e.req.Provenance}
+	e.enc = head.AppendJSON(e.enc[:0])
+	e.headLen = len(e.enc) - 1
+	mark := len(e.enc)
+	e.enc = e.req.AppendJSON(e.enc)
+	// The common part must open with the head (AppendJSON writes the small
+	// fields first, config after them); a layout that does not is encoded
+	// whole per guard instead of spliced.
+	e.spliced = bytes.Equal(e.enc[:e.headLen], e.enc[mark:mark+e.headLen])
+	e.enc = append(e.enc[:0], e.enc[mark:len(e.enc)-1]...)
+	e.req.Config = config
+}
+
+// Reset drops what the envelope refers to, keeping its buffers for reuse.
+func (e *Envelope) Reset() {
+	e.req, e.response = abi.Request{}, nil
+	clear(e.views)
+	e.keys, e.quoted, e.views = e.keys[:0], e.quoted[:0], e.views[:0]
+	e.enc, e.headLen, e.spliced = e.enc[:0], 0, false
+}
+
+// Request is the envelope's request without its state views and response.
+func (e *Envelope) Request() *abi.Request { return &e.req }
+
+// AppendFor appends the envelope of one guard: config is its config, m the
+// manifest whose state grants apply.
+func (e *Envelope) AppendFor(dst []byte, config json.RawMessage, m *abi.Manifest) []byte {
+	if !e.spliced {
+		r := e.req
+		r.Config, r.Response, r.State = config, e.response, map[string]json.RawMessage{}
+		for i, k := range e.keys {
+			if c := abi.Capability(k); c.IsStateView() && m.Grants(c) {
+				r.State[k] = e.views[i]
+			}
+		}
+		return r.AppendJSON(dst)
+	}
+	dst = append(dst, e.enc[:e.headLen]...)
+	if len(config) > 0 {
+		dst = append(dst, `,"config":`...)
+		dst = append(dst, config...)
+	}
+	dst = append(dst, e.enc[e.headLen:]...)
+	granted, written := 0, 0
+	for i, k := range e.keys {
+		if c := abi.Capability(k); !c.IsStateView() || !m.Grants(c) {
+			continue
+		}
+		if granted == 0 {
+			dst = append(dst, `,"state":{`...)
+		}
+		granted++
+		if len(e.views[i]) == 0 {
+			continue
+		}
+		if written > 0 {
+			dst = append(dst, ',')
+		}
+		written++
+		if q := e.quoted[i]; q != "" {
+			dst = append(dst, q...)
+		} else {
+			dst = append(dst, '"')
+			dst = append(dst, k...)
+			dst = append(dst, '"')
+		}
+		dst = append(dst, ':')
+		dst = append(dst, e.views[i]...)
+	}
+	if granted > 0 {
+		dst = append(dst, '}')
+	}
+	if len(e.response) > 0 {
+		dst = append(dst, `,"response":`...)
+		dst = append(dst, e.response...)
+	}
+	return append(dst, '}')
+}
+
+// quoteKey returns k encoded as a JSON string when it needs escaping, and ""
+// for the plain ASCII keys of every known state view.
+func quoteKey(k string) string {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(k)
+			return strings.TrimSuffix(b.String(), "\n")
+		}
+	}
+	return ""
 }

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/jsonschema"
 )
 
@@ -88,6 +90,13 @@ type Step struct {
 }
 
 // Run runs the call through the chain.
+//
+// The guards of a phase share one envelope (host.Envelope): its common part
+// is encoded once and again only after a guard changed it (rewritten
+// arguments, provenance facts, an after guard's observation), so each guard
+// sees the effects of the guards before it exactly as if its request had
+// been built afresh, while the state views are spliced in as shared bytes.
+// A Guard that does not take envelopes gets a request of its own.
 func (c *Chain) Run(ctx context.Context, call Call) Result {
 	res := Result{Provenance: map[string]string{}}
 	if c.Visible != nil && !c.Visible(call.Tool) {
@@ -96,6 +105,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		res.Observation.Locale = l
 		return res
 	}
+	res.Trace = make([]Step, 0, len(c.Before)+len(c.After))
 	base := abi.Request{
 		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
 		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,
@@ -105,12 +115,29 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 	} else {
 		base.ArgsText = string(call.Args)
 	}
+	env := envelopePool.Get().(*host.Envelope)
+	defer func() {
+		env.Reset()
+		envelopePool.Put(env)
+	}()
 	var bound json.RawMessage
 	rewriter := "" // the last guard that rewrote the arguments
+	stale := true  // env does not hold the request the next guard must see
 	for _, g := range c.Before {
-		req := c.request(base, call, abi.PhaseBefore, bound, res.Provenance)
-		start := time.Now()
-		v := g.Guard(ctx, call.Tenant, req)
+		var v abi.Verdict
+		var start time.Time
+		if eg, ok := g.(EnvelopeGuard); ok {
+			if stale {
+				c.setEnvelope(env, base, call, abi.PhaseBefore, bound, res.Provenance, nil, nil)
+				stale = false
+			}
+			start = time.Now()
+			v = eg.GuardEnvelope(ctx, call.Tenant, env)
+		} else {
+			req := c.request(base, call, abi.PhaseBefore, bound, res.Provenance)
+			start = time.Now()
+			v = g.Guard(ctx, call.Tenant, req)
+		}
 		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseBefore, Verdict: summary(v), Duration: time.Since(start)})
 		res.Effects = append(res.Effects, v.Effects...)
 		if v.Observation != nil {
@@ -120,9 +147,11 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		}
 		if v.Args != nil {
 			bound, rewriter = v.Args, g.Name()
+			stale = true
 		}
 		for _, f := range v.Facts {
 			res.Provenance[f.Path] = f.Source
+			stale = true
 		}
 	}
 	args := current(bound, base.Args)
@@ -149,21 +178,56 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 	inv := c.Invoker.Invoke(ctx, Invocation{Tool: call.Tool, Args: args, Contract: call.ToolContract, Locale: call.Locale})
 	res.Invoked, res.Attempts, res.Response = true, inv.Attempts, inv.Response
 	obs := inv.Observation
+	stale = true
 	for _, g := range c.After {
-		req := c.request(base, call, abi.PhaseAfter, args, res.Provenance)
-		o := obs
-		req.Result = &o
-		req.Response = inv.Response
-		start := time.Now()
-		v := g.Guard(ctx, call.Tenant, req)
+		var v abi.Verdict
+		var start time.Time
+		if eg, ok := g.(EnvelopeGuard); ok {
+			if stale {
+				o := obs
+				c.setEnvelope(env, base, call, abi.PhaseAfter, args, res.Provenance, &o, inv.Response)
+				stale = false
+			}
+			start = time.Now()
+			v = eg.GuardEnvelope(ctx, call.Tenant, env)
+		} else {
+			req := c.request(base, call, abi.PhaseAfter, args, res.Provenance)
+			o := obs
+			req.Result = &o
+			req.Response = inv.Response
+			start = time.Now()
+			v = g.Guard(ctx, call.Tenant, req)
+		}
 		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseAfter, Verdict: summary(v), Duration: time.Since(start)})
 		res.Effects = append(res.Effects, v.Effects...)
 		if v.Observation != nil {
 			obs = *v.Observation
+			stale = true
 		}
 	}
 	res.Observation = obs
 	return res
+}
+
+// EnvelopeGuard is a Guard that takes the envelope its phase's guards share
+// (host.Plugin, host.Slot and Native do). It must only read env.
+type EnvelopeGuard interface {
+	Guard
+	GuardEnvelope(ctx context.Context, tenant string, env *host.Envelope) abi.Verdict
+}
+
+var envelopePool = sync.Pool{New: func() any { return new(host.Envelope) }}
+
+// setEnvelope prepares env as the request the next guards of phase see.
+// The provenance map is encoded now, so later facts do not leak into it.
+func (c *Chain) setEnvelope(env *host.Envelope, base abi.Request, call Call, phase abi.Phase, bound json.RawMessage,
+	prov map[string]string, result *abi.Observation, response json.RawMessage) {
+	req := base
+	req.Phase, req.Bound, req.State, req.Result, req.Response = phase, bound, call.State, result, response
+	if len(prov) > 0 {
+		req.Provenance = prov
+	}
+	env.Set(&req)
 }
 
 // checkArgs validates the arguments about to be sent against the tool's

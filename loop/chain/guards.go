@@ -24,6 +24,10 @@ func (w wasmGuard) Guard(ctx context.Context, tenant string, req *abi.Request) a
 	return w.p.Guard(ctx, tenant, req)
 }
 
+func (w wasmGuard) GuardEnvelope(ctx context.Context, tenant string, env *host.Envelope) abi.Verdict {
+	return w.p.GuardEnvelope(ctx, tenant, env)
+}
+
 // Native runs a guard plugin in-process with the host's conventions (its
 // config, only its granted state views, the request's locale, fail closed on
 // a panic or contract violation). It is for tests and for benchmarks that
@@ -43,14 +47,6 @@ type nativeGuard struct {
 func (n *nativeGuard) Name() string { return n.name }
 
 func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi.Verdict {
-	r, _ := n.pool.Get().(*guest.Native)
-	if r == nil {
-		var err error
-		if r, err = guest.NewNative(n.p, 1<<20, n.opts...); err != nil {
-			return rejected(req.Locale, n.name, err)
-		}
-	}
-	defer n.pool.Put(r)
 	req.ABI, req.Kind = abi.Version, abi.RoleGuard
 	if req.Config == nil {
 		req.Config = n.config
@@ -60,16 +56,37 @@ func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi
 			delete(req.State, k)
 		}
 	}
+	return n.run(ctx, req.Locale, func(dst []byte) []byte { return req.AppendJSON(dst) })
+}
+
+func (n *nativeGuard) GuardEnvelope(ctx context.Context, _ string, env *host.Envelope) abi.Verdict {
+	req := env.Request()
+	config := req.Config
+	if config == nil {
+		config = n.config
+	}
+	return n.run(ctx, req.Locale, func(dst []byte) []byte { return env.AppendFor(dst, config, &n.p.Manifest) })
+}
+
+func (n *nativeGuard) run(ctx context.Context, l abi.Locale, encode func([]byte) []byte) abi.Verdict {
+	r, _ := n.pool.Get().(*guest.Native)
+	if r == nil {
+		var err error
+		if r, err = guest.NewNative(n.p, 1<<20, n.opts...); err != nil {
+			return rejected(l, n.name, err)
+		}
+	}
+	defer n.pool.Put(r)
 	buf := envelopes.Get().(*[]byte)
-	b := req.AppendJSON((*buf)[:0])
+	b := encode((*buf)[:0])
 	v, err := r.Call(ctx, b)
 	*buf = b
 	envelopes.Put(buf)
 	if err != nil {
-		return rejected(req.Locale, n.name, err)
+		return rejected(l, n.name, err)
 	}
 	if v.Observation != nil {
-		v.Observation.Locale = req.Locale
+		v.Observation.Locale = l
 	}
 	return v
 }
