@@ -9,18 +9,18 @@
 // next step (TOOL_OBSERVATION §5); missing runtime state is FAILED
 // (TOOL_ERROR).
 //
-// The guest checks its own arguments and what one path read can tell (is a
-// write gated?); the rules that need the skill contract or a walk over state
-// run as host services (internal/services, "builtin.*"), natively, and the
-// guest relays their decision. Inside a wasm guest every branch and
-// allocation is costly, so no JSON is parsed here beyond the service's
-// small answer.
+// Every rule is decided here, inside the plugin: the finish gate (§10.2),
+// follow-up grounding, approval (§14.1) and delegation (§15) read the
+// envelope the guest holds and the skill contract, parsed once per contract
+// text. Swapping control.wasm therefore changes these rules with no host
+// rebuild; New builds a variant whose finish gate has more rules.
 package control
 
 import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
-	"github.com/agentwarden/warden/plugins/builtins/internal/relay"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/plugins/builtins/internal/rules"
 	"github.com/tidwall/gjson"
 )
 
@@ -33,9 +33,48 @@ const (
 	Delegate = "builtin_node_delegate"
 )
 
-// Plugin is the control builtin.
-var Plugin = guest.Plugin{
-	Manifest: abi.Manifest{
+// Plugin is the first-party control builtin.
+var Plugin = New(Options{})
+
+// Options configure a build of the control builtin.
+type Options struct {
+	// FinishRules run in order once the gate of §10.2 and the citation
+	// check accepted a builtin_node_finish; the first refusal is reported.
+	FinishRules []FinishRule
+}
+
+// FinishRule is one more rule of builtin_node_finish. It returns nil to let
+// the finish through, or the refusal to report instead.
+type FinishRule func(f *FinishCheck) *Refusal
+
+// FinishCheck is a finish the spec's gate accepted, as a FinishRule sees
+// it. The views are the call's; a rule must not change them.
+type FinishCheck struct {
+	Locale   abi.Locale
+	Output   string   // the output argument, trimmed
+	Cites    []string // evidence IDs the output cites as [ev:<id>], all known
+	Node     *abi.NodeView
+	Contract *contract.Contract
+	Ledger   abi.LedgerView
+	Evidence abi.EvidenceView
+}
+
+// Refusal is a FinishRule's REJECTED result: a registered code with its
+// reason and next step in the call's locale.
+type Refusal struct {
+	Code         abi.Code
+	Reason, Next string
+}
+
+// New returns the control builtin with opts; New(Options{}) is Plugin.
+func New(opts Options) guest.Plugin {
+	extra := append([]FinishRule(nil), opts.FinishRules...)
+	return guest.Plugin{Manifest: manifest(), Handle: func(c *guest.Call) { handle(c, extra) }}
+}
+
+// manifest is the control builtin's manifest, a fresh value per build.
+func manifest() abi.Manifest {
+	return abi.Manifest{
 		Name: "builtin-control", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleBuiltin,
 		Description: "node-control builtins: follow-up, approval, finish, fail, delegate",
 		Tools: []abi.ToolSpec{
@@ -68,59 +107,56 @@ var Plugin = guest.Plugin{
 			abi.CapStateNode, abi.CapStateFollowUp, abi.CapStateApproval, abi.CapStateLedger,
 			abi.CapStateEvidence, abi.CapStateConversation, abi.CapEffectNode,
 		},
-	},
-	Handle: handle,
+	}
 }
 
-func handle(c *guest.Call) {
-	switch c.Tool() {
+func handle(g *guest.Call, extra []FinishRule) {
+	c := rules.New(g)
+	switch c.Tool {
 	case FollowUp:
-		if relay.ArgMissing(c, "question") {
+		if rules.ArgMissing(c, "question") {
 			return
 		}
-		relay.Decision(c, "builtin.follow_up")
+		rules.Report(g, followUp(c))
 	case Approval:
-		if !c.Has(guest.StatePath(abi.CapStateApproval, "gated.tool")) {
-			l := c.Locale()
-			c.Rejected(abi.ApprovalNotGated, abi.ApprovalNotGated.Reason(l), abi.NextCallWriteFirst.Text(l))
+		if !c.Get(guest.StatePath(abi.CapStateApproval, "gated.tool")).Exists() {
+			g.Rejected(abi.ApprovalNotGated, abi.ApprovalNotGated.Reason(c.L), abi.NextCallWriteFirst.Text(c.L))
 			return
 		}
-		if relay.ArgMissing(c, "summary") {
+		if rules.ArgMissing(c, "summary") {
 			return
 		}
-		relay.Decision(c, "builtin.approval")
+		rules.Report(g, approval(c))
 	case Finish:
-		if relay.Blank(c.Get("args.output")) {
-			l := c.Locale()
-			c.Rejected(abi.FinishMissingOutput, abi.FinishMissingOutput.Reason(l), abi.NextFinishOutput.Text(l))
+		if rules.Blank(c.ArgValue("output")) {
+			g.Rejected(abi.FinishMissingOutput, abi.FinishMissingOutput.Reason(c.L), abi.NextFinishOutput.Text(c.L))
 			return
 		}
-		relay.Decision(c, "builtin.finish")
+		rules.Report(g, finish(c, extra))
 	case Fail:
 		fail(c)
 	case Delegate:
-		if relay.ArgMissing(c, "skillKey") {
+		if rules.ArgMissing(c, "skillKey") {
 			return
 		}
-		relay.Decision(c, "builtin.delegate")
+		rules.Report(g, delegate(c))
 	default:
-		l := c.Locale()
-		c.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(l, "tool", c.Tool()), abi.NextCatalog.Text(l))
+		g.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(c.L, "tool", c.Tool), abi.NextCatalog.Text(c.L))
 	}
 }
 
 // fail reports builtin_node_fail(reason): the payload reuses the argument's
-// JSON text, so nothing is encoded in the guest.
-func fail(c *guest.Call) {
-	r := c.Get("args.reason")
-	if r.Type != gjson.String || relay.Blank(r) {
-		relay.RejectArg(c, "reason")
+// JSON text, so nothing is encoded.
+func fail(c *rules.Call) {
+	r := c.ArgValue("reason")
+	if r.Type != gjson.String || rules.Blank(r) {
+		rules.RejectArg(c, "reason")
 		return
 	}
-	c.Effect(abi.EffectNodeFail, []byte(`{"reason":`+r.Raw+`}`))
-	if c.Locale() == abi.LocaleEN {
-		c.Success("the node is marked failed", nil)
+	c.G.Effect(abi.EffectNodeFail, []byte(`{"reason":`+r.Raw+`}`))
+	if c.L == abi.LocaleEN {
+		c.G.Success("the node is marked failed", nil)
 		return
 	}
-	c.Success("节点已标记为失败", nil)
+	c.G.Success("节点已标记为失败", nil)
 }

@@ -8,10 +8,11 @@
 // spec's code and a concrete next step (TOOL_OBSERVATION §5, §7.3); missing
 // runtime state is FAILED (TOOL_ERROR).
 //
-// The guest checks its own arguments and reads single paths; the source
-// checks of builtin_output_set, the reserved keys and the evidence paging
-// run as host services (internal/services, "builtin.*") and the guest
-// relays their decision.
+// Every rule is decided here, inside the plugin, from the envelope the guest
+// holds: the source checks of builtin_output_set (§8, §5.3) against the
+// skill contract (parsed once per contract text), the reserved scratch keys
+// and the evidence paging. Swapping node.wasm changes them with no host
+// rebuild.
 //
 // builtin_evidence_get pages the raw payload held in state.evidence by
 // bytes: pageSize (default 8192, clamped to 256…32768) bytes per page, each
@@ -23,7 +24,7 @@ package node
 import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
-	"github.com/agentwarden/warden/plugins/builtins/internal/relay"
+	"github.com/agentwarden/warden/plugins/builtins/internal/rules"
 )
 
 // Tool names.
@@ -70,31 +71,30 @@ var Plugin = guest.Plugin{
 	Handle: handle,
 }
 
-func handle(c *guest.Call) {
-	switch c.Tool() {
+func handle(g *guest.Call) {
+	c := rules.New(g)
+	switch c.Tool {
 	case OutputSet:
-		relay.Decision(c, "builtin.output_set")
+		rules.Report(g, outputSet(c))
 	case StateSet:
-		if relay.ArgMissing(c, "key") {
+		if rules.ArgMissing(c, "key") {
 			return
 		}
-		if !c.Has("args.value") {
-			relay.RejectArg(c, "value")
+		if !c.ArgValue("value").Exists() {
+			rules.RejectArg(c, "value")
 			return
 		}
-		relay.Decision(c, "builtin.state_set")
+		rules.Report(g, stateSet(c))
 	case EvidenceGet:
-		if relay.Blank(c.Get("args.evidenceId")) {
-			l := c.Locale()
-			c.Rejected(abi.EvidencePathInvalid, abi.EvidencePathInvalid.Reason(l), abi.NextCiteEvidence.Text(l))
+		if rules.Blank(c.ArgValue("evidenceId")) {
+			g.Rejected(abi.EvidencePathInvalid, abi.EvidencePathInvalid.Reason(c.L), abi.NextCiteEvidence.Text(c.L))
 			return
 		}
-		relay.Decision(c, "builtin.evidence_get")
+		rules.Report(g, evidenceGet(c))
 	case SessionInfo:
-		sessionInfo(c)
+		sessionInfo(g)
 	default:
-		l := c.Locale()
-		c.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(l, "tool", c.Tool()), abi.NextCatalog.Text(l))
+		g.Rejected(abi.CatalogDenied, abi.CatalogDenied.Reason(c.L, "tool", c.Tool), abi.NextCatalog.Text(c.L))
 	}
 }
 
