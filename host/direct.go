@@ -85,7 +85,7 @@ var directHostFuncs = map[string]struct {
 	"log":      {hostLog, []api.ValueType{i32, i32, i32}, nil},
 	"query":    {hostQuery, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 	"validate": {hostValidate, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
-	"service":  {hostService, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
+	"digest":   {hostDigest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
 func instantiateDirectHost(ctx context.Context, rt wazero.Runtime) error {

@@ -2,45 +2,47 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/internal/jsonschema"
 	"github.com/agentwarden/warden/internal/services"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// Host services: reads a guest asks the host to do on the current request.
-// They exist because byte-by-byte work is slow inside a Go guest (every
-// branch passes wazero's termination check, see docs/RATIONALE.md), while
-// the host does the same with native gjson and jsonschema. A service reads
-// only the request of the call in progress, so it grants nothing new.
-
+// Host primitives: general-purpose reads a guest asks the host to do on the
+// request of the call in progress — path query and exists (query), JSON
+// Schema validation (validate) and the canonical-JSON digest (digest). They
+// decide nothing: the rules of the spec are decided inside the plugins, so
+// that swapping a plugin can change any of them. Each reads only the request
+// of the call in progress, so it grants nothing new. docs/ABI.md documents
+// their signatures and encodings.
 //
-// Every host service is part of the sandbox (docs/RATIONALE.md, "The
-// sandbox boundary of host functions"):
+// Every primitive is part of the sandbox (docs/RATIONALE.md, "The sandbox
+// boundary of host functions") and follows one pattern — begin, charge,
+// refuse, answer:
 //
+//   - begin: it checks the call's context first; a call past its deadline
+//     ends there as PLUGIN_TIMEOUT instead of doing host work;
 //   - its inputs are bounded before any work: a path passes
 //     services.CheckPath (length, nesting, no '!' literals, a few linear
-//     modifiers only), a service's name and input services.Call's bounds,
-//     a schema and document jsonschema's;
-//   - it checks the call's context first, and after its work: a call past
-//     its deadline ends there as PLUGIN_TIMEOUT instead of returning to the
-//     guest; validate gives up waiting for a compile at the deadline;
-//   - its answer is at most the plugin's output limit (beyond it the call
-//     ends as PLUGIN_OUTPUT_TOO_LARGE), and the bytes the host reads and
-//     answers during one call are charged against the plugin's memory limit
-//     (beyond it PLUGIN_MEMORY_LIMIT).
-//
-// A refused input voids the call as a contract violation (host_refused,
-// naming the reason), and ends it there.
+//     modifiers only), a schema and document jsonschema's bounds; a
+//     refused input voids the call as a contract violation (host_refused,
+//     naming the reason), and ends it there;
+//   - charge: the bytes the host reads, computes and answers during one call
+//     are charged against the plugin's memory limit (beyond it
+//     PLUGIN_MEMORY_LIMIT);
+//   - answer: it checks the deadline again after its work; validate gives up
+//     waiting for a compile at the deadline; an answer is at most the
+//     plugin's output limit (beyond it the call ends as
+//     PLUGIN_OUTPUT_TOO_LARGE).
 
-// Service results are written into a guest buffer; the return value is the
-// result's length, or one of these.
+// Answers are written into a guest buffer; the return value is the answer's
+// length, or one of these.
 var (
 	serviceNotFound = ^uint64(0)     // -1: query matched nothing
 	serviceBadArgs  = ^uint64(0) - 1 // -2: a pointer was out of bounds, or the input was refused
@@ -155,10 +157,10 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 
 // validate(schemaPathPtr, schemaPathLen, docPathPtr, docPathLen, bufPtr,
 // bufCap) -> i64: validates the JSON at one request path against the JSON
-// Schema at another and writes the compact encoding of jsonschema.Check:
-// empty when valid, 'S' + message when the schema does not compile, 'E' +
-// records (path, keyword, message) otherwise. A missing document is
-// validated as null.
+// Schema at another and writes the encoding of services.Validate: empty when
+// valid, 'S' + message when the schema does not compile, 'E' + records of
+// three length-prefixed fields (path, keyword, message) otherwise. A missing
+// document is validated as null; the length protocol is query's.
 //
 // It is a sandboxed primitive: the inputs are bounded (a schema of at most
 // jsonschema.MaxSchemaBytes and MaxSchemaNodes, a document of at most
@@ -199,7 +201,7 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 		// A compile keeps about twice the schema's text (see jsonschema's
 		// estimate); charge that whether or not it was cached.
 		st.charge(2 * len(schema.Raw))
-		out, err := jsonschema.CheckContext(ctx, schema.Raw, doc)
+		out, err := services.Validate(ctx, schema.Raw, doc)
 		if err != nil {
 			stopCall(ctx) // the deadline passed while compiling or validating
 		}
@@ -215,6 +217,46 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 		return
 	}
 	stack[0] = answer(ctx, st, m, out, uint32(stack[4]), uint32(stack[5]))
+}
+
+// digest(pathPtr, pathLen, bufPtr, bufCap) -> i64: the SHA-256 of the
+// canonical JSON of the value at a gjson path of the request (of "null" when
+// the path matches nothing), as 32 raw bytes; see services.Digest. The
+// length protocol is query's: with bufCap < 32 nothing is written and 32 is
+// returned.
+func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
+	st := begin(ctx)
+	if st == nil {
+		stack[0] = serviceBadArgs
+		return
+	}
+	if n := uint32(stack[1]); n > services.MaxPathBytes {
+		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
+		return
+	}
+	pb, ok := read(st, m, stack[0], stack[1])
+	if !ok {
+		stack[0] = serviceBadArgs
+		return
+	}
+	key := "d\x00" + string(pb)
+	var refused error
+	out, _ := st.cached(key, func() ([]byte, bool) {
+		st.charge(len(pb))
+		v, err := services.Query(st.req, string(pb))
+		if err != nil {
+			refused = err
+			return nil, false
+		}
+		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
+		sum := sha256.Sum256(services.Canonical(v))
+		return sum[:], true
+	})
+	if refused != nil {
+		stack[0] = refuse(st, refused)
+		return
+	}
+	stack[0] = answer(ctx, st, m, out, uint32(stack[2]), uint32(stack[3]))
 }
 
 func deliver(st *callState, m api.Module, out []byte, ptr, capacity uint32) uint64 {
@@ -236,46 +278,4 @@ func (st *callState) cached(key string, compute func() ([]byte, bool)) ([]byte, 
 	out, found := compute()
 	st.lastKey, st.lastOut, st.lastFound = key, out, found
 	return out, found
-}
-
-// service(namePtr, nameLen, inPtr, inLen, bufPtr, bufCap) -> i64: runs a
-// named service of internal/services on the current request. The result is
-// 'O' + output, or 'E' + error text; the length protocol is query's.
-func hostService(ctx context.Context, m api.Module, stack []uint64) {
-	st := begin(ctx)
-	if st == nil {
-		stack[0] = serviceBadArgs
-		return
-	}
-	if n, l := uint32(stack[1]), uint32(stack[3]); n > services.MaxServiceName || l > services.MaxServiceInput {
-		// refused before the host copies anything
-		stack[0] = refuse(st, fmt.Errorf("host: service name of %d bytes, input of %d: %w", n, l, services.ErrInput))
-		return
-	}
-	name, ok1 := read(st, m, stack[0], stack[1])
-	in, ok2 := read(st, m, stack[2], stack[3])
-	if !ok1 || !ok2 {
-		stack[0] = serviceBadArgs
-		return
-	}
-	key := "s\x00" + string(name) + "\x00" + string(in)
-	var refused error
-	out, _ := st.cached(key, func() ([]byte, bool) {
-		st.charge(len(name) + len(in))
-		res, err := services.Call(string(name), st.req, in)
-		if errors.Is(err, services.ErrPath) || errors.Is(err, services.ErrInput) {
-			refused = err
-			return nil, false
-		}
-		if err != nil {
-			return append([]byte{'E'}, err.Error()...), true
-		}
-		st.charge(len(res))
-		return append([]byte{'O'}, res...), true
-	})
-	if refused != nil {
-		stack[0] = refuse(st, refused)
-		return
-	}
-	stack[0] = answer(ctx, st, m, out, uint32(stack[4]), uint32(stack[5]))
 }

@@ -14,10 +14,3 @@ var ErrSchema = errors.New("invalid JSON Schema")
 func schemaError(path, msg string) error {
 	return fmt.Errorf("guest: schema at %q: %w: %s", path, ErrSchema, msg)
 }
-
-// ErrService is returned by Call.Service when the host service failed.
-var ErrService = errors.New("host service failed")
-
-func serviceError(name, msg string) error {
-	return fmt.Errorf("guest: service %q: %w: %s", name, ErrService, msg)
-}

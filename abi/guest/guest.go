@@ -31,12 +31,14 @@
 // inside a Go guest an order of magnitude slower than the same code in the
 // host. Read the envelope through Get and Has, which ask the host to
 // evaluate the path natively and copy in only the result, and check JSON
-// Schemas with Validate, which the host runs natively; decide in the guest.
+// Schemas with Validate and digest JSON values with Digest, which the host
+// runs natively; decide in the guest. A guest may also read the envelope
+// itself (Raw) with gjson when it walks much of it, e.g. a tool's contract.
 package guest
 
 import (
+	"encoding/binary"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -64,7 +66,7 @@ type reporter interface {
 	query(path string) (raw string, ok bool)
 	exists(path string) bool
 	validate(schemaPath, docPath string) []byte
-	service(name string, in []byte) []byte
+	digest(path string, out *[DigestSize]byte)
 }
 
 // Call is one decision: the request envelope and the way to answer it.
@@ -97,18 +99,30 @@ func (c *Call) Get(path string) gjson.Result {
 // without copying the value into the guest.
 func (c *Call) Has(path string) bool { return c.r.exists(path) }
 
-// Service runs a named host service (see internal/services) on this call's
-// request with a small input, natively in the host. It returns ErrService
-// wrapping the service's error text when the service fails or is unknown.
-func (c *Call) Service(name string, in []byte) ([]byte, error) {
-	out := c.r.service(name, in)
-	if len(out) == 0 {
-		return nil, serviceError(name, "no answer")
+// DigestSize is the length of a Digest (SHA-256).
+const DigestSize = 32
+
+// Digest is the SHA-256 of the canonical JSON (package canonical) of the
+// value at a gjson path of the envelope, or of "null" when the path matches
+// nothing: Digest("bound") identifies a call's arguments whatever their key
+// order and spacing. The path is bounded as Get's. The host computes it
+// natively; the value is not copied into the guest.
+func (c *Call) Digest(path string) [DigestSize]byte {
+	var out [DigestSize]byte
+	c.r.digest(path, &out)
+	return out
+}
+
+// DigestHex is Digest in lowercase hex, the form state views and effect
+// payloads carry (argsDigest, resultDigest).
+func (c *Call) DigestHex(path string) string {
+	const hexDigits = "0123456789abcdef"
+	d := c.Digest(path)
+	var out [2 * DigestSize]byte
+	for i, b := range d {
+		out[2*i], out[2*i+1] = hexDigits[b>>4], hexDigits[b&0xf]
 	}
-	if out[0] == 'E' {
-		return nil, serviceError(name, string(out[1:]))
-	}
-	return out[1:], nil
+	return string(out[:])
 }
 
 // SchemaError is one field-level problem found by Validate.
@@ -134,8 +148,10 @@ func (c *Call) Validate(schemaPath, docPath string) ([]SchemaError, error) {
 	return decodeCheck(schemaPath, c.r.validate(schemaPath, docPath))
 }
 
-// decodeCheck reads the validate service's compact encoding (see
-// internal/jsonschema.Check) without a JSON parser.
+// decodeCheck reads the validate primitive's encoding (docs/ABI.md,
+// "validate"): empty when valid, 'S' + message for a schema that does not
+// compile, 'E' + records of three fields, each a 4-byte little-endian length
+// and its bytes.
 func decodeCheck(schemaPath string, b []byte) ([]SchemaError, error) {
 	if len(b) == 0 {
 		return nil, nil
@@ -144,11 +160,21 @@ func decodeCheck(schemaPath string, b []byte) ([]SchemaError, error) {
 		return nil, schemaError(schemaPath, string(b[1:]))
 	}
 	var out []SchemaError
-	for _, rec := range strings.Split(string(b[1:]), "\n") {
-		f := strings.SplitN(rec, "\x1f", 3)
-		if len(f) == 3 {
-			out = append(out, SchemaError{Path: f[0], Keyword: f[1], Message: f[2]})
+	rest := b[1:]
+	for len(rest) > 0 {
+		var f [3]string
+		for i := range f {
+			if len(rest) < 4 {
+				return out, nil
+			}
+			n := int(binary.LittleEndian.Uint32(rest))
+			rest = rest[4:]
+			if n > len(rest) {
+				return out, nil
+			}
+			f[i], rest = string(rest[:n]), rest[n:]
 		}
+		out = append(out, SchemaError{Path: f[0], Keyword: f[1], Message: f[2]})
 	}
 	return out, nil
 }

@@ -7,13 +7,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/internal/jsonschema"
 	"github.com/agentwarden/warden/internal/services"
 	"github.com/tidwall/gjson"
 )
@@ -166,19 +164,17 @@ func (r nativeReporter) validate(schemaPath, docPath string) []byte {
 	if !ok1 || !ok2 {
 		return nil
 	}
-	return jsonschema.Check(schema.Raw, doc)
+	out, _ := services.Validate(context.Background(), schema.Raw, doc)
+	return out
 }
 
-func (r nativeReporter) service(name string, in []byte) []byte {
-	out, err := services.Call(name, r.n.req, in)
-	if errors.Is(err, services.ErrPath) || errors.Is(err, services.ErrInput) {
-		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
-		return nil
-	}
+func (r nativeReporter) digest(path string, out *[DigestSize]byte) {
+	sum, err := services.Digest(r.n.req, path)
 	if err != nil {
-		return append([]byte{'E'}, err.Error()...)
+		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+		return
 	}
-	return append([]byte{'O'}, out...)
+	*out = sum
 }
 
 func (r nativeReporter) log(_ int32, msg string) {

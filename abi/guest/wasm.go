@@ -41,14 +41,15 @@ func hostLog(level int32, msg unsafe.Pointer, msgLen uint32)
 //go:wasmimport warden query
 func hostQuery(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
-//go:wasmimport warden service
-func hostService(name unsafe.Pointer, nameLen uint32, in unsafe.Pointer, inLen uint32, buf unsafe.Pointer, bufCap uint32) int64
+//go:wasmimport warden digest
+func hostDigest(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
 //go:wasmimport warden validate
 func hostValidate(schemaPath unsafe.Pointer, schemaPathLen uint32, docPath unsafe.Pointer, docPathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
 var (
-	// svcBuf receives host service results; it grows to the largest one.
+	// svcBuf receives the answers of host primitives; it grows to the
+	// largest one.
 	svcBuf   = make([]byte, 4096)
 	served   *Plugin
 	manifest []byte
@@ -164,7 +165,7 @@ func (wasmReporter) log(level int32, msg string) {
 	hostLog(level, m, ml)
 }
 
-// The service calls retry with a larger svcBuf when the result does not
+// The primitive calls retry with a larger svcBuf when the result does not
 // fit. They are written out without closures: every allocation inside a
 // guest is costly, because each branch of the allocator passes the host's
 // termination check.
@@ -205,18 +206,7 @@ func (wasmReporter) validate(schemaPath, docPath string) []byte {
 	}
 }
 
-func (wasmReporter) service(name string, in []byte) []byte {
-	n, nl := sp(name)
-	i, il := bp(in)
-	for {
-		b, c := bp(svcBuf)
-		got := hostService(n, nl, i, il, b, c)
-		switch {
-		case got <= 0:
-			return nil
-		case got <= int64(len(svcBuf)):
-			return append([]byte(nil), svcBuf[:got]...)
-		}
-		svcBuf = make([]byte, got)
-	}
+func (wasmReporter) digest(path string, out *[DigestSize]byte) {
+	p, pl := sp(path)
+	hostDigest(p, pl, unsafe.Pointer(out), DigestSize)
 }

@@ -6,19 +6,34 @@ import (
 )
 
 func init() {
-	Register("digest", digest)
+	// Kept for callers of Call (tests and builtins not yet on Digest); the
+	// guest SDK reaches the same code through the digest host function.
+	Register("digest", digestService)
 }
 
-// digest: in is a gjson path of the request; the result is the hex sha256
-// of the canonical JSON of the value there (object keys sorted, no
-// insignificant whitespace), or of "null" when the path matches nothing.
-// The path is the guest's, so it passes CheckPath.
-func digest(req, in []byte) ([]byte, error) {
-	v, err := Query(req, string(in))
+// DigestSize is the length of a digest in bytes (SHA-256).
+const DigestSize = sha256.Size
+
+// Digest is the digest primitive: the SHA-256 of the canonical JSON (see
+// Canonical) of the value at a gjson path of the request, or of "null" when
+// the path matches nothing. The path is the guest's, so it passes CheckPath
+// first (ErrPath otherwise). The host's digest function and the guest SDK's
+// native runner both call it, so both builds agree.
+func Digest(req []byte, path string) ([DigestSize]byte, error) {
+	v, err := Query(req, path)
+	if err != nil {
+		return [DigestSize]byte{}, err
+	}
+	return sha256.Sum256(Canonical(v)), nil
+}
+
+// digestService is Digest as a named service: in is the path, the answer
+// the digest in lowercase hex.
+func digestService(req, in []byte) ([]byte, error) {
+	sum, err := Digest(req, string(in))
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(Canonical(v))
 	out := make([]byte, hex.EncodedLen(len(sum)))
 	hex.Encode(out, sum[:])
 	return out, nil

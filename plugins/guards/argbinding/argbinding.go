@@ -7,9 +7,9 @@
 // ParamContract and the approval summary. It never rejects: a value it
 // cannot bind is left to ParamContract.
 //
-// Parsing the contract and evaluating expressions against the state views
-// is library work; the host service contract.bind does it natively and the
-// guest only passes the result on.
+// The guest does all of it: it parses the contract (memoised per text, see
+// envelope.Tool), evaluates the expressions against the state views in the
+// envelope it holds, and rewrites the arguments.
 package argbinding
 
 import (
@@ -17,6 +17,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
 )
 
 // Plugin is the ArgBinding guard. Its state views are what from
@@ -37,21 +39,45 @@ func handle(c *guest.Call) {
 		c.Pass(nil)
 		return
 	}
-	out, err := c.Service("contract.bind", nil)
+	args, facts, err := Bind(c.Raw())
 	if err != nil {
 		c.Log(err.Error())
 	}
-	i := bytes.IndexByte(out, 0)
-	if err != nil || i < 0 {
-		c.Pass(nil)
-		return
+	c.Pass(args, facts...)
+}
+
+// Bind is step 1 of CONTRACT_SPEC §5.3 on a request: it runs
+// contract.Tool.Bind on the arguments (bound, else the model's) with the
+// request's state views as the scope. It returns the rewritten arguments and
+// one fact per binding — the concrete path written (lines.1.goodsCode), the
+// §9 source type, and the from expression or "const", with "@" and the
+// evidence id or entity type:id when known — or nil and no facts when
+// nothing was bound. A missing contract, or arguments that are not an object
+// (ArgPolicy has already rejected those), bind nothing; a contract that does
+// not parse binds nothing and is returned as the error.
+func Bind(req []byte) ([]byte, []abi.Fact, error) {
+	t, err := envelope.Declared(req)
+	if err != nil || t == nil {
+		return nil, nil, err
 	}
-	var facts []abi.Fact
-	for rec := range bytes.SplitSeq(out[i+1:], []byte{0x1e}) {
-		f := bytes.SplitN(rec, []byte{0x1f}, 3)
-		if len(f) == 3 {
-			facts = append(facts, abi.Fact{Path: string(f[0]), Source: string(f[1]), Detail: string(f[2])})
-		}
+	b, err := t.Bind([]byte(envelope.Args(req).Raw), envelope.NewScope(req))
+	if err != nil || len(b.Bindings) == 0 {
+		return nil, nil, nil
 	}
-	c.Pass(out[:i], facts...)
+	facts := make([]abi.Fact, len(b.Bindings))
+	for i, x := range b.Bindings {
+		facts[i] = abi.Fact{Path: x.Path, Source: string(x.Source), Detail: detail(t, x)}
+	}
+	return bytes.TrimSpace(b.Args), facts, nil
+}
+
+func detail(t *contract.Tool, x contract.Binding) string {
+	d := "const"
+	if a := t.Args[x.Param]; a != nil && a.From != nil {
+		d = a.From.Raw
+	}
+	if x.Ref != "" {
+		d += "@" + x.Ref
+	}
+	return d
 }

@@ -10,12 +10,13 @@
 // ArgBinding fills them next. One rejection names every failing field.
 //
 // All of it is REJECTED (TOOL_OBSERVATION §5): a model that follows the
-// tool definition never meets it. The guest only decides: the shape of the
-// arguments comes from the host service contract.argshape and the schema
-// check from the host's validator.
+// tool definition never meets it. The guest reads the shape of the
+// arguments itself and asks the host's validate primitive for the schema
+// check.
 package argpolicy
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/agentwarden/warden/abi"
@@ -34,25 +35,17 @@ var Plugin = guest.Plugin{
 
 func handle(c *guest.Call) {
 	l := c.Locale()
-	shape, err := c.Service("contract.argshape", nil)
-	if err != nil {
-		c.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", c.Tool(), "detail", err.Error()), abi.NextFail.Text(l))
-		return
-	}
+	sh := Shape(c.Raw())
 	doc := abi.FieldArgs
-	switch shape[0] {
-	case 'J':
-		f := strings.SplitN(string(shape[1:]), "\x1f", 3)
-		detail := string(shape[1:])
-		if len(f) == 3 {
-			detail = position(l, f[0], f[1]) + f[2]
-		}
+	switch sh.Kind {
+	case KindSyntax:
+		detail := position(l, strconv.Itoa(sh.Line), strconv.Itoa(sh.Column)) + sh.Message
 		c.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", detail), abi.NextFixArgs.Text(l))
 		return
-	case 'T':
-		c.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", c.Tool(), "detail", notObject(l, string(shape[1:]))), abi.NextFixArgs.Text(l))
+	case KindOther:
+		c.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", c.Tool(), "detail", notObject(l, sh.Type)), abi.NextFixArgs.Text(l))
 		return
-	case 'A':
+	case KindAbsent:
 		// No arguments at all: checked as the empty object (a gjson literal).
 		doc = "!{}"
 	}

@@ -5,8 +5,7 @@
 //
 // Only executed calls have evidence: a SUCCESS or FAILED result
 // (TOOL_OBSERVATION §5 note); a REJECTED or DEFERRED call never ran and
-// passes without effects. The item is built by the evidence.register host
-// service:
+// passes without effects. The guest builds the item:
 //
 //   - id "ev_" + 16 hex digits of the SHA-256 of the call id, so that a
 //     replayed call registers the same id;
@@ -38,9 +37,8 @@
 package evidence
 
 import (
-	"bytes"
-	"strconv"
-	"strings"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -61,40 +59,39 @@ var Plugin = guest.Plugin{
 	Handle: handle,
 }
 
-func service(c *guest.Call, name string, in []byte) []byte {
-	out, err := c.Service(name, in)
-	if err != nil {
-		panic(err) // the host turns it into a trap: the guard fails closed
-	}
-	return out
-}
-
 func handle(c *guest.Call) {
 	outcome := c.Get(abi.FieldResult + ".outcome").String()
 	if outcome != "SUCCESS" && outcome != "FAILED" {
 		c.Pass(nil)
 		return
 	}
-	out := service(c, "evidence.register", []byte(c.Now().Format(time.RFC3339Nano)))
-	nl := bytes.IndexByte(out, '\n') // no string copy of the whole item
-	if nl < 0 {
-		panic("evidence: malformed evidence.register answer")
+	e, err := readCall(c.Raw())
+	if err != nil {
+		panic(err) // the host turns it into a trap: the guard fails closed
 	}
-	head := strings.Split(string(out[:nl]), "\x1f")
-	c.Effect(abi.EffectEvidenceRegister, out[nl+1:])
-	if n, _ := strconv.Atoi(head[3]); n > 0 {
-		for _, e := range strings.Split(string(service(c, "evidence.entities", nil)), "\n") {
-			c.Effect(abi.EffectEntityRecord, []byte(e))
+	it, entities := e.item(c.Now().Format(time.RFC3339Nano))
+	item, err := json.Marshal(it)
+	if err != nil {
+		panic(fmt.Errorf("evidence: item: %w", err))
+	}
+	c.Effect(abi.EffectEvidenceRegister, item)
+	if entities > 0 {
+		ents, err := e.entities()
+		if err != nil {
+			panic(err)
+		}
+		for _, ent := range ents {
+			c.Effect(abi.EffectEntityRecord, ent)
 		}
 	}
-	if head[0] != "T" {
+	if !it.Truncated {
 		c.Pass(nil)
 		return
 	}
-	cut := service(c, "evidence.truncate", nil)
-	nl = bytes.IndexByte(cut, '\n')
-	n, _ := strconv.Atoi(string(cut[:nl]))
-	text, data := string(cut[nl+1:nl+1+n]), cut[nl+1+n:]
+	text, data, err := e.truncated()
+	if err != nil {
+		panic(err)
+	}
 	if outcome == "SUCCESS" {
 		c.Success(text, data)
 		return

@@ -4,7 +4,7 @@
 //
 // Before a call it trips the breaker when the node's last N recorded calls
 // (state.fingerprints.limit, default 3) are all SUCCESS calls of the same
-// tool with the same canonical arguments (the digest host service on the
+// tool with the same canonical arguments (the host's digest primitive on the
 // bound arguments): REJECTED FINGERPRINT_TRIP, and the node fails, which the
 // reason says and NEXT_FAIL asks for.
 //
@@ -54,13 +54,8 @@ const DefaultLimit = 3
 
 func view(sub string) string { return guest.StatePath(abi.CapStateFingerprints, sub) }
 
-func digest(c *guest.Call, path string) string {
-	d, err := c.Service("digest", []byte(path))
-	if err != nil {
-		panic(err) // the host turns it into a trap: the guard fails closed
-	}
-	return string(d)
-}
+// digest is the host's digest primitive on an envelope path, in hex.
+func digest(c *guest.Call, path string) string { return c.DigestHex(path) }
 
 func handle(c *guest.Call) {
 	tool := c.Tool()

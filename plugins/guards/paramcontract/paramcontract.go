@@ -20,8 +20,10 @@
 // of that kind (by label when set). All of it is REJECTED with a
 // PARAM_PROVENANCE_* code (TOOL_OBSERVATION §5).
 //
-// The matching of step 3 reads state views and compares values; the host
-// service contract.provenance does it natively. The guest decides.
+// All five steps run in the guest, the matching of step 3 included (it reads
+// the state views of the envelope the guest holds), so a new generation of
+// the plugin can change any of them: New takes Options, e.g. another
+// normalisation of the USER source.
 package paramcontract
 
 import (
@@ -35,15 +37,40 @@ import (
 // match against: the node (outputs, inputs, shared, session), the entity
 // index (PRIOR_TASK), the evidence (EVIDENCE), and the conversation and
 // current follow-up (USER).
-var Plugin = guest.Plugin{
-	Manifest: abi.Manifest{
-		Name: "paramcontract", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleGuard,
+var Plugin = New(Options{})
+
+// Options change the rules of a ParamContract generation.
+type Options struct {
+	// Version is the manifest version; "" is the first-party "1.0.0".
+	Version string
+	// Normalise is applied to a value and to each recent user message before
+	// the USER source looks for the one in the other; nil is Normalise.
+	Normalise func(string) string
+}
+
+// New returns a ParamContract guard with the given options.
+func New(o Options) guest.Plugin {
+	g := &guard{normalise: o.Normalise}
+	if g.normalise == nil {
+		g.normalise = Normalise
+	}
+	version := o.Version
+	if version == "" {
+		version = "1.0.0"
+	}
+	return guest.Plugin{Manifest: manifest(version), Handle: g.handle}
+}
+
+type guard struct{ normalise func(string) string }
+
+func manifest(version string) abi.Manifest {
+	return abi.Manifest{
+		Name: "paramcontract", Version: version, ABI: abi.Version, Role: abi.RoleGuard,
 		Description: "checks the source, presence and enum of every contract parameter",
 		Phases:      []abi.Phase{abi.PhaseBefore},
 		Capabilities: []abi.Capability{abi.CapStateNode, abi.CapStateEntities, abi.CapStateEvidence,
 			abi.CapStateConversation, abi.CapStateFollowUp},
-	},
-	Handle: handle,
+	}
 }
 
 // The kinds of failure, most severe first (§5.5).
@@ -54,23 +81,6 @@ const (
 	kindAskUser
 	kinds
 )
-
-// param is one record of contract.provenance (see its doc for the fields).
-type param struct {
-	path, name, source, ref, action, tool, message, enum string
-	present, enumOK, required, modelOK, userOK, bound    bool
-}
-
-func parse(rec string) (param, bool) {
-	f := strings.Split(rec, "\x1f")
-	if len(f) != 14 {
-		return param{}, false
-	}
-	return param{
-		path: f[0], name: f[1], present: f[2] == "1", source: f[3], ref: f[4], enumOK: f[5] == "1", required: f[6] == "1",
-		action: f[7], tool: f[8], message: f[9], modelOK: f[10] == "1", userOK: f[11] == "1", bound: f[12] == "1", enum: f[13],
-	}, true
-}
 
 // problem is what one parameter needs, or -1.
 func (p param) problem() int {
@@ -99,24 +109,20 @@ func (p param) problem() int {
 	return -1
 }
 
-func handle(c *guest.Call) {
+func (g *guard) handle(c *guest.Call) {
 	if !c.Has(abi.FieldContract + ".args") {
 		c.Pass(nil)
 		return
 	}
 	l := c.Locale()
-	out, err := c.Service("contract.provenance", nil)
+	params, err := g.provenance(c.Raw())
 	if err != nil {
 		c.Rejected(abi.ParamProvenanceRejected, abi.ParamProvenanceRejected.Reason(l, "param", "*")+sep(l, "：", ": ")+err.Error(), abi.NextFail.Text(l))
 		return
 	}
 	var failing [kinds][]param
 	var facts []abi.Fact
-	for rec := range strings.SplitSeq(string(out), "\x1e") {
-		p, ok := parse(rec)
-		if !ok {
-			continue
-		}
+	for _, p := range params {
 		if k := p.problem(); k >= 0 {
 			failing[k] = append(failing[k], p)
 			continue

@@ -4,8 +4,8 @@
 // business.
 //
 // Only a SUCCESS from the invoker is judged; any other result passes
-// unchanged. The response is judged with the contract's success and error
-// by the response.judge host service (contract.Tool.Judge): a tool without
+// unchanged. The guest judges the response with the contract's success and
+// error (contract.Tool.Judge, the contract memoised per text): a tool without
 // success is ok whatever it returned, and an empty response fails a
 // configured success. A business failure becomes FAILED
 // TOOL_BUSINESS_FAILED with the downstream code in the reason
@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
 )
 
 // Plugin is the ResponseContract guard.
@@ -45,12 +46,12 @@ func handle(c *guest.Call) {
 		c.Pass(nil)
 		return
 	}
-	judged, err := c.Service("response.judge", nil)
+	ok, reason, err := envelope.Judge(c.Raw())
 	if err != nil {
 		panic(err) // the host turns it into a trap: the guard fails closed
 	}
-	if judged[0] != '1' {
-		c.Failed(abi.ToolBusinessFailed, string(judged[1:]), abi.NextBusiness.Text(c.Locale()), []byte(c.Get(abi.FieldResponse).Raw))
+	if !ok {
+		c.Failed(abi.ToolBusinessFailed, reason, abi.NextBusiness.Text(c.Locale()), []byte(c.Get(abi.FieldResponse).Raw))
 		return
 	}
 	if !c.Has(abi.FieldOutSchema) {

@@ -29,63 +29,61 @@
 // (TOOL_OBSERVATION §7.3): the approval covered that one call, and what to
 // do now is the user's decision.
 //
-// Read tools pass in both phases without effects. The key, the digest and
-// the payloads come from the ledger.* host services, so the guest only
-// decides.
+// Read tools pass in both phases without effects. Every rule runs in the
+// guest: the idempotency key, the ledger lookup, the approval check and the
+// effect payloads; only the argument digest is the host's digest primitive.
+// New builds a generation with other rules (Options), e.g. one that also
+// gates a read tool.
 package writegate
 
 import (
-	"strings"
+	"encoding/json"
+	"slices"
+	"strconv"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
+	"github.com/tidwall/gjson"
 )
 
-// Plugin is the WriteGate guard.
-var Plugin = guest.Plugin{
-	Manifest: abi.Manifest{
-		Name: "writegate", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleGuard,
+// Plugin is the first-party WriteGate guard.
+var Plugin = New(Options{})
+
+// Options change the rules of a WriteGate generation.
+type Options struct {
+	// Version is the manifest version; "" is the first-party "1.0.0".
+	Version string
+	// GateReads names tools the gate treats as writes whatever their
+	// sideEffect: their calls need approval and are kept in the ledger.
+	GateReads []string
+}
+
+// New returns a WriteGate guard with the given options.
+func New(o Options) guest.Plugin {
+	g := &gate{reads: slices.Clone(o.GateReads)}
+	version := o.Version
+	if version == "" {
+		version = "1.0.0"
+	}
+	return guest.Plugin{Manifest: manifest(version), Handle: g.handle}
+}
+
+type gate struct{ reads []string }
+
+func manifest(version string) abi.Manifest {
+	return abi.Manifest{
+		Name: "writegate", Version: version, ABI: abi.Version, Role: abi.RoleGuard,
 		Description: "approval, idempotency and settlement of WRITE tool calls (CONTRACT_SPEC §14)",
 		Phases:      []abi.Phase{abi.PhaseBefore, abi.PhaseAfter},
 		Capabilities: []abi.Capability{
 			abi.CapStateLedger, abi.CapStateApproval, abi.CapEffectLedger,
 		},
-	},
-	Handle: handle,
-}
-
-const sep = "\x1f"
-
-// facts is the answer of the ledger.lookup service.
-type facts struct {
-	key, digest               string
-	state                     abi.LedgerState
-	index                     string
-	approved, confirm, listed bool
-}
-
-func lookup(c *guest.Call) facts {
-	out, err := c.Service("ledger.lookup", nil)
-	if err != nil {
-		panic(err) // the host turns it into a trap: the guard fails closed
 	}
-	f := strings.Split(string(out), sep)
-	if len(f) != 7 {
-		panic("writegate: malformed ledger.lookup answer")
-	}
-	return facts{key: f[0], digest: f[1], state: abi.LedgerState(f[2]), index: f[3], approved: f[4] == "1", confirm: f[5] == "1", listed: f[6] == "1"}
 }
 
-func service(c *guest.Call, name, in string) []byte {
-	out, err := c.Service(name, []byte(in))
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
-
-func handle(c *guest.Call) {
-	if c.Get(abi.FieldContract+".sideEffect").String() != "WRITE" {
+func (g *gate) handle(c *guest.Call) {
+	if c.Get(abi.FieldContract+".sideEffect").String() != "WRITE" && (len(g.reads) == 0 || !slices.Contains(g.reads, c.Tool())) {
 		c.Pass(nil)
 		return
 	}
@@ -102,7 +100,7 @@ func before(c *guest.Call) {
 	f := lookup(c)
 	switch f.state {
 	case abi.LedgerSuccess:
-		entry := guest.StatePath(abi.CapStateLedger, "entries."+f.index+".result")
+		entry := guest.StatePath(abi.CapStateLedger, "entries."+strconv.Itoa(f.index)+".result")
 		c.Success(reused(l, tool, c.Get(entry+".text").String()), []byte(c.Get(entry+".data").Raw))
 		return
 	case abi.LedgerStarted:
@@ -117,11 +115,7 @@ func before(c *guest.Call) {
 		c.Deferred(abi.ApprovalRequired, abi.ApprovalRequired.Reason(l), abi.NextApproval.Text(l, "tool", tool))
 		return
 	}
-	approved := "0"
-	if f.approved {
-		approved = "1"
-	}
-	c.Effect(abi.EffectLedgerReserve, service(c, "ledger.reserve", f.key+sep+f.digest+sep+approved))
+	c.Effect(abi.EffectLedgerReserve, reserve(c.Raw(), f))
 	c.Pass(nil)
 }
 
@@ -145,30 +139,36 @@ func after(c *guest.Call) {
 	outcome := c.Get(abi.FieldResult + ".outcome").String()
 	code := abi.Code(c.Get(abi.FieldResult + ".code").String())
 	f := lookup(c)
-	settle := func(state string) { c.Effect(abi.EffectLedgerSettle, service(c, "ledger.settle", f.key+sep+state)) }
+	yes, no := true, false
+	settle := func(state abi.LedgerState, businessOK *bool) {
+		c.Effect(abi.EffectLedgerSettle, settlement(c.Raw(), f.key, state, businessOK))
+	}
 	switch {
 	case outcome == "SUCCESS":
-		judged := service(c, "response.judge", "")
-		if judged[0] == '1' {
-			settle("SUCCESS" + sep + "1")
+		ok, reason, err := envelope.Judge(c.Raw())
+		if err != nil {
+			panic(err) // the host turns it into a trap: the guard fails closed
+		}
+		if ok {
+			settle(abi.LedgerSuccess, &yes)
 			c.Pass(nil)
 			return
 		}
-		settle("FAILED" + sep + "0")
+		settle(abi.LedgerFailed, &no)
 		if !f.approved {
 			c.Pass(nil) // ResponseContract reports the business failure
 			return
 		}
-		c.Failed(abi.ToolBusinessFailed, string(judged[1:]), abi.NextApprovedFailed.Text(c.Locale()), []byte(c.Get(abi.FieldResponse).Raw))
+		c.Failed(abi.ToolBusinessFailed, reason, abi.NextApprovedFailed.Text(c.Locale()), []byte(c.Get(abi.FieldResponse).Raw))
 	case uncertain(code):
-		settle("UNKNOWN")
+		settle(abi.LedgerUnknown, nil)
 		c.Pass(nil)
 	default:
-		state := "FAILED"
+		var businessOK *bool
 		if code == abi.ToolBusinessFailed {
-			state += sep + "0"
+			businessOK = &no
 		}
-		settle(state)
+		settle(abi.LedgerFailed, businessOK)
 		if outcome != "FAILED" || !f.approved {
 			c.Pass(nil)
 			return
@@ -186,4 +186,95 @@ func uncertain(code abi.Code) bool {
 		return true
 	}
 	return false
+}
+
+// facts is what the gate finds about the call in the request (§14.2).
+type facts struct {
+	key, digest string
+	// state is the write's ledger state, "" when it has no entry. A SUCCESS
+	// whose business judgement failed reads as FAILED (§14.2 "业务失败").
+	state    abi.LedgerState
+	index    int  // the entry's index in state.ledger.entries, -1 when none
+	approved bool // the user confirmed this tool with these exact arguments
+	confirm  bool // the tool's effective confirm (default true for WRITE)
+	listed   bool // the tool is in the ledger view's bypassTools
+}
+
+var (
+	entriesPath  = envelope.StatePath(abi.CapStateLedger, "entries")
+	bypassPath   = envelope.StatePath(abi.CapStateLedger, "bypassTools")
+	approvedPath = envelope.StatePath(abi.CapStateApproval, "approved")
+)
+
+// lookup reads the facts of §14.2 for the call, its arguments' digest from
+// the host's digest primitive. A contract that does not parse panics: the
+// host turns it into a trap and the guard fails closed.
+func lookup(c *guest.Call) facts {
+	f, err := ledgerFacts(c.Raw(), c.DigestHex(envelope.ArgsPath(c.Raw())))
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// ledgerFacts reads the facts of §14.2 from a request whose bound arguments
+// have the given digest.
+func ledgerFacts(req []byte, digest string) (facts, error) {
+	t, err := envelope.Tool(req)
+	if err != nil {
+		return facts{}, err
+	}
+	f := facts{index: -1, digest: digest, confirm: t.NeedsConfirm()}
+	f.key = t.KeyFor([]byte(envelope.Args(req).Raw))
+	tool := envelope.Get(req, abi.FieldTool).String()
+	i := 0
+	envelope.Get(req, entriesPath).ForEach(func(_, e gjson.Result) bool {
+		if e.Get("tool").Str == tool && e.Get("key").Str == f.key {
+			f.index = i
+			f.state = abi.LedgerState(e.Get("state").Str)
+			if ok := e.Get("businessOk"); f.state == abi.LedgerSuccess && ok.Exists() && !ok.Bool() {
+				f.state = abi.LedgerFailed
+			}
+		}
+		i++
+		return true
+	})
+	a := envelope.Get(req, approvedPath)
+	f.approved = a.Exists() && a.Get("tool").Str == tool && a.Get("argsDigest").Str == f.digest
+	envelope.Get(req, bypassPath).ForEach(func(_, v gjson.Result) bool {
+		f.listed = v.Str == tool
+		return !f.listed
+	})
+	return f, nil
+}
+
+// reserve is the ledger.reserve payload (abi.LedgerReserve) that
+// pre-registers the call.
+func reserve(req []byte, f facts) []byte {
+	b, err := json.Marshal(abi.LedgerReserve{
+		Tool: envelope.Get(req, abi.FieldTool).String(), Key: f.key, ArgsDigest: f.digest,
+		CallID: envelope.Get(req, abi.FieldCallID).String(), Approved: f.approved,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// settlement is the ledger.settle payload (abi.LedgerSettle) with the
+// request's result as the recorded observation, which a later identical
+// write reuses on SUCCESS.
+func settlement(req []byte, key string, state abi.LedgerState, businessOK *bool) []byte {
+	s := abi.LedgerSettle{Tool: envelope.Get(req, abi.FieldTool).String(), Key: key, State: state, BusinessOK: businessOK}
+	if r := envelope.Get(req, abi.FieldResult); r.IsObject() {
+		var o abi.Observation
+		if err := json.Unmarshal([]byte(r.Raw), &o); err == nil {
+			s.Result = &o
+		}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

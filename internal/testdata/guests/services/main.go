@@ -1,6 +1,6 @@
 //go:build wasip1
 
-// Command services calls the host services and reports what they answered.
+// Command services calls the host primitives and reports what they answered.
 package main
 
 import (
@@ -14,15 +14,19 @@ func init() {
 	guest.Serve(guest.Plugin{
 		Manifest: abi.Manifest{Name: "services", Version: "1.0.0", Role: abi.RoleGuard, Phases: []abi.Phase{abi.PhaseBefore}},
 		Handle: func(c *guest.Call) {
-			d, derr := c.Service("digest", []byte("args"))
-			_, uerr := c.Service("no.such.service", nil)
+			d := c.Digest("args")
+			problems, err := c.Validate("!"+`{"type":"object","required":["body"],"properties":{"spaceId":{"type":"string"}}}`, "args")
+			_, bad := c.Validate("!"+`{"type":"nope"}`, "args")
 			out, _ := json.Marshal(map[string]any{
-				"digest":  string(d),
-				"err":     errText(derr),
-				"unknown": errText(uerr),
-				"title":   c.Get("args.title").String(),
-				"has":     c.Has("args.title"),
-				"keys":    c.Get("args.@keys").Raw,
+				"digest":    d[:],
+				"digestHex": c.DigestHex("args"),
+				"missing":   c.DigestHex("args.absent"),
+				"problems":  problems,
+				"schemaErr": errText(err),
+				"badSchema": errText(bad),
+				"title":     c.Get("args.title").String(),
+				"has":       c.Has("args.title"),
+				"keys":      c.Get("args.@keys").Raw,
 			})
 			c.Success("ok", out)
 		},

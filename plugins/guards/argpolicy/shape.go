@@ -1,44 +1,50 @@
-package services
+package argpolicy
 
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/tidwall/gjson"
 )
 
-func init() {
-	Register("contract.argshape", ctArgShape)
+// The kinds of arguments a model can send.
+const (
+	KindObject = iota // a JSON object
+	KindAbsent        // no arguments at all
+	KindOther         // valid JSON of another type
+	KindSyntax        // argsText is set: the text is not valid JSON
+)
+
+// ArgShape is what the model's arguments are.
+type ArgShape struct {
+	Kind int
+	// Type is the JSON type of KindOther: array, string, number, boolean or
+	// null.
+	Type string
+	// Line, Column (1-based) and Message locate and explain a KindSyntax
+	// error: where the decoder stopped, and why.
+	Line, Column int
+	Message      string
 }
 
-// ctArgShape tells ArgPolicy what the model's arguments are, in one crossing
-// and without a JSON parser in the guest (in is ignored):
-//
-//   - "O": a JSON object;
-//   - "A": absent (the model sent no arguments);
-//   - "T" + type: valid JSON of another type (array, string, number,
-//     boolean, null);
-//   - "J" + line + '\x1f' + column + '\x1f' + message: argsText is set
-//     because the text is not valid JSON; where the decoder stopped (1-based)
-//     and why.
-func ctArgShape(req, _ []byte) ([]byte, error) {
+// Shape reads the shape of a request's arguments.
+func Shape(req []byte) ArgShape {
 	if t := gjson.GetBytes(req, abi.FieldArgsText); t.Exists() {
-		return ctSyntaxDetail(t.String()), nil
+		return syntaxDetail(t.String())
 	}
 	a := gjson.GetBytes(req, abi.FieldArgs)
 	switch {
 	case !a.Exists():
-		return []byte("A"), nil
+		return ArgShape{Kind: KindAbsent}
 	case a.IsObject():
-		return []byte("O"), nil
+		return ArgShape{Kind: KindObject}
 	}
-	return []byte("T" + ctJSONType(a)), nil
+	return ArgShape{Kind: KindOther, Type: jsonType(a)}
 }
 
-func ctJSONType(r gjson.Result) string {
+func jsonType(r gjson.Result) string {
 	switch r.Type {
 	case gjson.String:
 		return "string"
@@ -55,8 +61,8 @@ func ctJSONType(r gjson.Result) string {
 	return "object"
 }
 
-// ctSyntaxDetail locates the first syntax error of text.
-func ctSyntaxDetail(text string) []byte {
+// syntaxDetail locates the first syntax error of text.
+func syntaxDetail(text string) ArgShape {
 	var v any
 	err := json.Unmarshal([]byte(text), &v)
 	off := len(text)
@@ -81,5 +87,5 @@ func ctSyntaxDetail(text string) []byte {
 			col++
 		}
 	}
-	return []byte("J" + strconv.Itoa(line) + "\x1f" + strconv.Itoa(col) + "\x1f" + msg)
+	return ArgShape{Kind: KindSyntax, Line: line, Column: col, Message: msg}
 }

@@ -1,4 +1,4 @@
-package services
+package canonical
 
 import (
 	"bytes"
@@ -46,12 +46,12 @@ func TestCanonicalTable(t *testing.T) {
 		{"[1]\x00", ""},
 	} {
 		v := gjson.Parse(tt.in)
-		got, ref := string(Canonical(v)), string(referenceCanonical(v))
+		got, ref := string(JSON(v)), string(referenceCanonical(v))
 		if got != ref {
-			t.Errorf("Canonical(%q) = %q; the reference gives %q", tt.in, got, ref)
+			t.Errorf("JSON(%q) = %q; the reference gives %q", tt.in, got, ref)
 		}
 		if tt.want != "" && got != tt.want {
-			t.Errorf("Canonical(%q) = %q; want %q", tt.in, got, tt.want)
+			t.Errorf("JSON(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -70,8 +70,8 @@ func TestCanonicalScalars(t *testing.T) {
 		{Type: gjson.JSON},
 		{Type: gjson.JSON, Raw: "x"},
 	} {
-		if got, ref := string(Canonical(v)), string(referenceCanonical(v)); got != ref {
-			t.Errorf("Canonical(%#v) = %q; the reference gives %q", v, got, ref)
+		if got, ref := string(JSON(v)), string(referenceCanonical(v)); got != ref {
+			t.Errorf("JSON(%#v) = %q; the reference gives %q", v, got, ref)
 		}
 	}
 }
@@ -88,16 +88,16 @@ func deepObject(depth int) string {
 // input gets the documented marker instead of the quadratic lenient path.
 func TestCanonicalDeep(t *testing.T) {
 	const depth = 100_000
-	if got := string(Canonical(gjson.Parse(deepArray(depth)))); got != deepArray(depth) {
+	if got := string(JSON(gjson.Parse(deepArray(depth)))); got != deepArray(depth) {
 		t.Errorf("deep array: got %d bytes, want %d", len(got), 2*depth)
 	}
 	want := strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat(`,"b":0}`, depth)
-	if got := string(Canonical(gjson.Parse(deepObject(depth)))); got != want {
+	if got := string(JSON(gjson.Parse(deepObject(depth)))); got != want {
 		t.Errorf("deep object: got %d bytes, want %d", len(got), len(want))
 	}
 	// At the fallback's bound the lenient result is kept; past it, the marker.
 	shallow := strings.Repeat("[", legacyMaxDepth) + "1,,2" + strings.Repeat("]", legacyMaxDepth)
-	if got, ref := Canonical(gjson.Parse(shallow)), referenceCanonical(gjson.Parse(shallow)); !bytes.Equal(got, ref) {
+	if got, ref := JSON(gjson.Parse(shallow)), referenceCanonical(gjson.Parse(shallow)); !bytes.Equal(got, ref) {
 		t.Errorf("malformed at depth %d: %q; the reference gives %q", legacyMaxDepth, got, ref)
 	}
 	for _, bad := range []string{
@@ -106,7 +106,7 @@ func TestCanonicalDeep(t *testing.T) {
 		deepArray(depth) + "x",
 		strings.Repeat(`{"a":`, depth),
 	} {
-		got := Canonical(gjson.Parse(bad))
+		got := JSON(gjson.Parse(bad))
 		if want := "!" + fmt.Sprintf("%q", bad); string(got) != want {
 			t.Errorf("malformed deep input of %d bytes: got %.40q…", len(bad), got)
 		}
@@ -129,7 +129,7 @@ func FuzzCanonical(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, v := range []gjson.Result{gjson.Parse(s), gjson.Get(s, "a"), gjson.Get(s, "0")} {
-			got := Canonical(v)
+			got := JSON(v)
 			if v.IsObject() || v.IsArray() {
 				p := new(canonParser)
 				if valid := json.Valid([]byte(v.Raw)); p.parse(v.Raw) != valid {
@@ -137,13 +137,13 @@ func FuzzCanonical(f *testing.F) {
 				}
 				if _, ok := legacyCanonical(nil, v, 0); !ok && !json.Valid([]byte(v.Raw)) {
 					if !bytes.HasPrefix(got, []byte("!")) {
-						t.Fatalf("Canonical(%q) = %q; want the marker", v.Raw, got)
+						t.Fatalf("JSON(%q) = %q; want the marker", v.Raw, got)
 					}
 					continue
 				}
 			}
 			if ref := referenceCanonical(v); !bytes.Equal(got, ref) {
-				t.Fatalf("Canonical(%q) = %q; the reference gives %q", v.Raw, got, ref)
+				t.Fatalf("JSON(%q) = %q; the reference gives %q", v.Raw, got, ref)
 			}
 		}
 	})
@@ -157,7 +157,7 @@ func BenchmarkCanonicalDeep(b *testing.B) {
 		b.Run(fmt.Sprintf("new/depth=%d", depth), func(b *testing.B) {
 			b.SetBytes(int64(len(v.Raw)))
 			for b.Loop() {
-				Canonical(v)
+				JSON(v)
 			}
 		})
 		if depth > 10_000 {
@@ -178,7 +178,7 @@ func BenchmarkCanonicalTypical(b *testing.B) {
 	v := gjson.Parse(`{"tool":"order.create","arguments":{"customer":"C-1029","lines":[{"goodsCode":"A-1","qty":2,"price":10.5},{"goodsCode":"B-7","qty":1,"price":3}],"note":"deliver \u00e0 l'entr\u00e9e","rush":false},"tenant":"t1"}`)
 	b.Run("new", func(b *testing.B) {
 		for b.Loop() {
-			Canonical(v)
+			JSON(v)
 		}
 	})
 	b.Run("old", func(b *testing.B) {

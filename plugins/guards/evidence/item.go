@@ -1,0 +1,247 @@
+package evidence
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest/canonical"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
+	"github.com/tidwall/gjson"
+)
+
+// Evidence defaults.
+const (
+	// Budget is the default size budget of a payload in bytes (config
+	// maxPayloadBytes).
+	Budget = 16 << 10
+	// Excerpt is the size of an item's excerpt in bytes.
+	Excerpt = 200
+	// Locator bounds an item's locator (the tool and its canonical
+	// arguments) in bytes, so that a call with arguments near the input
+	// limit still has an item within the plugin's output limit.
+	Locator = 1 << 10
+	// MaxValues bounds the flattened extract values of one item.
+	MaxValues = 1000
+)
+
+// call is what the guard derives from an after-phase request.
+type call struct {
+	req      []byte
+	tool     string
+	resp     []byte
+	status   abi.Outcome
+	ok       bool // business ok
+	budget   int
+	id       string
+	toolSpec *contract.Tool
+	args     string // canonical bound arguments
+	x        *contract.Extraction
+}
+
+func readCall(req []byte) (*call, error) {
+	t, err := envelope.Tool(req)
+	if err != nil {
+		return nil, err
+	}
+	e := &call{req: req, tool: envelope.Get(req, abi.FieldTool).String(), resp: envelope.Response(req), toolSpec: t, budget: Budget}
+	if n := envelope.Get(req, "config.maxPayloadBytes").Int(); n > 0 {
+		e.budget = int(n)
+	}
+	outcome := envelope.Get(req, abi.FieldResult+".outcome").String()
+	code := abi.Code(envelope.Get(req, abi.FieldResult+".code").String())
+	// A call the business or the output schema judged failed still ran and
+	// returned: its evidence is SUCCESS with businessOk false (§6.1).
+	judged := code == abi.ToolBusinessFailed || code == abi.OutputSchemaMismatch
+	switch {
+	case outcome == "SUCCESS" || outcome == "FAILED" && (judged || code == abi.FingerprintRepeat):
+		e.status = abi.OutcomeSuccess
+		e.ok = !judged && t.Judge(e.resp).OK
+	case outcome == "FAILED":
+		e.status = abi.OutcomeFailed
+	default:
+		return nil, fmt.Errorf("evidence: evidence of a %s call: only executed calls have evidence", outcome)
+	}
+	e.args = string(canonical.JSON(envelope.Args(req)))
+	e.id = e.evidenceID()
+	return e, nil
+}
+
+// evidenceID is "ev_" and 16 hex digits of the SHA-256 of the call id, so
+// that replaying a call gives the same id; a request without a call id
+// hashes the tool, the canonical arguments and the response instead.
+func (e *call) evidenceID() string {
+	h := sha256.New()
+	if id := envelope.Get(e.req, abi.FieldCallID).String(); id != "" {
+		h.Write([]byte(id))
+	} else {
+		h.Write([]byte(e.tool))
+		h.Write([]byte{0})
+		h.Write([]byte(e.args))
+		h.Write([]byte{0})
+		h.Write(e.resp)
+	}
+	return "ev_" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// extraction runs the contract's extracts on the response once per call.
+func (e *call) extraction() *contract.Extraction {
+	if e.x == nil {
+		x := e.toolSpec.Extract([]byte(envelope.Args(e.req).Raw), e.resp)
+		e.x = &x
+	}
+	return e.x
+}
+
+// item builds the EvidenceItem of the call (the evidence.register payload),
+// retrieved at the given time (RFC 3339), and counts the entities of its
+// extracts.
+func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
+	it := abi.EvidenceItem{
+		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.args), Locator),
+		RetrievedAt: retrievedAt, ToolCallID: envelope.Get(e.req, abi.FieldCallID).String(),
+		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(e.resp),
+	}
+	if len(e.resp) > 0 {
+		sum := sha256.Sum256(e.resp)
+		it.ContentHash = hex.EncodeToString(sum[:])
+		it.Excerpt = contract.Truncate(compactJSON(e.resp), Excerpt)
+		if len(e.resp) > e.budget {
+			it.Truncated = true
+			it.Payload, _ = json.Marshal(contract.Truncate(e.resp, e.budget))
+		} else {
+			it.Payload = json.RawMessage(e.resp)
+		}
+	}
+	entities := 0
+	if e.ok {
+		x := e.extraction()
+		it.Empty = x.Empty
+		it.Result = abi.ResultWithData
+		if x.Empty {
+			it.Result = abi.ResultEmpty
+		}
+		for _, xi := range x.Items {
+			name := xi.Key
+			if name == "" {
+				name = xi.Path
+			}
+			if it.Counts == nil {
+				it.Extracts, it.Counts = map[string]json.RawMessage{}, map[string]int{}
+			}
+			it.Counts[name] = xi.Count
+			if xi.Value.Exists() {
+				it.Extracts[name] = json.RawMessage(xi.Value.Raw)
+				it.Values = appendLeaves(it.Values, xi.Value)
+			}
+			entities += len(xi.Entities)
+		}
+	}
+	return it, entities
+}
+
+// sourceType is the item's FAILURES_AND_EVIDENCE §4 source type: what the
+// plugin's config maps the tool to (config.sourceTypes), else "query": a
+// business tool's answer is the result of a query to a system of record,
+// and for a write it is that system's record of the write.
+func sourceType(req []byte, tool string) string {
+	if s := envelope.Get(req, "config.sourceTypes."+strings.ReplaceAll(tool, ".", `\.`)).String(); s != "" {
+		return s
+	}
+	return "query"
+}
+
+// appendLeaves adds the scalar leaves of r as strings, skipping nulls and
+// duplicates, up to MaxValues.
+func appendLeaves(out []string, r gjson.Result) []string {
+	if len(out) >= MaxValues {
+		return out
+	}
+	switch {
+	case r.IsObject() || r.IsArray():
+		r.ForEach(func(_, v gjson.Result) bool {
+			out = appendLeaves(out, v)
+			return len(out) < MaxValues
+		})
+	case r.Type == gjson.Null:
+	default:
+		s := r.String()
+		for _, x := range out {
+			if x == s {
+				return out
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return bytes.TrimSpace(b)
+	}
+	return buf.Bytes()
+}
+
+// entities are the entity.record payloads (abi.Entity) of the extracts with
+// an entity spec of a business-ok call; a WRITE tool's entities merge its
+// arguments under the response (§6.3). A failed call has none.
+func (e *call) entities() ([][]byte, error) {
+	if !e.ok {
+		return nil, nil
+	}
+	var out [][]byte
+	for _, ent := range e.extraction().Entities() {
+		b, err := json.Marshal(abi.Entity{Type: ent.Type, ID: ent.ID, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)})
+		if err != nil {
+			return nil, fmt.Errorf("evidence: entity: %w", err)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func nonEmpty(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// truncated is the observation of a response over the budget: the result's
+// text with a note that the payload was cut and how to read the rest, and
+// the data {"truncated":true, "size", "limit", "evidenceId", "head"} where
+// head is the first limit bytes of the response.
+func (e *call) truncated() (string, []byte, error) {
+	l := envelope.Locale(e.req)
+	size, limit := strconv.Itoa(len(e.resp)), strconv.Itoa(e.budget)
+	note := "返回内容共 " + size + " 字节，超过 " + limit + " 字节上限，这里只给出前 " + limit + " 字节（truncated: true）；完整内容已登记为证据 " + e.id + "，用 builtin_evidence_get 分页读取其余部分"
+	join := "；"
+	if l == abi.LocaleEN {
+		note = "the response has " + size + " bytes, over the " + limit + "-byte limit, so only the first " + limit + " bytes are shown (truncated: true); the whole response is evidence " + e.id + ", read the rest page by page with builtin_evidence_get"
+		join = "; "
+	}
+	text := strings.TrimRight(envelope.Get(e.req, abi.FieldResult+".text").String(), "。.！!；; ")
+	if text != "" {
+		text += join
+	}
+	text += note
+	data, err := json.Marshal(struct {
+		Truncated  bool   `json:"truncated"`
+		Size       int    `json:"size"`
+		Limit      int    `json:"limit"`
+		EvidenceID string `json:"evidenceId"`
+		Head       string `json:"head"`
+	}{true, len(e.resp), e.budget, e.id, contract.Truncate(e.resp, e.budget)})
+	if err != nil {
+		return "", nil, fmt.Errorf("evidence: truncated data: %w", err)
+	}
+	return text, data, nil
+}

@@ -1,0 +1,82 @@
+package evidence
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestItem(t *testing.T) {
+	t.Parallel()
+	const c = `"contract":{"success":{"path":"code","op":"EQ","value":0},"extracts":[{"key":"rows","path":"rows","entity":{"type":"site"}}]}`
+	req := func(outcome, resp, extra string) []byte {
+		return []byte(`{"tool":"s","callId":"c1","bound":{"q":1},` + c + `,"result":{"outcome":"` + outcome + `","code":"TOOL_TIMEOUT","text":"完成"},"response":` + resp + extra + `}`)
+	}
+	idCall, err := readCall([]byte(`{"callId":"c1","result":{"outcome":"SUCCESS"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := idCall.id
+	cases := []struct {
+		name, outcome, resp, extra string
+		truncated                  bool
+		size, entities, budget     int
+		contains                   []string
+	}{
+		{"with data", "SUCCESS", `{"code":0,"rows":[{"id":"a","name":"A"}]}`, "", false, 41, 1, 16384,
+			[]string{`"result":"success_with_data"`, `"values":["a","A"]`, `"retrievedAt":"T"`, `"locator":"s {\"q\":1}"`}},
+		{"empty", "SUCCESS", `{"code":0,"rows":[]}`, "", false, 20, 0, 16384, []string{`"result":"success_empty","empty":true`}},
+		{"failure", "FAILED", `null`, "", false, 4, 0, 16384, []string{`"status":"FAILED","businessOk":false,"result":"failure","empty":false`}},
+		{"truncated", "SUCCESS", `{"code":0,"rows":[],"pad":"` + strings.Repeat("x", 100) + `"}`, `,"config":{"maxPayloadBytes":64}`, true, 129, 0, 64,
+			[]string{`"truncated":true,"size":129`}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := readCall(req(tt.outcome, tt.resp, tt.extra))
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, entities := e.item("T")
+			if e.id != id || it.Truncated != tt.truncated || len(e.resp) != tt.size || entities != tt.entities || e.budget != tt.budget {
+				t.Errorf("id %s truncated %v size %d entities %d budget %d; want %s %v %d %d %d",
+					e.id, it.Truncated, len(e.resp), entities, e.budget, id, tt.truncated, tt.size, tt.entities, tt.budget)
+			}
+			b, _ := json.Marshal(it)
+			for _, s := range tt.contains {
+				if !strings.Contains(string(b), s) {
+					t.Errorf("item %s\nlacks %s", b, s)
+				}
+			}
+		})
+	}
+	t.Run("entities", func(t *testing.T) {
+		t.Parallel()
+		e, err := readCall(req("SUCCESS", `{"code":0,"rows":[{"id":"a","name":"A"},{"id":"b"}]}`, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := e.entities()
+		if err != nil || len(out) != 2 || string(out[0]) != `{"type":"site","id":"a","name":"A"}` || string(out[1]) != `{"type":"site","id":"b"}` {
+			t.Fatalf("got %q, %v", out, err)
+		}
+	})
+	t.Run("truncate", func(t *testing.T) {
+		t.Parallel()
+		e, err := readCall(req("SUCCESS", `"`+strings.Repeat("y", 80)+`"`, `,"config":{"maxPayloadBytes":64},"locale":"en"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, data, err := e.truncated()
+		want := "完成; the response has 82 bytes, over the 64-byte limit, so only the first 64 bytes are shown (truncated: true); the whole response is evidence " + id + ", read the rest page by page with builtin_evidence_get"
+		if err != nil || text != want || len(text) != 219 || !strings.HasPrefix(string(data), `{"truncated":true,"size":82,"limit":64,"evidenceId":"`+id+`","head":"\"yyy`) {
+			t.Fatalf("got %s %s, %v", text, data, err)
+		}
+	})
+	t.Run("not executed", func(t *testing.T) {
+		t.Parallel()
+		if _, err := readCall(req("REJECTED", `null`, "")); err == nil {
+			t.Fatal("evidence of a rejected call")
+		}
+	})
+}

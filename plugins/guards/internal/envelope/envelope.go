@@ -1,0 +1,131 @@
+// Package envelope reads what the first-party guards decide on from a
+// guard call's request envelope, inside the guest: the tool's contract
+// (parsed once per distinct text and memoised), the arguments the guard
+// works on, a contract.Scope over the state views, and the value equality of
+// CONTRACT_SPEC §5.3. It decides nothing itself; the guards do.
+//
+// It reads the envelope the guest already holds (guest.Call.Raw) with
+// gjson, so walking a contract or a state view costs no host crossing.
+package envelope
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
+	"github.com/tidwall/gjson"
+)
+
+// Get reads a gjson path of the envelope.
+func Get(req []byte, path string) gjson.Result { return gjson.GetBytes(req, path) }
+
+// Locale is the language of model-facing texts for the call.
+func Locale(req []byte) abi.Locale { return abi.ParseLocale(Get(req, abi.FieldLocale).String()) }
+
+// Args returns the arguments a guard works on: the bound arguments when an
+// earlier guard rewrote them, else the model's; absent when neither is set.
+func Args(req []byte) gjson.Result {
+	if b := Get(req, abi.FieldBound); b.Exists() {
+		return b
+	}
+	return Get(req, abi.FieldArgs)
+}
+
+// ArgsPath is the envelope path of Args: "bound" when set, else "args".
+func ArgsPath(req []byte) string {
+	if Get(req, abi.FieldBound).Exists() {
+		return abi.FieldBound
+	}
+	return abi.FieldArgs
+}
+
+// Response is the raw response of an after-phase request; nil when there is
+// none.
+func Response(req []byte) []byte {
+	r := Get(req, abi.FieldResponse)
+	if !r.Exists() {
+		return nil
+	}
+	return []byte(r.Raw)
+}
+
+// StatePath is the envelope path of a state view, with an optional sub-path.
+func StatePath(view abi.Capability, sub string) string {
+	p := abi.FieldState + "." + strings.ReplaceAll(string(view), ".", `\.`)
+	if sub != "" {
+		p += "." + sub
+	}
+	return p
+}
+
+// Declared returns the parsed contract of the request's tool, or nil when
+// the request carries none (absent or null).
+func Declared(req []byte) (*contract.Tool, error) {
+	raw := Get(req, abi.FieldContract)
+	if !raw.Exists() || raw.Type == gjson.Null {
+		return nil, nil
+	}
+	return Tool(req)
+}
+
+// Tool parses the request's contract (the skill's tools.<name> object) with
+// the contract package. A request without a contract object gets the
+// contract of an unconfigured tool: NONE, no success, no extracts
+// (CONTRACT_SPEC §1.3). It is parsed on its own (contract.ParseTool): verify
+// and fallback name other tools of the skill, which the request does not
+// carry.
+//
+// The parse is memoised by the tool's name and the contract's text: a
+// skill's contract is the same for every call of the tool, and parsing it is
+// most of a guard's work. Parsing is a pure function of its key, so the memo
+// changes nothing a decision sees; the result is shared and only read.
+func Tool(req []byte) (*contract.Tool, error) {
+	name := Get(req, abi.FieldTool).String()
+	raw := Get(req, abi.FieldContract)
+	if !raw.IsObject() {
+		return &contract.Tool{Name: name, SideEffect: contract.SideEffectNone}, nil
+	}
+	key := name + "\x00" + raw.Raw
+	memo.Lock()
+	t, ok := memo.m[key]
+	memo.Unlock()
+	if ok {
+		return t, nil
+	}
+	parseName := name
+	if parseName == "" {
+		parseName = "tool"
+	}
+	t, err := contract.ParseTool(parseName, []byte(raw.Raw))
+	if err != nil {
+		return nil, fmt.Errorf("envelope: contract of tool %q: %w", name, err)
+	}
+	memo.Lock()
+	if len(memo.m) >= MemoSize {
+		clear(memo.m)
+	}
+	memo.m[key] = t
+	memo.Unlock()
+	return t, nil
+}
+
+// MemoSize bounds the parsed contracts a guest keeps: a skill has a few
+// dozen tools, and a full memo starts over rather than grow with what
+// tenants send.
+const MemoSize = 64
+
+// memo is locked because the native build of a guard may run on many
+// goroutines; in wasm the lock is never contended.
+var memo = struct {
+	sync.Mutex
+	m map[string]*contract.Tool
+}{m: map[string]*contract.Tool{}}
+
+// Parsed reports how many contracts the memo holds (for tests).
+func Parsed() int {
+	memo.Lock()
+	defer memo.Unlock()
+	return len(memo.m)
+}

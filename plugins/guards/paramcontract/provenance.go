@@ -1,0 +1,289 @@
+package paramcontract
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest/canonical"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
+	"github.com/tidwall/gjson"
+)
+
+// param is what §5.3 finds for one parameter of the contract.
+type param struct {
+	path     string // the contract's parameter path (lines[].goodsCode)
+	name     string // the label, else the path
+	present  bool   // every slot has a value (not absent, null or "")
+	source   string // the source type when present
+	ref      string // what matched: evidence id, entity type:id
+	enumOK   bool   // false when an enum is configured and a value is not in it
+	required bool
+	action   string // missing.action
+	tool     string // missing.tool
+	message  string // missing.message
+	modelOK  bool   // sources contain MODEL
+	userOK   bool   // sources contain USER
+	bound    bool   // the parameter has from or const
+	enum     string // the enum as a JSON array, when !enumOK
+}
+
+// provenance does the matching of CONTRACT_SPEC §5.3: for every parameter
+// the request's tool contract lists (in path order) it finds whether the
+// arguments (bound, else the model's) hold a value, which source the value
+// has — the binding's from the request's provenance map when the parameter
+// has from or const, else the first of its sources that matches (step 3) —
+// and whether it is one of the enum values. An array parameter
+// (lines[].goodsCode) has one slot per item; its source is MODEL when any
+// item's value is, else the first item's. It returns nothing without a
+// contract or parameters.
+func (g *guard) provenance(req []byte) ([]param, error) {
+	t, err := envelope.Declared(req)
+	if err != nil || t == nil || len(t.Args) == 0 {
+		return nil, err
+	}
+	doc := []byte(envelope.Args(req).Raw)
+	if len(strings.TrimSpace(string(doc))) == 0 {
+		doc = []byte("{}")
+	}
+	m := g.newMatcher(req)
+	keys := t.ArgPaths()
+	out := make([]param, 0, len(keys))
+	for _, key := range keys {
+		a := t.Args[key]
+		slots := a.Path.Expand(doc)
+		p := param{path: key, name: a.Label, present: len(slots) > 0, enumOK: true, required: a.Required,
+			action: string(a.Missing.Action), tool: a.Missing.Tool, message: a.Missing.Message,
+			modelOK: slices.Contains(a.Sources, contract.SourceModel), userOK: slices.Contains(a.Sources, contract.SourceUser),
+			bound: a.Const != nil || a.From != nil}
+		if p.name == "" {
+			p.name = key
+		}
+		for _, s := range slots {
+			if !envelope.HasValue(s.Value) {
+				p.present = false
+			}
+		}
+		if p.present {
+			for j, s := range slots {
+				var src, r string
+				if p.bound {
+					src, r = m.boundSource(s.Path)
+				} else {
+					src, r = m.match(a, key, s.Path, s.Value)
+				}
+				if j == 0 || src == string(contract.SourceModel) {
+					p.source, p.ref = src, r
+				}
+				if src == string(contract.SourceModel) {
+					break
+				}
+			}
+			if len(a.Enum) > 0 {
+				for _, s := range slots {
+					if !inEnum(s.Value, a.Enum) {
+						p.enumOK = false
+					}
+				}
+			}
+		}
+		if !p.enumOK {
+			p.enum = enumList(a.Enum)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func enumList(enum []json.RawMessage) string {
+	parts := make([]string, len(enum))
+	for i, e := range enum {
+		parts[i] = string(canonical.JSON(gjson.ParseBytes(e)))
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func inEnum(v gjson.Result, enum []json.RawMessage) bool {
+	for _, e := range enum {
+		if envelope.Same(v, gjson.ParseBytes(e)) {
+			return true
+		}
+	}
+	return false
+}
+
+// matcher answers the source questions of one request; it reads each state
+// view once.
+type matcher struct {
+	req       []byte
+	normalise func(string) string
+	scope     *envelope.Scope
+	prov      gjson.Result
+	expected  []string // the current follow-up's expectedFields
+	messages  []string // recent user messages, normalised
+	msgsDone  bool
+	evItems   []gjson.Result // successful evidence items, in view order
+	evDone    bool
+}
+
+func (g *guard) newMatcher(req []byte) *matcher {
+	m := &matcher{req: req, normalise: g.normalise, scope: envelope.NewScope(req), prov: envelope.Get(req, abi.FieldProvenance)}
+	for _, f := range envelope.Get(req, envelope.StatePath(abi.CapStateFollowUp, "current.expectedFields")).Array() {
+		m.expected = append(m.expected, f.String())
+	}
+	return m
+}
+
+// boundSource is the source ArgBinding recorded for a concrete path, or
+// MODEL when the binding found no value (§5.3 step 3, first two rows).
+func (m *matcher) boundSource(path string) (string, string) {
+	if s := m.prov.Get(envelope.Escape(path)).String(); s != "" {
+		return s, ""
+	}
+	return string(contract.SourceModel), ""
+}
+
+// match is step 3 for a parameter without from or const: the first of its
+// sources that matches, else MODEL.
+func (m *matcher) match(a *contract.Arg, key, path string, v gjson.Result) (string, string) {
+	for _, s := range a.Sources {
+		var ok bool
+		var ref string
+		switch s {
+		case contract.SourceUser:
+			ok = m.user(key, path, v)
+		case contract.SourceEvidence:
+			ref, ok = m.evidence(v)
+		case contract.SourceNodeOutput:
+			ok = envelope.Same(v, envelope.DotGet(m.scope.Inputs(), path)) || envelope.Same(v, envelope.DotGet(m.scope.Outputs(), path))
+		case contract.SourceShared:
+			ok = envelope.Same(v, envelope.DotGet(m.scope.Shared(), path))
+		case contract.SourceSession:
+			ok = envelope.Same(v, envelope.DotGet(m.scope.Session(), path))
+		case contract.SourcePriorTask:
+			ref, ok = m.prior(a, v)
+		case contract.SourceModel:
+			return string(contract.SourceModel), ""
+		}
+		if ok {
+			return string(s), ref
+		}
+	}
+	return string(contract.SourceModel), ""
+}
+
+// user: the current follow-up expects the parameter, or a recent user
+// message contains the value (both normalised; the value at least two
+// characters long).
+func (m *matcher) user(key, path string, v gjson.Result) bool {
+	if slices.Contains(m.expected, key) || slices.Contains(m.expected, path) {
+		return true
+	}
+	if v.IsObject() || v.IsArray() {
+		return false
+	}
+	needle := m.normalise(v.String())
+	if utf8.RuneCountInString(needle) < 2 {
+		return false
+	}
+	if !m.msgsDone {
+		m.msgsDone = true
+		for _, s := range envelope.Get(m.req, envelope.StatePath(abi.CapStateConversation, "userMessages")).Array() {
+			m.messages = append(m.messages, m.normalise(s.String()))
+		}
+	}
+	for _, msg := range m.messages {
+		if strings.Contains(msg, needle) {
+			return true
+		}
+	}
+	return false
+}
+
+// evidence: the value equals a value extracted by a successful piece of
+// this node's or upstream evidence (its values, or any node of its
+// extracts).
+func (m *matcher) evidence(v gjson.Result) (string, bool) {
+	if !m.evDone {
+		m.evDone = true
+		envelope.EachEvidence(m.req, func(item gjson.Result) { m.evItems = append(m.evItems, item) })
+	}
+	var ref string
+	for _, item := range m.evItems {
+		found := false
+		if !v.IsObject() && !v.IsArray() {
+			item.Get("values").ForEach(func(_, x gjson.Result) bool {
+				found = x.String() == v.String()
+				return !found
+			})
+		}
+		if !found {
+			item.Get("extracts").ForEach(func(_, x gjson.Result) bool {
+				found = contains(x, v)
+				return !found
+			})
+		}
+		if found {
+			ref = item.Get("id").String()
+			break
+		}
+	}
+	return ref, ref != ""
+}
+
+// contains reports whether tree or any value inside it equals v.
+func contains(tree, v gjson.Result) bool {
+	if envelope.Same(tree, v) {
+		return true
+	}
+	found := false
+	if tree.IsObject() || tree.IsArray() {
+		tree.ForEach(func(_, x gjson.Result) bool {
+			found = contains(x, v)
+			return !found
+		})
+	}
+	return found
+}
+
+// prior: with from: prior.*, the value that path names; otherwise the id
+// of any entity in the task's prior context.
+func (m *matcher) prior(a *contract.Arg, v gjson.Result) (string, bool) {
+	if a.From != nil && a.From.Kind == contract.ExprPrior {
+		pv, ok := a.From.Eval(m.scope)
+		return pv.Ref, ok && envelope.Same(v, pv.Result)
+	}
+	var ref string
+	envelope.Get(m.req, envelope.StatePath(abi.CapStateEntities, "entities")).ForEach(func(_, e gjson.Result) bool {
+		if envelope.Same(v, e.Get("id")) {
+			ref = e.Get("type").String() + ":" + e.Get("id").String()
+		}
+		return ref == ""
+	})
+	return ref, ref != ""
+}
+
+// Normalise is the default USER-source normalisation: it folds full-width
+// ASCII forms and the ideographic space to ASCII (the part of NFKC that
+// matters for typed text), lowercases, and drops white space.
+func Normalise(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == 0x3000:
+			continue
+		case r >= 0xFF01 && r <= 0xFF5E:
+			r -= 0xFEE0
+		}
+		if unicode.IsSpace(r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
