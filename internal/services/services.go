@@ -1,16 +1,16 @@
-// Package services holds the host services plugins call by name during a
-// decision: library code (contract binding, digests, schema checks, …) that
-// runs natively in the host because the same work inside a guest is an
-// order of magnitude slower (docs/RATIONALE.md, "Host services").
+// Package services holds the host primitives plugins call during a
+// decision: path query and exists (Query, CheckPath), JSON Schema validation
+// (Validate) and the canonical-JSON digest (Digest, Canonical). They are
+// general-purpose and decide nothing: the rules of the spec are decided
+// inside the plugins, so that swapping a plugin can change any of them
+// (docs/ABI.md lists the host functions and their encodings).
 //
-// A service reads the request of the call in progress and a small input the
-// guest passes, and returns bytes. It must be deterministic and read nothing
-// but its arguments: it grants a plugin no information its request does not
-// already hold. The host exposes every registered service through one host
-// function (warden.service); the guest SDK's native runner calls the same
-// functions in-process, so both builds of a plugin see the same bytes.
-//
-// Services register themselves from init functions of this package's files.
+// A primitive reads the request of the call in progress and a small input
+// the guest passes. It must be deterministic and read nothing but its
+// arguments: it grants a plugin no information its request does not already
+// hold. The host exposes each through its own host function of module
+// "warden"; the guest SDK's native runner calls the same functions
+// in-process, so both builds of a plugin see the same bytes.
 package services
 
 import (
@@ -19,8 +19,11 @@ import (
 	"sort"
 )
 
-// Func is one service: req is the call's request envelope (JSON), in the
-// guest's input.
+// Func is a named service: req is the call's request envelope (JSON).
+//
+// Deprecated: plugins reach the primitives through their own host functions;
+// the registry stays only for callers that still name the digest ("digest").
+// Use Digest.
 type Func func(req, in []byte) ([]byte, error)
 
 // ErrUnknown is returned for a service name nobody registered.
@@ -28,7 +31,10 @@ var ErrUnknown = errors.New("unknown host service")
 
 var registry = map[string]Func{}
 
-// Register adds a service; it panics on a duplicate name. Call it from init.
+// Register adds a named service; it panics on a duplicate name. Call it
+// from init.
+//
+// Deprecated: see Func.
 func Register(name string, f Func) {
 	if _, dup := registry[name]; dup {
 		panic("services: duplicate " + name)
@@ -38,7 +44,9 @@ func Register(name string, f Func) {
 
 // Call runs the named service. A name longer than MaxServiceName or an
 // input longer than MaxServiceInput is refused with ErrInput before any
-// service runs: the inputs come from a sandboxed guest.
+// service runs.
+//
+// Deprecated: see Func.
 func Call(name string, req, in []byte) ([]byte, error) {
 	if len(name) > MaxServiceName {
 		return nil, fmt.Errorf("services: name of %d bytes, the limit is %d: %w", len(name), MaxServiceName, ErrInput)
