@@ -1,0 +1,360 @@
+package meter
+
+import "fmt"
+
+// reader decodes the primitive encodings of the binary format. Its first
+// failure sticks.
+type reader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *reader) fail() {
+	if r.err == nil {
+		r.err = fmt.Errorf("truncated or bad encoding at byte %d: %w", r.off, ErrMalformed)
+	}
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil || r.off >= len(r.b) {
+		r.fail()
+		return 0
+	}
+	c := r.b[r.off]
+	r.off++
+	return c
+}
+
+// leb reads an LEB128 number of at most bits bits, signed or not.
+func (r *reader) leb(bits uint, signed bool) uint64 {
+	var v uint64
+	var shift uint
+	for {
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		v |= uint64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < bits {
+				if signed && c&0x40 != 0 {
+					v |= ^uint64(0) << shift
+				}
+				return v
+			}
+			// the last byte: the bits beyond bits must be zero, or for a
+			// signed number copies of its sign bit
+			used := bits - (shift - 7) // value bits in c
+			extra := c >> used & (0x7f >> used)
+			if signed {
+				sign := c >> (used - 1) & 1
+				if sign == 1 && extra != 0x7f>>used || sign == 0 && extra != 0 {
+					r.fail()
+					return 0
+				}
+				if sign == 1 && bits < 64 {
+					v |= ^uint64(0) << bits
+				}
+				return v
+			}
+			if extra != 0 {
+				r.fail()
+				return 0
+			}
+			return v
+		}
+		if shift >= bits {
+			r.fail()
+			return 0
+		}
+	}
+}
+
+func (r *reader) u32() uint32 { return uint32(r.leb(32, false)) }
+
+func (r *reader) bytes(n uint32) []byte {
+	if r.err != nil || uint64(r.off)+uint64(n) > uint64(len(r.b)) {
+		r.fail()
+		return nil
+	}
+	b := r.b[r.off : r.off+int(n)]
+	r.off += int(n)
+	return b
+}
+
+func (r *reader) name() string { return string(r.bytes(r.u32())) }
+
+func appendU32(b []byte, v uint32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+func appendS64(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+func appendName(b []byte, s string) []byte {
+	b = appendU32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+// decoder reads one instruction at a time and checks the indices the
+// rewriter must keep the guest from reaching.
+type decoder struct {
+	m     *module
+	r     *reader
+	fn    int64 // the function index of a call or ref.func, or -1
+	fnPos int   // where that index starts
+}
+
+// next decodes one instruction and returns its opcode.
+func (d *decoder) next() (byte, error) {
+	r := d.r
+	d.fn = -1
+	op := r.byte()
+	if r.err != nil {
+		return 0, r.err
+	}
+	switch {
+	case op <= 0x01 || op == 0x05 || op == 0x0b || op == 0x0f || op == 0x1a || op == 0x1b ||
+		op >= 0x45 && op <= 0xc4 || op == 0xd1:
+		// no immediate
+	case op >= 0x02 && op <= 0x04:
+		if err := d.blockType(); err != nil {
+			return 0, err
+		}
+	case op == 0x0c || op == 0x0d || op >= 0x20 && op <= 0x22 || op == 0x25 || op == 0x26:
+		r.u32()
+	case op == 0x0e:
+		n := r.u32()
+		for i := uint32(0); i <= n && r.err == nil; i++ {
+			r.u32()
+		}
+	case op == 0x10 || op == 0xd2:
+		d.fnPos = r.off
+		f := r.u32()
+		if r.err == nil && f >= d.m.funcs {
+			return 0, fmt.Errorf("function %d of %d: %w", f, d.m.funcs, ErrMalformed)
+		}
+		d.fn = int64(f)
+	case op == 0x11:
+		if t := r.u32(); r.err == nil && t >= d.m.types {
+			return 0, fmt.Errorf("call_indirect type %d of %d: %w", t, d.m.types, ErrMalformed)
+		}
+		r.u32()
+	case op == 0x1c:
+		n := r.u32()
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			if err := valType(r); err != nil {
+				return 0, err
+			}
+		}
+	case op == 0x23 || op == 0x24:
+		if g := r.u32(); r.err == nil && g >= d.m.globals {
+			return 0, fmt.Errorf("global %d of %d: %w", g, d.m.globals, ErrMalformed)
+		}
+	case op >= 0x28 && op <= 0x3e:
+		if err := d.memarg(); err != nil {
+			return 0, err
+		}
+	case op == 0x3f || op == 0x40:
+		d.memory()
+	case op == 0x41:
+		r.leb(32, true)
+	case op == 0x42:
+		r.leb(64, true)
+	case op == 0x43:
+		r.bytes(4)
+	case op == 0x44:
+		r.bytes(8)
+	case op == 0xd0:
+		switch t := r.byte(); {
+		case r.err != nil:
+		case t != 0x70 && t != 0x6f:
+			return 0, fmt.Errorf("ref.null of heap type 0x%02x: %w", t, ErrUnsupported)
+		}
+	case op == 0xfc:
+		if err := d.misc(); err != nil {
+			return 0, err
+		}
+	case op == 0xfd:
+		if err := d.simd(); err != nil {
+			return 0, err
+		}
+	case op == 0xfe:
+		if err := d.atomic(); err != nil {
+			return 0, err
+		}
+	case op >= 0x06 && op <= 0x0a || op == 0x18 || op == 0x19 || op == 0x1f:
+		return 0, fmt.Errorf("opcode 0x%02x (exception handling): %w", op, ErrUnsupported)
+	case op == 0x12 || op == 0x13:
+		return 0, fmt.Errorf("opcode 0x%02x (tail call): %w", op, ErrUnsupported)
+	case op == 0x14 || op == 0x15 || op >= 0xd3 && op <= 0xd6 || op == 0xfb:
+		return 0, fmt.Errorf("opcode 0x%02x (typed references or GC): %w", op, ErrUnsupported)
+	default:
+		return 0, fmt.Errorf("opcode 0x%02x: %w", op, ErrMalformed)
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	return op, nil
+}
+
+func (d *decoder) blockType() error {
+	r := d.r
+	if r.off < len(r.b) {
+		switch c := r.b[r.off]; c {
+		case 0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+			r.off++
+			return nil
+		case 0x64, 0x63:
+			return fmt.Errorf("block of a typed reference: %w", ErrUnsupported)
+		}
+	}
+	t := int64(r.leb(33, true))
+	if r.err != nil {
+		return r.err
+	}
+	if t < 0 || t >= int64(d.m.types) {
+		return fmt.Errorf("block type %d of %d: %w", t, d.m.types, ErrMalformed)
+	}
+	return nil
+}
+
+func (d *decoder) memarg() error {
+	align := d.r.u32()
+	if align&0x40 != 0 {
+		return fmt.Errorf("memarg with a memory index (multiple memories): %w", ErrUnsupported)
+	}
+	d.r.u32()
+	return nil
+}
+
+// memory reads a memory index (0: wazero runs one memory).
+func (d *decoder) memory() { d.r.u32() }
+
+func (d *decoder) misc() error {
+	r := d.r
+	switch sub := r.u32(); {
+	case r.err != nil:
+	case sub <= 7:
+	case sub == 8: // memory.init data memory
+		r.u32()
+		d.memory()
+	case sub == 9 || sub == 13 || sub >= 15 && sub <= 17: // data.drop, elem.drop, table.grow/size/fill
+		r.u32()
+	case sub == 10: // memory.copy
+		d.memory()
+		d.memory()
+	case sub == 11: // memory.fill
+		d.memory()
+	case sub == 12 || sub == 14: // table.init, table.copy
+		r.u32()
+		r.u32()
+	default:
+		return fmt.Errorf("opcode 0xfc %d: %w", sub, ErrUnsupported)
+	}
+	return nil
+}
+
+func (d *decoder) simd() error {
+	r := d.r
+	switch sub := r.u32(); {
+	case r.err != nil:
+	case sub <= 11 || sub == 92 || sub == 93: // loads, store, load zero
+		return d.memarg()
+	case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
+		r.bytes(16)
+	case sub >= 21 && sub <= 34: // extract and replace lane
+		r.byte()
+	case sub >= 84 && sub <= 91: // load and store lane
+		if err := d.memarg(); err != nil {
+			return err
+		}
+		r.byte()
+	case sub <= 255:
+	default:
+		return fmt.Errorf("opcode 0xfd %d (relaxed SIMD): %w", sub, ErrUnsupported)
+	}
+	return nil
+}
+
+func (d *decoder) atomic() error {
+	r := d.r
+	switch sub := r.u32(); {
+	case r.err != nil:
+	case sub <= 2 || sub >= 0x10 && sub <= 0x4e:
+		return d.memarg()
+	case sub == 3: // atomic.fence
+		r.byte()
+	default:
+		return fmt.Errorf("opcode 0xfe %d: %w", sub, ErrMalformed)
+	}
+	return nil
+}
+
+// shiftNames rewrites the body of a "name" section (after its name) for the
+// added import: function, local and label names are keyed by function
+// index. It reports false for a section it cannot read, which is dropped.
+func shiftNames(body []byte, impFuncs uint32) ([]byte, bool) {
+	r := &reader{b: body}
+	var out []byte
+	shift := func(f uint32) uint32 {
+		if f >= impFuncs {
+			return f + 1
+		}
+		return f
+	}
+	for r.off < len(body) {
+		id := r.byte()
+		sub := r.bytes(r.u32())
+		if r.err != nil {
+			return nil, false
+		}
+		var nb []byte
+		switch id {
+		case 1, 2, 3:
+			s := &reader{b: sub}
+			n := s.u32()
+			nb = appendU32(nil, n)
+			for i := uint32(0); i < n && s.err == nil; i++ {
+				nb = appendU32(nb, shift(s.u32()))
+				if id == 1 {
+					nb = appendName(nb, s.name())
+					continue
+				}
+				start := s.off
+				m := s.u32()
+				for j := uint32(0); j < m && s.err == nil; j++ {
+					s.u32()
+					s.name()
+				}
+				nb = append(nb, sub[start:s.off]...)
+			}
+			if s.err != nil || s.off != len(sub) {
+				return nil, false
+			}
+		default:
+			nb = sub
+		}
+		out = append(out, id)
+		out = appendU32(out, uint32(len(nb)))
+		out = append(out, nb...)
+	}
+	return out, true
+}

@@ -1,0 +1,566 @@
+package meter
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// The import Instrument adds: a function of type () -> i64 that returns the
+// guest's next quantum of fuel, or ends the call.
+const (
+	ImportModule = "warden_meter"
+	ImportName   = "refill"
+)
+
+const (
+	secCustom   = 0
+	secType     = 1
+	secImport   = 2
+	secFunction = 3
+	secTable    = 4
+	secMemory   = 5
+	secGlobal   = 6
+	secExport   = 7
+	secStart    = 8
+	secElement  = 9
+	secCode     = 10
+	secData     = 11
+	secDataCnt  = 12
+	secTag      = 13
+)
+
+// order is the position a known section must take in a module.
+func order(id byte) int {
+	switch id {
+	case secTag: // between memory and global
+		return 55
+	case secDataCnt: // between element and code
+		return 95
+	}
+	return int(id) * 10
+}
+
+type section struct {
+	id   byte
+	body []byte
+}
+
+// module is what the rewriter needs to know of its input.
+type module struct {
+	types      uint32 // function types
+	impFuncs   uint32
+	funcs      uint32 // imported and defined
+	globals    uint32 // imported and defined
+	defGlobals uint32
+}
+
+// Instrument returns bin metered as the package doc describes. It is
+// deterministic: the same input gives the same output.
+func Instrument(bin []byte) ([]byte, error) {
+	if len(bin) < 8 || !bytes.Equal(bin[:8], []byte("\x00asm\x01\x00\x00\x00")) {
+		return nil, fmt.Errorf("meter: not a wasm 1 module: %w", ErrMalformed)
+	}
+	r := &reader{b: bin, off: 8}
+	var secs []section
+	seen := map[byte]bool{}
+	for r.off < len(bin) && r.err == nil {
+		id := r.byte()
+		body := r.bytes(r.u32())
+		if r.err != nil {
+			break
+		}
+		if id > secTag {
+			return nil, fmt.Errorf("meter: unknown section %d: %w", id, ErrMalformed)
+		}
+		if id != secCustom {
+			if seen[id] {
+				return nil, fmt.Errorf("meter: section %d twice: %w", id, ErrMalformed)
+			}
+			seen[id] = true
+		}
+		if id == secTag {
+			return nil, fmt.Errorf("meter: tag section (exception handling): %w", ErrUnsupported)
+		}
+		secs = append(secs, section{id, body})
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("meter: section headers: %w", r.err)
+	}
+
+	var m module
+	var defFuncs uint32
+	var codeBodies uint32
+	for _, s := range secs {
+		r := &reader{b: s.body}
+		var err error
+		switch s.id {
+		case secType:
+			m.types, err = readTypes(r)
+		case secImport:
+			err = readImports(r, &m)
+		case secFunction:
+			defFuncs = r.u32()
+			for i := uint32(0); i < defFuncs && r.err == nil; i++ {
+				if t := r.u32(); r.err == nil && t >= m.types {
+					err = fmt.Errorf("meter: function %d has type %d of %d: %w", i, t, m.types, ErrMalformed)
+					break
+				}
+			}
+		case secGlobal:
+			m.defGlobals = r.u32()
+		case secCode:
+			codeBodies = r.u32()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("meter: section %d: %w", s.id, r.err)
+		}
+	}
+	if codeBodies != defFuncs {
+		return nil, fmt.Errorf("meter: %d bodies for %d functions: %w", codeBodies, defFuncs, ErrMalformed)
+	}
+	m.funcs = m.impFuncs + defFuncs
+	m.globals += m.defGlobals
+	fuel := m.globals    // the fuel global's index
+	refill := m.impFuncs // the refill import's index
+
+	out := append(make([]byte, 0, len(bin)+len(bin)/4), bin[:8]...)
+	emit := func(id byte, body []byte) {
+		out = append(out, id)
+		out = appendU32(out, uint32(len(body)))
+		out = append(out, body...)
+	}
+	have := map[byte]bool{}
+	// missing emits the sections the rewriter adds to a module that has
+	// none of them, before the first section that must follow them.
+	missing := func(next int) {
+		if !have[secType] && next > order(secType) {
+			emit(secType, appendRefillType(appendU32(nil, 1)))
+			have[secType] = true
+		}
+		if !have[secImport] && next > order(secImport) {
+			emit(secImport, appendRefillImport(appendU32(nil, 1), m.types))
+			have[secImport] = true
+		}
+		if !have[secGlobal] && next > order(secGlobal) {
+			emit(secGlobal, appendFuel(appendU32(nil, 1)))
+			have[secGlobal] = true
+		}
+	}
+	for _, s := range secs {
+		if s.id != secCustom {
+			missing(order(s.id))
+		}
+		r := &reader{b: s.body}
+		var body []byte
+		var err error
+		switch s.id {
+		case secCustom:
+			name := r.name()
+			switch {
+			case r.err != nil:
+				return nil, fmt.Errorf("meter: custom section: %w", r.err)
+			case strings.HasPrefix(name, ".debug_"):
+				continue // code offsets moved: drop DWARF rather than mislead
+			case name == "name":
+				if nb, ok := shiftNames(s.body[r.off:], m.impFuncs); ok {
+					emit(secCustom, append(appendName(nil, name), nb...))
+				}
+				continue
+			}
+			body = s.body
+		case secType:
+			n := r.u32()
+			body = appendRefillType(appendU32(nil, n+1), s.body[r.off:]...)
+		case secImport:
+			n := r.u32()
+			body = appendRefillImport(appendU32(nil, n+1), m.types, s.body[r.off:]...)
+		case secGlobal:
+			body, err = rewriteGlobals(r, &m)
+		case secExport:
+			body, err = rewriteExports(r, &m)
+		case secStart:
+			f := r.u32()
+			if r.err == nil && f >= m.funcs {
+				err = fmt.Errorf("meter: start function %d of %d: %w", f, m.funcs, ErrMalformed)
+			}
+			body = appendU32(nil, m.shift(f))
+		case secElement:
+			body, err = rewriteElements(r, &m)
+		case secCode:
+			body, err = rewriteCode(r, &m, fuel, refill)
+		default:
+			body = s.body
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("meter: section %d: %w", s.id, r.err)
+		}
+		have[s.id] = true
+		emit(s.id, body)
+	}
+	missing(1 << 30)
+	return out, nil
+}
+
+// shift is the index of function f once the refill import is added.
+func (m *module) shift(f uint32) uint32 {
+	if f >= m.impFuncs {
+		return f + 1
+	}
+	return f
+}
+
+// appendRefillType appends the rest of a type section and then () -> i64.
+func appendRefillType(b []byte, rest ...byte) []byte {
+	b = append(b, rest...)
+	return append(b, 0x60, 0x00, 0x01, 0x7e)
+}
+
+// appendRefillImport appends the rest of an import section and then the
+// refill import of type t.
+func appendRefillImport(b []byte, t uint32, rest ...byte) []byte {
+	b = append(b, rest...)
+	b = appendName(b, ImportModule)
+	b = appendName(b, ImportName)
+	b = append(b, 0x00)
+	return appendU32(b, t)
+}
+
+// appendFuel appends the fuel global: mutable i64, 0 (so that the first
+// check asks the host).
+func appendFuel(b []byte) []byte { return append(b, 0x7e, 0x01, 0x42, 0x00, 0x0b) }
+
+func readTypes(r *reader) (uint32, error) {
+	n := r.u32()
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		switch form := r.byte(); form {
+		case 0x60:
+		case 0x4e, 0x4f, 0x50, 0x5e, 0x5f:
+			return 0, fmt.Errorf("meter: type %d: form 0x%02x (GC): %w", i, form, ErrUnsupported)
+		default:
+			if r.err == nil {
+				return 0, fmt.Errorf("meter: type %d: form 0x%02x: %w", i, form, ErrMalformed)
+			}
+		}
+		for k := 0; k < 2; k++ { // params, results
+			c := r.u32()
+			for j := uint32(0); j < c && r.err == nil; j++ {
+				if err := valType(r); err != nil {
+					return 0, fmt.Errorf("meter: type %d: %w", i, err)
+				}
+			}
+		}
+	}
+	return n, nil
+}
+
+// valType reads one value type.
+func valType(r *reader) error {
+	switch t := r.byte(); t {
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+		return nil
+	case 0x64, 0x63:
+		return fmt.Errorf("typed reference 0x%02x: %w", t, ErrUnsupported)
+	default:
+		if r.err != nil {
+			return r.err
+		}
+		return fmt.Errorf("value type 0x%02x: %w", t, ErrMalformed)
+	}
+}
+
+func readImports(r *reader, m *module) error {
+	n := r.u32()
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		mod := r.name()
+		r.name()
+		if r.err == nil && mod == ImportModule {
+			return fmt.Errorf("meter: import %d from %q: %w", i, mod, ErrReserved)
+		}
+		switch kind := r.byte(); kind {
+		case 0:
+			if t := r.u32(); r.err == nil && t >= m.types {
+				return fmt.Errorf("meter: import %d has type %d of %d: %w", i, t, m.types, ErrMalformed)
+			}
+			m.impFuncs++
+		case 1:
+			if err := valType(r); err != nil {
+				return fmt.Errorf("meter: import %d: %w", i, err)
+			}
+			limits(r)
+		case 2:
+			limits(r)
+		case 3:
+			if err := valType(r); err != nil {
+				return fmt.Errorf("meter: import %d: %w", i, err)
+			}
+			r.byte()
+			m.globals++
+		case 4:
+			return fmt.Errorf("meter: import %d is a tag (exception handling): %w", i, ErrUnsupported)
+		default:
+			if r.err == nil {
+				return fmt.Errorf("meter: import %d of kind %d: %w", i, kind, ErrMalformed)
+			}
+		}
+	}
+	return nil
+}
+
+func limits(r *reader) {
+	flags := r.byte()
+	r.u32()
+	if flags&1 != 0 {
+		r.u32()
+	}
+}
+
+func rewriteGlobals(r *reader, m *module) ([]byte, error) {
+	n := r.u32()
+	b := appendU32(nil, n+1)
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		start := r.off
+		if err := valType(r); err != nil {
+			return nil, fmt.Errorf("meter: global %d: %w", i, err)
+		}
+		r.byte()
+		b = append(b, r.b[start:r.off]...)
+		var err error
+		if b, err = constExpr(r, m, b); err != nil {
+			return nil, fmt.Errorf("meter: global %d: %w", i, err)
+		}
+	}
+	return appendFuel(b), nil
+}
+
+func rewriteExports(r *reader, m *module) ([]byte, error) {
+	n := r.u32()
+	b := appendU32(nil, n)
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		b = appendName(b, r.name())
+		kind := r.byte()
+		idx := r.u32()
+		if r.err != nil {
+			break
+		}
+		switch {
+		case kind == 0 && idx >= m.funcs:
+			return nil, fmt.Errorf("meter: export %d names function %d of %d: %w", i, idx, m.funcs, ErrMalformed)
+		case kind == 0:
+			idx = m.shift(idx)
+		case kind == 3 && idx >= m.globals:
+			return nil, fmt.Errorf("meter: export %d names global %d of %d: %w", i, idx, m.globals, ErrMalformed)
+		case kind == 4:
+			return nil, fmt.Errorf("meter: export %d is a tag (exception handling): %w", i, ErrUnsupported)
+		case kind > 4:
+			return nil, fmt.Errorf("meter: export %d of kind %d: %w", i, kind, ErrMalformed)
+		}
+		b = append(b, kind)
+		b = appendU32(b, idx)
+	}
+	return b, nil
+}
+
+func rewriteElements(r *reader, m *module) ([]byte, error) {
+	n := r.u32()
+	b := appendU32(nil, n)
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		flags := r.u32()
+		if r.err != nil {
+			break
+		}
+		if flags > 7 {
+			return nil, fmt.Errorf("meter: element segment %d has flags %d: %w", i, flags, ErrMalformed)
+		}
+		b = appendU32(b, flags)
+		var err error
+		if flags&3 == 2 { // explicit table index
+			b = appendU32(b, r.u32())
+		}
+		if flags&1 == 0 { // active: an offset
+			if b, err = constExpr(r, m, b); err != nil {
+				return nil, fmt.Errorf("meter: element segment %d: %w", i, err)
+			}
+		}
+		if flags&3 != 0 { // an element kind or reference type
+			b = append(b, r.byte())
+		}
+		c := r.u32()
+		b = appendU32(b, c)
+		for j := uint32(0); j < c && r.err == nil; j++ {
+			if flags&4 != 0 {
+				if b, err = constExpr(r, m, b); err != nil {
+					return nil, fmt.Errorf("meter: element segment %d: %w", i, err)
+				}
+				continue
+			}
+			f := r.u32()
+			if r.err == nil && f >= m.funcs {
+				return nil, fmt.Errorf("meter: element segment %d names function %d of %d: %w", i, f, m.funcs, ErrMalformed)
+			}
+			b = appendU32(b, m.shift(f))
+		}
+	}
+	return b, nil
+}
+
+// constExpr appends a constant expression up to its end, with its function
+// indices shifted.
+func constExpr(r *reader, m *module, b []byte) ([]byte, error) {
+	var d decoder
+	d.m = m
+	d.r = r
+	for {
+		start := r.off
+		op, err := d.next()
+		if err != nil {
+			return nil, err
+		}
+		if d.fn >= 0 {
+			b = append(b, op)
+			b = appendU32(b, m.shift(uint32(d.fn)))
+		} else {
+			b = append(b, r.b[start:r.off]...)
+		}
+		if op == 0x0b {
+			return b, nil
+		}
+	}
+}
+
+// check is the fuel check inserted at a function's entry and a loop header.
+func appendCheck(b []byte, fuel, refill uint32, cost int64) []byte {
+	b = append(b, 0x23)
+	b = appendU32(b, fuel)
+	b = append(b, 0x42)
+	b = appendS64(b, cost)
+	b = append(b, 0x7d, 0x24) // i64.sub; global.set
+	b = appendU32(b, fuel)
+	b = append(b, 0x23)
+	b = appendU32(b, fuel)
+	b = append(b, 0x42, 0x00, 0x53, 0x04, 0x40, 0x10) // i64.const 0; i64.lt_s; if; call
+	b = appendU32(b, refill)
+	b = append(b, 0x24)
+	b = appendU32(b, fuel)
+	return append(b, 0x0b)
+}
+
+// edit is a change at one place of a body: a check inserted at pos, or the
+// function index between pos and end replaced.
+type edit struct {
+	pos, end int
+	cost     int64  // a check's cost; 0 for an index
+	fn       uint32 // the new index
+}
+
+func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
+	n := r.u32()
+	b := appendU32(make([]byte, 0, len(r.b)+len(r.b)/4), n)
+	var edits []edit
+	var body []byte
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		size := r.u32()
+		code := r.bytes(size)
+		if r.err != nil {
+			break
+		}
+		var err error
+		if edits, err = scanBody(code, m, edits[:0]); err != nil {
+			return nil, fmt.Errorf("meter: code of function %d: %w", m.impFuncs+i, err)
+		}
+		body = body[:0]
+		last := 0
+		for _, e := range edits {
+			body = append(body, code[last:e.pos]...)
+			if e.cost > 0 {
+				body = appendCheck(body, fuel, refill, e.cost)
+				last = e.pos
+			} else {
+				body = appendU32(body, e.fn)
+				last = e.end
+			}
+		}
+		body = append(body, code[last:]...)
+		b = appendU32(b, uint32(len(body)))
+		b = append(b, body...)
+	}
+	return b, nil
+}
+
+// maxCost caps the cost of one check: a longer run of straight-line code
+// is charged as this.
+const maxCost = 1 << 12
+
+// scanBody decodes one function body and returns its edits in order: a
+// check after the locals and after every loop's block type, each costing
+// the straight-line code it starts, and every function index to shift.
+func scanBody(code []byte, m *module, edits []edit) ([]edit, error) {
+	r := &reader{b: code}
+	groups := r.u32()
+	var locals uint64
+	for g := uint32(0); g < groups && r.err == nil; g++ {
+		locals += uint64(r.u32())
+		if err := valType(r); err != nil {
+			return nil, err
+		}
+		if locals > 50000 {
+			return nil, fmt.Errorf("%d locals: %w", locals, ErrMalformed)
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	edits = append(edits, edit{pos: r.off})
+	open := len(edits) - 1 // the check whose cost is being counted, or -1
+	var count int64
+	d := decoder{m: m, r: r}
+	depth := 1
+	for depth > 0 {
+		op, err := d.next()
+		if err != nil {
+			return nil, err
+		}
+		if d.fn >= 0 {
+			edits = append(edits, edit{pos: d.fnPos, end: r.off, fn: m.shift(uint32(d.fn))})
+		}
+		if open >= 0 {
+			count++
+			if isControl(op) {
+				edits[open].cost = min(count, maxCost)
+				open = -1
+			}
+		}
+		switch op {
+		case 0x02, 0x04:
+			depth++
+		case 0x03:
+			depth++
+			edits = append(edits, edit{pos: r.off})
+			open, count = len(edits)-1, 0
+		case 0x0b:
+			depth--
+		}
+	}
+	if r.off != len(code) {
+		return nil, fmt.Errorf("%d bytes after the body's end: %w", len(code)-r.off, ErrMalformed)
+	}
+	if open >= 0 {
+		edits[open].cost = min(max(count, 1), maxCost)
+	}
+	return edits, nil
+}
+
+// isControl reports whether op ends a run of straight-line code.
+func isControl(op byte) bool {
+	switch op {
+	case 0x00, 0x02, 0x03, 0x04, 0x05, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11:
+		return true
+	}
+	return false
+}
