@@ -59,9 +59,14 @@ func benchCall(tb testing.TB) (chain.Call, chain.Caller) {
 }
 
 // BenchmarkChain runs the whole first-party chain natively and as wasm, in
-// one run, reporting the median latency beside the mean.
+// one run: the median latency beside the mean and the allocations of one
+// caller, calls/s with four callers (two per core on two cores), and at the
+// end the mean time of each guard, native beside wasm.
 func BenchmarkChain(b *testing.B) {
 	call, tool := benchCall(b)
+	split := map[bool]map[string]*guardTime{}
+	p50 := map[bool]time.Duration{}
+	var order []string
 	for _, wasm := range []bool{false, true} {
 		name := "native"
 		if wasm {
@@ -76,22 +81,39 @@ func BenchmarkChain(b *testing.B) {
 		if check.Observation.Outcome != abi.OutcomeSuccess || !check.Invoked {
 			b.Fatalf("%s: %v %s %s\n%+v", name, check.Observation.Outcome, check.Observation.Code, check.Observation.Message(), check.Trace)
 		}
+		order = order[:0]
+		for _, st := range check.Trace {
+			order = append(order, stepName(st))
+		}
 		for i := 0; i < 2000; i++ { // steady state: guest heaps warmed
 			c.Run(context.Background(), call)
 		}
 		b.Run(name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, 1<<16)
+			per := map[string]*guardTime{}
 			b.ReportAllocs()
 			for b.Loop() {
 				start := time.Now()
-				c.Run(context.Background(), call)
+				res := c.Run(context.Background(), call)
 				lat = append(lat, time.Since(start))
+				for _, st := range res.Trace {
+					gt := per[stepName(st)]
+					if gt == nil {
+						gt = &guardTime{}
+						per[stepName(st)] = gt
+					}
+					gt.total += st.Duration
+					gt.n++
+				}
 			}
 			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			p50[wasm] = lat[len(lat)/2]
+			split[wasm] = per
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		})
 		b.Run(name+"/parallel", func(b *testing.B) {
-			b.SetParallelism(2)
+			b.SetParallelism(2) // 2 × GOMAXPROCS callers
+			b.ReportAllocs()
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -101,7 +123,36 @@ func BenchmarkChain(b *testing.B) {
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 		})
 	}
+	if split[false] == nil || split[true] == nil {
+		return // a -bench filter ran one side only
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "median per call: native %v, wasm %v (%.1fx)\n", p50[false].Round(time.Microsecond),
+		p50[true].Round(time.Microsecond), float64(p50[true])/float64(p50[false]))
+	fmt.Fprintf(&out, "%-26s %10s %10s %6s\n", "mean per guard", "native", "wasm", "ratio")
+	for _, g := range order {
+		n, w := split[false][g].mean(), split[true][g].mean()
+		fmt.Fprintf(&out, "%-26s %8.1fµs %8.1fµs %5.1fx\n", g, us(n), us(w), float64(w)/float64(n))
+	}
+	// Printed, not logged: a parent benchmark's log is dropped without -v.
+	fmt.Print(out.String())
 }
+
+type guardTime struct {
+	total time.Duration
+	n     int
+}
+
+func (g *guardTime) mean() time.Duration {
+	if g == nil || g.n == 0 {
+		return 0
+	}
+	return g.total / time.Duration(g.n)
+}
+
+func stepName(st chain.Step) string { return st.Guard + " (" + string(st.Phase) + ")" }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // TestChainBenchCallSucceeds keeps the benchmark's call honest in `go test`.
 func TestChainBenchCallSucceeds(t *testing.T) {

@@ -139,7 +139,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 			v = g.Guard(ctx, call.Tenant, req)
 		}
 		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseBefore, Verdict: summary(v), Duration: time.Since(start)})
-		res.Effects = append(res.Effects, v.Effects...)
+		res.Effects = appendEffects(res.Effects, v.Effects)
 		if v.Observation != nil {
 			res.Observation = *v.Observation
 			res.Args = current(bound, base.Args)
@@ -199,7 +199,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 			v = g.Guard(ctx, call.Tenant, req)
 		}
 		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseAfter, Verdict: summary(v), Duration: time.Since(start)})
-		res.Effects = append(res.Effects, v.Effects...)
+		res.Effects = appendEffects(res.Effects, v.Effects)
 		if v.Observation != nil {
 			obs = *v.Observation
 			stale = true
@@ -296,6 +296,15 @@ func (c *Chain) request(base abi.Request, call Call, phase abi.Phase, bound json
 		}
 	}
 	return &req
+}
+
+// appendEffects is append, growing the first time to room for the few
+// dozen effects a call's guards return rather than doubling up to them.
+func appendEffects(dst, add []abi.Effect) []abi.Effect {
+	if cap(dst) == 0 && len(add) > 0 {
+		dst = make([]abi.Effect, 0, max(16, 2*len(add)))
+	}
+	return append(dst, add...)
 }
 
 func current(bound, args json.RawMessage) json.RawMessage {

@@ -307,6 +307,7 @@ type stretchCtx struct {
 	err      error
 	deadline time.Time
 	timer    *time.Timer
+	stop     func() bool // unregisters the parent's cancellation
 }
 
 func newStretchCtx(parent context.Context, step, max time.Duration) *stretchCtx {
@@ -319,14 +320,10 @@ func newStretchCtx(parent context.Context, step, max time.Duration) *stretchCtx 
 	// Until the deadline, not one step: a limit shorter than the step is
 	// the deadline.
 	s.timer = time.AfterFunc(s.deadline.Sub(now), s.expire)
+	// The parent's end ends the attempt; registered with the parent rather
+	// than watched by a goroutine, which would cost one per attempt.
+	s.stop = context.AfterFunc(parent, func() { s.finish(parent.Err()) })
 	s.mu.Unlock()
-	go func() {
-		select {
-		case <-parent.Done():
-			s.finish(parent.Err())
-		case <-s.done:
-		}
-	}()
 	return s
 }
 
@@ -350,6 +347,7 @@ func (s *stretchCtx) finish(err error) {
 	}
 	s.err = err
 	s.timer.Stop()
+	s.stop()
 	close(s.done)
 }
 
