@@ -154,9 +154,37 @@ func appendS32(b []byte, v int32) []byte {
 // stackBound turns the instrumentation off for benchmarks that measure it.
 var stackBound = true
 
-// boundCallStack returns bin instrumented with a call-stack budget of
-// budget bytes (see above).
+// boundCallStack returns bin as every plugin runs it: metered (meter.go),
+// then bound in its call stack with a budget of budget bytes. The order is
+// fixed: the call-stack wrappers are added last, so they carry no fuel check
+// of their own (the body each calls checks at its entry), and the metering
+// sees only the guest's own code. The result is kept by the digest of bin
+// (rewriteMemo).
 func boundCallStack(bin []byte, budget uint32) ([]byte, error) {
+	k := newRewriteKey(bin, budget)
+	if b, ok := rewrites.get(k); ok {
+		return b, nil
+	}
+	b, err := rewriteModule(bin, budget)
+	if err != nil {
+		return nil, err
+	}
+	rewrites.put(k, b)
+	return b, nil
+}
+
+// rewriteModule meters bin, then bounds its call stack.
+func rewriteModule(bin []byte, budget uint32) ([]byte, error) {
+	m, err := meterModuleBytes(bin)
+	if err != nil {
+		return nil, err
+	}
+	return rewriteCallStack(m, budget)
+}
+
+// rewriteCallStack returns bin instrumented with a call-stack budget of
+// budget bytes (see above).
+func rewriteCallStack(bin []byte, budget uint32) ([]byte, error) {
 	if !stackBound {
 		return bin, nil
 	}

@@ -23,7 +23,7 @@ func TestBoundCallStackRefuses(t *testing.T) {
 			"host: call-stack bound: function 0 has type 7 of 0: module cannot be instrumented"},
 	}
 	for _, tt := range tests {
-		_, err := boundCallStack(tt.bin, 1<<20)
+		_, err := rewriteCallStack(tt.bin, 1<<20)
 		if !errors.Is(err, errStackRewrite) || err.Error() != tt.err {
 			t.Errorf("%s: %v, want %s", tt.name, err, tt.err)
 		}

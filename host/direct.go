@@ -50,16 +50,16 @@ func (h *Host) class(ctx context.Context, pages uint32) (*class, error) {
 	if c, ok := h.classes[pages]; ok {
 		return c, nil
 	}
-	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
-		WithCompilationCache(h.cache).
-		WithMemoryLimitPages(pages)
-	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	rt := wazero.NewRuntimeWithConfig(ctx, h.runtimeConfig(pages))
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: wasi: %w", err)
 	}
 	if err := instantiateDirectHost(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
+	}
+	if err := instantiateMeterHost(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		return nil, err
 	}
@@ -244,6 +244,12 @@ func checkDirectModule(cm wazero.CompiledModule) error {
 		case directModule:
 			hf, ok := directHostFuncs[name]
 			if !ok || !sameTypes(f.ParamTypes(), hf.params) || !sameTypes(f.ResultTypes(), hf.results) {
+				denied = append(denied, mod+"."+name)
+			}
+		case meterModule:
+			// Added by the metering (meter.go), which refuses a module
+			// that imports from this module itself.
+			if name != meterRefillName || len(f.ParamTypes()) != 0 || !sameTypes(f.ResultTypes(), []api.ValueType{i64}) {
 				denied = append(denied, mod+"."+name)
 			}
 		default:

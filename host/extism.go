@@ -46,8 +46,9 @@ package host
 // enabled only because the PDKs' language runtimes need it, with the same
 // stand-ins for clocks and randomness as direct plugins. Memory is capped by
 // the plugin's memoryPages limit (the guest's and the extism kernel's memory
-// each), and every call runs under the plugin's deadline with
-// close-on-context-done on. Each pooled instance is one extism plugin
+// each), and every call runs under the plugin's deadline, which the
+// metering of the guest's code enforces (meter.go; extism's own kernel is
+// not metered: it runs no guest code). Each pooled instance is one extism plugin
 // instance of one compiled plugin; the guest's runtime is initialized when
 // the instance is made, under Policy.LoadTimeout. Caveat: with
 // EXTISM_ENABLE_WASI_OUTPUT set in the host's environment, extism sends the
@@ -62,7 +63,6 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	extism "github.com/extism/go-sdk"
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -212,7 +212,7 @@ func (h *Host) newExtismEngine(ctx context.Context, name string, bin []byte, pag
 	if closed {
 		return nil, fmt.Errorf("host: %w", ErrClosed)
 	}
-	bin, err := boundCallStack(bin, callStackBudget(uint32(pages)))
+	bin, err := h.instrument(bin, callStackBudget(uint32(pages)))
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 	}
@@ -227,13 +227,10 @@ func (h *Host) newExtismEngine(ctx context.Context, name string, bin []byte, pag
 		// carries the plugin's deadline.
 	}
 	cfg := extism.PluginConfig{
-		RuntimeConfig: wazero.NewRuntimeConfig().
-			WithCloseOnContextDone(true).
-			WithCompilationCache(h.cache).
-			WithMemoryLimitPages(uint32(pages)),
-		EnableWasi: true,
+		RuntimeConfig: h.runtimeConfig(uint32(pages)),
+		EnableWasi:    true,
 	}
-	cp, err := extism.NewCompiledPlugin(ctx, manifest, cfg, extismHostFuncs)
+	cp, err := extism.NewCompiledPlugin(ctx, manifest, cfg, append(extismHostFuncs[:len(extismHostFuncs):len(extismHostFuncs)], extismMeterFunc()))
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 	}

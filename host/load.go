@@ -64,6 +64,7 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	if err != nil {
 		return nil, err
 	}
+	h.warmRewrite(src.Bytes, cls.pages)
 	cm, key, err := h.compile(ctx, cls, digest, src.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
@@ -96,6 +97,7 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 		if cls, err = h.class(ctx, uint32(limits.MemoryPages)); err != nil {
 			return nil, err
 		}
+		h.warmRewrite(src.Bytes, cls.pages)
 		if cm, key, err = h.compile(ctx, cls, digest, src.Bytes); err != nil {
 			return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 		}
@@ -251,4 +253,12 @@ func (h *Host) Verify(ctx context.Context, src Source, pol Policy) (abi.Manifest
 	m, d := p.Manifest(), p.Digest()
 	_ = p.Close(ctx)
 	return m, d, nil
+}
+
+// warmRewrite makes the instrumented module that compile will ask for
+// (boundCallStack) ready: from the memo, from the host's cache directory, or
+// rewritten now and kept in both. A module that cannot be rewritten is
+// reported by compile.
+func (h *Host) warmRewrite(bin []byte, pages uint32) {
+	_, _ = h.instrument(bin, callStackBudget(pages))
 }
