@@ -41,6 +41,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzObservationJSON$$' -fuzztime=$(FUZZTIME) ./abi
 	$(GO) test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) ./internal/jsonschema
 	$(GO) test -run='^$$' -fuzz='^FuzzCanonical$$' -fuzztime=$(FUZZTIME) ./internal/services
+	$(GO) test -run='^$$' -fuzz='^FuzzInstrument$$' -fuzztime=$(FUZZTIME) ./host/internal/meter
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -53,8 +54,10 @@ check:
 	$(MAKE) test
 
 # Benchmarks: each speed claim is a ratio measured side by side in one run.
+# BenchmarkMetering, BenchmarkStopLateness and BenchmarkGCPause compare the
+# metering with no check and with close-on-context-done.
 bench: plugins
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./host/ ./internal/jsonschema/
+	$(GO) test -run='^$$' -bench=. -benchmem -count=1 -timeout=30m ./host/ ./internal/jsonschema/
 
 # The main job on embedded defaults: a website-creation task against the
 # example MCP server, with the scripted model (examples/scenarios/demo).
