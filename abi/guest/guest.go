@@ -24,16 +24,17 @@
 // The same Plugin runs in-process through NewNative, so tests and benchmarks
 // can put the identical guard beside its wasm build.
 //
-// # Keep loops and allocations out of the guest
+// # Decide in the guest, let the host do the heavy primitives
 //
-// Every call into a guest runs under a deadline the host can enforce only by
-// checking at each branch of compiled code, which makes byte-by-byte work
-// inside a Go guest an order of magnitude slower than the same code in the
-// host. Read the envelope through Get and Has, which ask the host to
-// evaluate the path natively and copy in only the result, and check JSON
-// Schemas with Validate and digest JSON values with Digest, which the host
-// runs natively; decide in the guest. A guest may also read the envelope
-// itself (Raw) with gjson when it walks much of it, e.g. a tool's contract.
+// Every rule of a plugin belongs in the guest, so that a new generation of
+// the plugin can change it without a new host. The host offers a few
+// general primitives (docs/ABI.md) that are cheaper natively: Get and Has
+// evaluate a path and copy in only the result, Validate checks a JSON
+// Schema, Digest hashes a value's canonical JSON without copying it in. A
+// guest that walks much of the envelope (a tool's contract, a state view)
+// reads Raw with gjson itself; the first-party guards do, and memoise what
+// they parse from it. Allocations still cost more inside a guest than in the
+// host, so keep them out of hot paths.
 package guest
 
 import (
