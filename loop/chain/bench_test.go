@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"testing"
@@ -89,6 +90,8 @@ func BenchmarkChain(b *testing.B) {
 			c.Run(context.Background(), call)
 		}
 		b.Run(name, func(b *testing.B) {
+			// A CPU profile splits by -tagfocus=chain=native|wasm.
+			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("chain", name)))
 			lat := make([]time.Duration, 0, 1<<16)
 			per := map[string]*guardTime{}
 			b.ReportAllocs()
@@ -112,6 +115,7 @@ func BenchmarkChain(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		})
 		b.Run(name+"/parallel", func(b *testing.B) {
+			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("chain", name)))
 			b.SetParallelism(2) // 2 × GOMAXPROCS callers
 			b.ReportAllocs()
 			start := time.Now()

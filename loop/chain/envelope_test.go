@@ -5,7 +5,16 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/plugins/guards/argbinding"
+	"github.com/agentwarden/warden/plugins/guards/argpolicy"
+	"github.com/agentwarden/warden/plugins/guards/evidence"
+	"github.com/agentwarden/warden/plugins/guards/fingerprint"
+	"github.com/agentwarden/warden/plugins/guards/paramcontract"
+	"github.com/agentwarden/warden/plugins/guards/responsecontract"
+	"github.com/agentwarden/warden/plugins/guards/writegate"
 )
 
 // TestEnvelopeMatchesRequest checks that a guard's envelope spliced from a
@@ -70,4 +79,64 @@ func TestEnvelopeMatchesRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkEnvelope measures the host side of one guarded call's envelopes
+// alone (the benchmark call of BenchmarkChain, the first-party guards'
+// manifests): a request of its own per guard, filtered and encoded whole, as
+// Guard does, against one host.Envelope per phase spliced per guard.
+func BenchmarkEnvelope(b *testing.B) {
+	call, _ := benchCall(b)
+	plugins := map[string]guest.Plugin{
+		"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
+		"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
+		"Evidence": evidence.Plugin,
+	}
+	resp := json.RawMessage(`{"code":200,"msg":"ok","data":{"records":[]}}`)
+	ok := abi.Success("工具 search_articles 调用成功", resp)
+	phase := func(p abi.Phase) abi.Request {
+		r := abi.Request{Phase: p, Tool: call.Tool, CallID: call.CallID, Args: call.Args, Contract: call.Contract,
+			Schema: call.Schema, State: call.State}
+		if p == abi.PhaseAfter {
+			r.Bound, r.Result, r.Response = call.Args, &ok, resp
+		}
+		return r
+	}
+	phases := []struct {
+		p      abi.Phase
+		guards []string
+	}{{abi.PhaseBefore, chain.FirstPartyBefore}, {abi.PhaseAfter, chain.FirstPartyAfter}}
+	buf := make([]byte, 0, 16<<10)
+	b.Run("request", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, ph := range phases {
+				for _, g := range ph.guards {
+					req := phase(ph.p)
+					req.ABI, req.Kind = abi.Version, abi.RoleGuard
+					req.State = make(map[string]json.RawMessage, len(call.State))
+					for k, v := range call.State {
+						if c := abi.Capability(k); c.IsStateView() && plugins[g].Manifest.Grants(c) {
+							req.State[k] = v
+						}
+					}
+					buf = req.AppendJSON(buf[:0])
+				}
+			}
+		}
+	})
+	b.Run("envelope", func(b *testing.B) {
+		b.ReportAllocs()
+		var env host.Envelope
+		for b.Loop() {
+			for _, ph := range phases {
+				req := phase(ph.p)
+				env.Set(&req)
+				for _, g := range ph.guards {
+					m := plugins[g].Manifest
+					buf = env.AppendFor(buf[:0], nil, &m)
+				}
+			}
+		}
+	})
 }
