@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/tetratelabs/wazero"
@@ -224,7 +226,8 @@ type directEngine struct {
 
 func checkDirectModule(cm wazero.CompiledModule) error {
 	exports := cm.ExportedFunctions()
-	for name, sig := range directExports {
+	for _, name := range slices.Sorted(maps.Keys(directExports)) { // the first missing, always the same
+		sig := directExports[name]
 		f, ok := exports[name]
 		if !ok {
 			return fmt.Errorf("host: export %s missing: %w", name, ErrNotAPlugin)
