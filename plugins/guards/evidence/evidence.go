@@ -37,8 +37,6 @@
 package evidence
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -70,11 +68,7 @@ func handle(c *guest.Call) {
 		panic(err) // the host turns it into a trap: the guard fails closed
 	}
 	it, entities := e.item(c.Now().Format(time.RFC3339Nano))
-	item, err := json.Marshal(it)
-	if err != nil {
-		panic(fmt.Errorf("evidence: item: %w", err))
-	}
-	c.Effect(abi.EffectEvidenceRegister, item)
+	c.Effect(abi.EffectEvidenceRegister, appendItem(make([]byte, 0, 512+2*len(e.resp)), &it))
 	if entities > 0 {
 		ents, err := e.entities()
 		if err != nil {

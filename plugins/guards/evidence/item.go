@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -111,7 +110,9 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 	if len(e.resp) > 0 {
 		sum := sha256.Sum256(e.resp)
 		it.ContentHash = hex.EncodeToString(sum[:])
-		it.Excerpt = contract.Truncate(compactJSON(e.resp), Excerpt)
+		// Truncate decides on the first Excerpt+1 bytes, so only those
+		// are compacted.
+		it.Excerpt = contract.Truncate(appendCompact(nil, e.resp, false, Excerpt+1), Excerpt)
 		if len(e.resp) > e.budget {
 			it.Truncated = true
 			it.Payload, _ = json.Marshal(contract.Truncate(e.resp, e.budget))
@@ -180,14 +181,6 @@ func appendLeaves(out []string, r gjson.Result) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-func compactJSON(b []byte) []byte {
-	var buf bytes.Buffer
-	if json.Compact(&buf, b) != nil {
-		return bytes.TrimSpace(b)
-	}
-	return buf.Bytes()
 }
 
 // entities are the entity.record payloads (abi.Entity) of the extracts with

@@ -119,4 +119,3 @@ func TestNormalise(t *testing.T) {
 		})
 	}
 }
-

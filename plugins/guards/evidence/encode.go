@@ -1,0 +1,206 @@
+package evidence
+
+import (
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/agentwarden/warden/abi"
+)
+
+// The evidence item is written by hand rather than by encoding/json: its
+// payload and extracts are raw JSON the size of the response, and
+// encoding/json validates and compacts each raw value with a scanner that
+// makes an indirect call per byte, which costs most of the guard's time
+// inside a guest. The bytes are exactly json.Marshal's (TestEncodeItem
+// checks them against it): raw values come from the request envelope, which
+// the host only builds from valid JSON, so they need compacting, not
+// validating.
+
+// appendItem appends it as json.Marshal encodes an abi.EvidenceItem.
+func appendItem(b []byte, it *abi.EvidenceItem) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, it.ID)
+	b = append(b, `,"sourceType":`...)
+	b = appendString(b, it.SourceType)
+	b = append(b, `,"locator":`...)
+	b = appendString(b, it.Locator)
+	b = append(b, `,"retrievedAt":`...)
+	b = appendString(b, it.RetrievedAt)
+	b = append(b, `,"toolCallId":`...)
+	b = appendString(b, it.ToolCallID)
+	if it.Excerpt != "" {
+		b = append(b, `,"excerpt":`...)
+		b = appendString(b, it.Excerpt)
+	}
+	if it.ContentHash != "" {
+		b = append(b, `,"contentHash":`...)
+		b = appendString(b, it.ContentHash)
+	}
+	b = append(b, `,"tool":`...)
+	b = appendString(b, it.Tool)
+	if it.NodeID != "" {
+		b = append(b, `,"nodeId":`...)
+		b = appendString(b, it.NodeID)
+	}
+	b = append(b, `,"status":`...)
+	b = appendString(b, it.Status.String())
+	b = append(b, `,"businessOk":`...)
+	b = strconv.AppendBool(b, it.BusinessOK)
+	b = append(b, `,"result":`...)
+	b = appendString(b, it.Result)
+	b = append(b, `,"empty":`...)
+	b = strconv.AppendBool(b, it.Empty)
+	if it.Truncated {
+		b = append(b, `,"truncated":true`...)
+	}
+	if it.Size != 0 {
+		b = append(b, `,"size":`...)
+		b = strconv.AppendInt(b, int64(it.Size), 10)
+	}
+	if len(it.Extracts) > 0 {
+		b = append(b, `,"extracts":{`...)
+		for i, k := range sortedKeys(it.Extracts) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendCompact(b, it.Extracts[k], true, -1)
+		}
+		b = append(b, '}')
+	}
+	if len(it.Counts) > 0 {
+		b = append(b, `,"counts":{`...)
+		for i, k := range sortedKeys(it.Counts) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(it.Counts[k]), 10)
+		}
+		b = append(b, '}')
+	}
+	if len(it.Values) > 0 {
+		b = append(b, `,"values":[`...)
+		for i, v := range it.Values {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, v)
+		}
+		b = append(b, ']')
+	}
+	if len(it.Payload) > 0 {
+		b = append(b, `,"payload":`...)
+		b = appendCompact(b, it.Payload, true, -1)
+	}
+	return append(b, '}')
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// appendCompact appends the valid JSON src without insignificant
+// whitespace, as json.Compact does; with html, '<', '>', '&', U+2028 and
+// U+2029 are escaped as json.Marshal escapes them in a json.RawMessage. With
+// limit ≥ 0 it stops once limit bytes of output were appended.
+func appendCompact(b, src []byte, html bool, limit int) []byte {
+	start := len(b)
+	inString, escaped := false, false
+	for i := 0; i < len(src); i++ {
+		if limit >= 0 && len(b)-start >= limit {
+			break
+		}
+		c := src[i]
+		if !inString {
+			switch c {
+			case ' ', '\t', '\n', '\r':
+				continue
+			case '"':
+				inString = true
+			}
+			b = append(b, c)
+			continue
+		}
+		switch {
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inString = false
+		case html && (c == '<' || c == '>' || c == '&'):
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			continue
+		case html && c == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[src[i+2]&0xf])
+			i += 2
+			continue
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string the way json.Marshal writes it
+// (HTML-safe, invalid UTF-8 as U+FFFD).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,59 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
+)
+
+// tricky strings: escapes, HTML, the line separators, control bytes,
+// invalid UTF-8.
+var tricky = []string{"", "plain", `q"uo\te`, "<a href='x'>&amp;</a>", "line\u2028sep\u2029", "\b\f\n\r\t\x00\x1f\x7f",
+	"中文，全角！", "bad \xff\xfe utf8", "\xe2\x80", "emoji 😀"}
+
+func TestEncodeItem(t *testing.T) {
+	t.Parallel()
+	raws := []string{`{"a":1}`, ` { "b" : [ 1 , 2 ,{"c":"<x> & \u2028"} ] } `, `"s p a c e"`, `"e\"s\\c\"" `, "[\n\t\"\u2028\u2029 <&>\"\n]", `null`, `123.5e3`}
+	var items []abi.EvidenceItem
+	for i, s := range tricky {
+		raw := raws[i%len(raws)]
+		items = append(items, abi.EvidenceItem{ID: s, SourceType: "query", Locator: s + " " + raw, RetrievedAt: s, ToolCallID: s,
+			Excerpt: s, ContentHash: s, Tool: s, NodeID: s, Status: abi.OutcomeSuccess, BusinessOK: i%2 == 0, Result: abi.ResultWithData,
+			Empty: i%3 == 0, Truncated: i%2 == 1, Size: i * 7,
+			Extracts: map[string]json.RawMessage{s: json.RawMessage(raw), "z" + s: json.RawMessage(raws[(i+1)%len(raws)]), "a": json.RawMessage(`[]`)},
+			Counts:   map[string]int{s: i, "b": -1}, Values: []string{s, "v"}, Payload: json.RawMessage(raw)})
+	}
+	items = append(items, abi.EvidenceItem{ID: "ev_1", Status: abi.OutcomeFailed, Result: abi.ResultFailure},
+		abi.EvidenceItem{ID: "ev_2", Status: abi.OutcomeSuccess, Extracts: map[string]json.RawMessage{}, Counts: map[string]int{}, Values: []string{}})
+	for _, it := range items {
+		want, err := json.Marshal(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendItem(nil, &it); !bytes.Equal(got, want) {
+			t.Errorf("item %q:\ngot  %s\nwant %s", it.ID, got, want)
+		}
+	}
+}
+
+func TestCompactExcerpt(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{`{}`, ` { "a" : "x y" , "b":[ 1, 2 ] } `, `"` + strings.Repeat("中", 100) + `"`,
+		`{"k":"` + strings.Repeat(`a\" `, 90) + `"}`, "[\n" + strings.Repeat(` {"id": 1, "t": "<b>"},`+"\n", 30) + "0]"} {
+		var full bytes.Buffer
+		if err := json.Compact(&full, []byte(src)); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendCompact(nil, []byte(src), false, -1); !bytes.Equal(got, full.Bytes()) {
+			t.Errorf("compact %q = %q, want %q", src, got, full.Bytes())
+		}
+		want := contract.Truncate(full.Bytes(), Excerpt)
+		if got := contract.Truncate(appendCompact(nil, []byte(src), false, Excerpt+1), Excerpt); got != want {
+			t.Errorf("excerpt of %q = %q, want %q", src, got, want)
+		}
+	}
+}
