@@ -30,7 +30,7 @@ func approval(c *rules.Call) rules.Decision {
 		return rules.Rejected(abi.ApprovalToolMismatch, abi.ApprovalToolMismatch.Reason(c.L, "tool", name, "gated", g.Tool),
 			abi.NextApprovalMismatch.Text(c.L, "gated", g.Tool))
 	}
-	n, d := c.Node()
+	n, d := c.Node("{nodeId,skillKey}")
 	if d != nil {
 		return *d
 	}

@@ -18,7 +18,7 @@ const defaultDelegateDepth = 2
 // them; without that list, a skill that is not delegatable is reported as
 // not found, because the node cannot see it.
 func delegate(c *rules.Call) rules.Decision {
-	n, d := c.Node()
+	n, d := c.Node("{skillKey,depth,delegatable,delegateMaxDepth,delegations}")
 	if d != nil {
 		return *d
 	}

@@ -29,7 +29,15 @@ func citations(output string) []string {
 // that output is not empty: the checks of CONTRACT_SPEC §10.2 in order, then
 // the citations (FAILURES_AND_EVIDENCE §5), then the build's extra rules.
 func finish(c *rules.Call, extra []FinishRule) rules.Decision {
-	n, d := c.Node()
+	// The first-party gate reads only the fields it needs; extra rules see
+	// the whole views.
+	nodePart, nodeMore := "{nodeId,skillKey,outputs,target,doneTools}", []string{"{nodeId,toolNames}"}
+	ledgerPart := "{entries:entries.#.{tool,state,nodeId}}"
+	evidencePart := "{items:items.#.{id,nodeId,status,businessOk}}"
+	if len(extra) > 0 {
+		nodePart, nodeMore, ledgerPart, evidencePart = "", nil, "", ""
+	}
+	n, d := c.Node(nodePart, nodeMore...)
 	if d != nil {
 		return *d
 	}
@@ -41,7 +49,10 @@ func finish(c *rules.Call, extra []FinishRule) rules.Decision {
 		ledger abi.LedgerView
 		ev     abi.EvidenceView
 	)
-	if d := c.Views(abi.CapStateLedger, &ledger, abi.CapStateEvidence, &ev); d != nil {
+	if d := c.Part(abi.CapStateLedger, ledgerPart, &ledger); d != nil {
+		return *d
+	}
+	if d := c.Part(abi.CapStateEvidence, evidencePart, &ev); d != nil {
 		return *d
 	}
 	// 2. No unsettled write of this node.
@@ -58,14 +69,16 @@ func finish(c *rules.Call, extra []FinishRule) rules.Decision {
 			continue
 		}
 		allowed := rules.AllowedSources(o)
-		next := abi.NextOutputSet.Text(c.L, "keys", key, "sources", c.List(allowed))
+		// The next step is filled only for a refusal: filling texts is
+		// costly inside the guest.
+		next := func() string { return abi.NextOutputSet.Text(c.L, "keys", key, "sources", c.List(allowed)) }
 		w, ok := n.Outputs[key]
 		if !ok {
-			return rules.Rejected(abi.FinishOutputMissing, abi.FinishOutputMissing.Reason(c.L, "key", key), next)
+			return rules.Rejected(abi.FinishOutputMissing, abi.FinishOutputMissing.Reason(c.L, "key", key), next())
 		}
 		v := gjson.ParseBytes(w.Value)
 		if rules.EmptyValue(v) {
-			return rules.Rejected(abi.FinishOutputEmpty, abi.FinishOutputEmpty.Reason(c.L, "key", key), next)
+			return rules.Rejected(abi.FinishOutputEmpty, abi.FinishOutputEmpty.Reason(c.L, "key", key), next())
 		}
 		bad := !slices.Contains(allowed, w.SourceType)
 		if !bad && w.SourceType == string(contract.SourceContract) {
@@ -76,7 +89,7 @@ func finish(c *rules.Call, extra []FinishRule) rules.Decision {
 			if w.SourceType == string(contract.SourceContract) && slices.Contains(allowed, w.SourceType) {
 				detail = c.Text(rules.ConstantDiffers, "key", key)
 			}
-			return rules.Rejected(abi.FinishOutputSource, abi.FinishOutputSource.Reason(c.L, "key", key, "detail", detail), next)
+			return rules.Rejected(abi.FinishOutputSource, abi.FinishOutputSource.Reason(c.L, "key", key, "detail", detail), next())
 		}
 	}
 	// 4. The completion target succeeded here or in a delegated pre-node.

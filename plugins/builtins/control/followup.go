@@ -13,7 +13,7 @@ import (
 // followUp decides builtin_node_follow_up(question, expectedFields?,
 // suggestions?) (§12, TOOL_OBSERVATION §9 scenarios 4 and 5).
 func followUp(c *rules.Call) rules.Decision {
-	n, d := c.Node()
+	n, d := c.Node("{nodeId,skillKey,lastBusiness}")
 	if d != nil {
 		return *d
 	}
@@ -27,7 +27,10 @@ func followUp(c *rules.Call) rules.Decision {
 		conv abi.ConversationView
 		ev   abi.EvidenceView
 	)
-	if d := c.Views(abi.CapStateFollowUp, &fu, abi.CapStateApproval, &ap, abi.CapStateConversation, &conv, abi.CapStateEvidence, &ev); d != nil {
+	if d := c.Views(abi.CapStateFollowUp, &fu, abi.CapStateApproval, &ap, abi.CapStateConversation, &conv); d != nil {
+		return *d
+	}
+	if d := c.Part(abi.CapStateEvidence, "{items:items.#.{nodeId,status,businessOk,empty}}", &ev); d != nil {
 		return *d
 	}
 	question := c.Arg("question")

@@ -62,7 +62,11 @@ func TestSwapFinishRule(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	slot, err := h.NewSlot(ctx, "builtin-control", first, host.Policy{}, selfTest)
+	// The deadline is far from any call's cost: this test is about which
+	// generation answers, and a shared, loaded machine must not turn a slow
+	// call into a PLUGIN_TIMEOUT here.
+	pol := host.Policy{Limits: abi.Limits{TimeoutMs: 10_000}}
+	slot, err := h.NewSlot(ctx, "builtin-control", first, pol, selfTest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +123,7 @@ func TestSwapFinishRule(t *testing.T) {
 		next := slot.Current().Number + 1
 		strict[next] = extra
 		mu.Unlock()
-		info, err := slot.Swap(ctx, src, host.Policy{}, selfTest)
+		info, err := slot.Swap(ctx, src, pol, selfTest)
 		if err != nil {
 			t.Fatalf("swap %d: %v", i, err)
 		}

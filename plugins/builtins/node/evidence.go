@@ -14,7 +14,7 @@ import (
 // stateSet decides builtin_state_set(key, value): a reserved scratch key is
 // refused (STATE_KEY_RESERVED).
 func stateSet(c *rules.Call) rules.Decision {
-	n, d := c.Node()
+	n, d := c.Node("{nodeId,reservedKeys}")
 	if d != nil {
 		return *d
 	}

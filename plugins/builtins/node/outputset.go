@@ -17,7 +17,7 @@ import (
 // source types that may be written, and for an output that is not required
 // adds that it may be left out.
 func outputSet(c *rules.Call) rules.Decision {
-	n, d := c.Node()
+	n, d := c.Node("")
 	if d != nil {
 		return *d
 	}
@@ -52,21 +52,26 @@ func outputSet(c *rules.Call) rules.Decision {
 			}
 		}
 	}
-	next := abi.NextOutputSet.Text(c.L, "keys", keys, "sources", c.List(sources))
-	if (out != nil && !out.Required) || len(ct.Outputs) == 0 {
-		next = c.Clauses(next, abi.NextOptionalOutput.Text(c.L))
+	// The next step is filled only for a refusal: filling texts is costly
+	// inside the guest.
+	next := func() string {
+		n := abi.NextOutputSet.Text(c.L, "keys", keys, "sources", c.List(sources))
+		if (out != nil && !out.Required) || len(ct.Outputs) == 0 {
+			n = c.Clauses(n, abi.NextOptionalOutput.Text(c.L))
+		}
+		return n
 	}
 	switch {
 	case key == "":
-		return rules.Rejected(abi.OutputPathInvalid, abi.OutputPathInvalid.Reason(c.L), next)
+		return rules.Rejected(abi.OutputPathInvalid, abi.OutputPathInvalid.Reason(c.L), next())
 	case contract.IsPlatformField(key) || slices.Contains(contract.HiddenPlatformFields, key):
-		return rules.Rejected(abi.PlatformFieldForbidden, abi.PlatformFieldForbidden.Reason(c.L, "key", key), next)
+		return rules.Rejected(abi.PlatformFieldForbidden, abi.PlatformFieldForbidden.Reason(c.L, "key", key), next())
 	case out == nil && len(ct.Outputs) > 0:
-		return rules.Rejected(abi.OutputWriteForbidden, abi.OutputWriteForbidden.Reason(c.L, "key", key), next)
+		return rules.Rejected(abi.OutputWriteForbidden, abi.OutputWriteForbidden.Reason(c.L, "key", key), next())
 	}
 	reject := func(t rules.Text, kv ...string) rules.Decision {
 		detail := c.Text(t, append([]string{"key", key}, kv...)...)
-		return rules.Rejected(abi.SourceReject, abi.SourceReject.Reason(c.L, "detail", detail), next)
+		return rules.Rejected(abi.SourceReject, abi.SourceReject.Reason(c.L, "detail", detail), next())
 	}
 	value := c.ArgValue("value")
 	source, ref, path := c.Arg("sourceType"), c.Arg("sourceRef"), c.Arg("sourcePath")

@@ -44,12 +44,31 @@ func (c *Call) Arg(name string) string { return strings.TrimSpace(c.ArgValue(nam
 // Get reads a gjson path of the envelope.
 func (c *Call) Get(path string) gjson.Result { return c.G.Get(path) }
 
-// View decodes the state view granted as capability v into dst and reports
-// whether it was present.
+// View decodes the state view granted as capability v into dst, a pointer
+// to its abi type, and reports whether it was present (a null view is not).
 func (c *Call) View(v abi.Capability, dst any) (bool, error) {
-	r := c.G.Get(guest.StatePath(v, ""))
+	return c.ViewPart(v, "", dst)
+}
+
+// ViewPart is View reading only part of the view: part is a gjson
+// projection of it, such as "{nodeId,contract}" or
+// "{items:items.#.{id,status}}", which the host evaluates so that only those
+// fields are copied into the guest. Fields outside part stay zero. A view
+// that has none of them is read whole, which tells a missing or null view
+// from an empty one.
+func (c *Call) ViewPart(v abi.Capability, part string, dst any) (bool, error) {
+	path := guest.StatePath(v, "")
+	if part != "" {
+		if r := c.G.Get(path + "." + part); r.IsObject() && r.Raw != "{}" && decodeView(r, dst) {
+			return true, nil
+		}
+	}
+	r := c.G.Get(path)
 	if !r.Exists() || r.Type == gjson.Null {
 		return false, nil
+	}
+	if decodeView(r, dst) {
+		return true, nil
 	}
 	if err := json.Unmarshal([]byte(r.Raw), dst); err != nil {
 		return false, fmt.Errorf("%s: %w", v, err)
@@ -57,10 +76,18 @@ func (c *Call) View(v abi.Capability, dst any) (bool, error) {
 	return true, nil
 }
 
-// Node returns state.node, or a FAILED decision when it is missing.
-func (c *Call) Node() (*abi.NodeView, *Decision) {
+// Node returns the fields parts (see ViewPart; "" for all) of state.node,
+// or a FAILED decision when it is missing. The host bounds a projection to
+// five fields, so a rule that needs more gives more parts.
+func (c *Call) Node(part string, more ...string) (*abi.NodeView, *Decision) {
 	var n abi.NodeView
-	ok, err := c.View(abi.CapStateNode, &n)
+	ok, err := c.ViewPart(abi.CapStateNode, part, &n)
+	for _, p := range more {
+		if !ok || err != nil {
+			break
+		}
+		_, err = c.ViewPart(abi.CapStateNode, p, &n)
+	}
 	if err != nil {
 		d := ToolError(c.L, c.Tool, err.Error())
 		return nil, &d
@@ -75,8 +102,17 @@ func (c *Call) Node() (*abi.NodeView, *Decision) {
 // Contract returns the skill contract of state.node, parsed once per text
 // (see Parse). A node without one runs under the empty contract (every tool
 // by the default rules of §1.3).
+//
+// A node part without "contract" leaves it to this call, which reads it
+// with a plain path query: the host finds it natively and the guest only
+// copies it, where a projection that includes it would be scanned again
+// inside the guest.
 func (c *Call) Contract(n *abi.NodeView) (*contract.Contract, *Decision) {
-	ct, err := Parse(n.SkillKey, n.Contract)
+	raw := n.Contract
+	if raw == nil {
+		raw = []byte(c.G.Get(guest.StatePath(abi.CapStateNode, "contract")).Raw)
+	}
+	ct, err := Parse(n.SkillKey, raw)
 	if err != nil {
 		d := ToolError(c.L, c.Tool, err.Error())
 		return nil, &d
@@ -92,6 +128,16 @@ func (c *Call) Views(pairs ...any) *Decision {
 			d := ToolError(c.L, c.Tool, err.Error())
 			return &d
 		}
+	}
+	return nil
+}
+
+// Part decodes the fields part of an optional state view (see ViewPart); a
+// missing view stays zero.
+func (c *Call) Part(v abi.Capability, part string, dst any) *Decision {
+	if _, err := c.ViewPart(v, part, dst); err != nil {
+		d := ToolError(c.L, c.Tool, err.Error())
+		return &d
 	}
 	return nil
 }
