@@ -16,17 +16,27 @@ PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*
 
 all: build plugins
 
-build:
-	$(GO) build -o bin/warden ./cmd/warden
+# The first-party plugins, which make build embeds into bin/warden
+# (internal/firstparty, build tag warden_embed). A warden built without the
+# tag (go run, go test, go build) builds them from source on first use.
+FIRSTPARTY := argpolicy argbinding paramcontract fingerprint writegate responsecontract evidence control node env
+EMBED_DIR  := internal/firstparty/wasm
+
+build: plugins
+	@rm -f $(EMBED_DIR)/*.wasm
+	@for p in $(FIRSTPARTY); do cp $(WASM_DIR)/$$p.wasm $(EMBED_DIR)/$$p.wasm || exit 1; done
+	$(GO) build -tags warden_embed -o bin/warden ./cmd/warden
 
 # A plugin's file is named after its directory, or the directory above a cmd/.
+# No VCS stamp: a module's digest depends on its sources only, so it is the
+# same as warden's own build of them (internal/firstparty).
 plugins:
 	@mkdir -p $(WASM_DIR)
 	@for d in $(PLUGIN_PKGS); do \
 		d=$${d%/}; name=$$(basename $$d); \
 		if [ "$$name" = cmd ]; then name=$$(basename $$(dirname $$d)); fi; \
 		echo "wasm $$d -> $(WASM_DIR)/$$name.wasm"; \
-		$(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath -o $(WASM_DIR)/$$name.wasm ./$$d || exit 1; \
+		$(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -o $(WASM_DIR)/$$name.wasm ./$$d || exit 1; \
 	done
 
 # Tests build the plugins they need on their own; the fuzzers run briefly on
@@ -61,6 +71,8 @@ bench: plugins
 
 # The main job on embedded defaults: a website-creation task against the
 # example MCP server, with the scripted model (examples/scenarios/demo).
+# The first-party plugins run as wasm; on a fresh clone warden builds them
+# into its cache first (once per change of their sources).
 demo:
 	$(GO) run ./cmd/warden run examples/scenarios/demo/website.yaml
 

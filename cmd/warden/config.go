@@ -72,11 +72,18 @@ the key, and the file when the value came from it.
                           name, command (argv list) or url, and optionally env-allow,
                           env (KEY=VALUE list), dir, headers, bearer-token-env,
                           bearer-token-file, connect-timeout, call-timeout, roots
-  --plugin-cache DIR      compiled plugin cache for the admin API (default: in memory)
+  --plugin-cache DIR      compiled plugin cache (default: compiled/ under --cache-dir; in memory
+                          with --native)
   --store KIND            memory, sqlite:PATH or postgres:URL (default memory)
   --run-timeout D         bound on one task run (default 5m)
   --shutdown-grace D      time given to requests in flight on SIGTERM (default 10s)
-  --plugins DIR           directory of first-party wasm plugins (default: run them in-process)
+  --plugins DIR           directory of first-party wasm plugins (default: those embedded in the
+                          binary by make build, else built once from the source tree into
+                          plugins/ under --cache-dir)
+  --native[=BOOL]         run the first-party plugins in-process, for debugging and benchmarks
+                          (default false: they run as wasm)
+  --cache-dir DIR         where built plugins and compiled code are kept (default: warden/ in
+                          the user cache directory)
   --watch-interval D      poll --plugins for new generations this often (default 0: not watched)
   --instance NAME         this instance among those sharing a store (default HOST-PID);
                           [A-Za-z0-9] then up to 63 of [A-Za-z0-9_.:-]
@@ -125,11 +132,17 @@ type serveConfig struct {
 	Grace       time.Duration
 
 	// Plugins is a directory of first-party wasm modules (argpolicy.wasm,
-	// writegate.wasm, …, control.wasm, node.wasm, env.wasm); empty runs
-	// them in-process. Watch polls it for new generations every
-	// WatchInterval (0: not watched).
+	// writegate.wasm, …, control.wasm, node.wasm, env.wasm); empty takes
+	// the embedded ones, else builds them from source into CacheDir.
+	// Watch polls it for new generations every WatchInterval (0: not
+	// watched). Native runs them in-process instead.
 	Plugins       string
 	WatchInterval time.Duration
+	Native        bool
+	// CacheDir holds the plugins built from source and, unless
+	// PluginCache says otherwise, compiled code; empty is warden/ in the
+	// user cache directory.
+	CacheDir string
 	// Instance names this process among the instances sharing a store;
 	// Lease is how long its claim on its sessions lasts without renewal.
 	Instance string
@@ -261,6 +274,8 @@ func (c *serveConfig) settings() []setting {
 		{name: "shutdown-grace", dur: &c.Grace},
 		{name: "plugins", str: &c.Plugins},
 		{name: "watch-interval", dur: &c.WatchInterval},
+		{name: "native", boolean: &c.Native},
+		{name: "cache-dir", str: &c.CacheDir},
 		{name: "instance", str: &c.Instance},
 		{name: "lease", dur: &c.Lease},
 		{name: "idle-timeout", dur: &c.IdleTimeout},
@@ -617,6 +632,9 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	}
 	if c.WatchInterval > 0 && c.Plugins == "" {
 		return bad("watch-interval", "needs --plugins")
+	}
+	if c.Native && c.Plugins != "" {
+		return bad("native", "runs the first-party plugins in-process; --plugins runs them as wasm: drop one")
 	}
 	if !instanceName.MatchString(c.Instance) {
 		return bad("instance", "%q does not match %s", c.Instance, instanceName)

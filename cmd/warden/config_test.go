@@ -80,6 +80,8 @@ func TestConfigErrors(t *testing.T) {
 		{"plugins not a dir", f.base, map[string]string{"WARDEN_PLUGINS": notDir}, `--plugins (WARDEN_PLUGINS): "` + notDir + `" is not a directory`},
 		{"negative watch interval", f.with("--watch-interval=-1s"), nil, "--watch-interval (WARDEN_WATCH_INTERVAL): must not be negative"},
 		{"watch without plugins", f.with("--watch-interval", "5s"), nil, "--watch-interval (WARDEN_WATCH_INTERVAL): needs --plugins"},
+		{"native with plugins", f.with("--native", "--plugins", f.dir), nil, "--native (WARDEN_NATIVE): runs the first-party plugins in-process; --plugins runs them as wasm: drop one"},
+		{"native not a bool", f.base, map[string]string{"WARDEN_NATIVE": "yes"}, `--native (WARDEN_NATIVE): env WARDEN_NATIVE: "yes" is not a bool`},
 		{"instance with a space", f.with("--instance", "web 1"), nil, `--instance (WARDEN_INSTANCE): "web 1" does not match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`},
 		{"instance starting with a dash", f.with("--instance=-a"), nil, `--instance (WARDEN_INSTANCE): "-a" does not match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`},
 		{"instance too long", f.with("--instance", strings.Repeat("a", 65)), nil, `--instance (WARDEN_INSTANCE): "` + strings.Repeat("a", 65) + `" does not match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`},

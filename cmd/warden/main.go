@@ -19,7 +19,7 @@ func main() {
 const usage = `usage: warden <command> [arguments]
 
 commands:
-  run [--json] [--wasm] FILE...  run scenario files and check their expectations
+  run [--json] [--native] FILE...  run scenario files and check their expectations
   serve --skills DIR --keys FILE --model … --tools …  serve the HTTP API
   skill validate PATH    validate a skill_contract file or a skill-store directory
   plugin inspect FILE    show a plugin's ABI version, manifest, imports and digest

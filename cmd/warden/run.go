@@ -19,10 +19,22 @@ import (
 	"github.com/agentwarden/warden/model/openai"
 )
 
-const runUsage = `usage: warden run [--json] [--wasm] [--model openai --base-url URL --api-key-env VAR --model-name NAME [model flags]] FILE...
+const runUsage = `usage: warden run [--json] [--native | --plugins DIR] [--cache-dir DIR] [--model openai --base-url URL --api-key-env VAR --model-name NAME [model flags]] FILE...
 
 Runs scenario files (docs/SCENARIOS.md) and checks their expectations.
-A readable trace by default; --json prints one JSON event per line.
+A readable trace by default; --json prints one JSON event per line. The
+trace starts with one line per first-party plugin: its generation and
+digest as wasm, or that it runs native.
+
+The first-party guards and builtins run as wasm: the modules embedded in
+the binary (make build), else built once from the source tree with the Go
+toolchain into the cache. Plugin flags:
+
+  --plugins DIR                  the first-party modules (argpolicy.wasm … env.wasm) from DIR
+  --native                       run them in-process instead, for debugging and benchmarks
+  --wasm                         run them as wasm (the default; kept for old scripts)
+  --cache-dir DIR                built plugins and compiled code (default $WARDEN_CACHE_DIR,
+                                 else warden/ in the user cache directory)
 
 With --model openai a real OpenAI-compatible model plays instead of the
 scripted turns (expectations are then not checked). Model flags:
@@ -52,7 +64,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, runUsage) }
 	asJSON := fs.Bool("json", false, "print one JSON trace event per line")
-	wasm := fs.Bool("wasm", false, "run first-party guards and builtins as wasm")
+	native := fs.Bool("native", false, "run the first-party guards and builtins in-process")
+	wasm := fs.Bool("wasm", false, "run the first-party guards and builtins as wasm (the default)")
+	pluginDir := fs.String("plugins", "", "the first-party wasm modules from this directory")
+	cacheDir := fs.String("cache-dir", os.Getenv(cacheEnv), "built plugins and compiled code")
 	modelKind := fs.String("model", "", `"openai" runs a real OpenAI-compatible model instead of the scripted turns`)
 	baseURL := fs.String("base-url", "", "the model's base URL (with --model openai)")
 	keyEnv := fs.String("api-key-env", "", "the environment variable holding the API key (with --model openai)")
@@ -83,6 +98,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprint(stderr, runUsage)
+		return 2
+	}
+	if *native && (*wasm || *pluginDir != "") {
+		fmt.Fprintln(stderr, "warden run: --native runs the plugins in-process; drop --wasm and --plugins")
 		return 2
 	}
 	var m model.Model
@@ -130,6 +149,33 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
+
+	// The plugins are loaded once for every scenario, and named once.
+	base := scenario.Options{Native: *native}
+	if !*native {
+		root, err := cacheRoot(*cacheDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "warden run: --cache-dir: %v\n", err)
+			return 2
+		}
+		if base.Plugins, err = firstPartySet(ctx, *pluginDir, root, stderr); err != nil {
+			fmt.Fprintf(stderr, "warden run: %v\n", err)
+			return 2
+		}
+		base.CacheDir = compiledDir(root)
+	}
+	info, err := scenario.LoadPlugins(ctx, base)
+	if err != nil {
+		fmt.Fprintf(stderr, "warden run: %v\n", err)
+		return 2
+	}
+	for _, p := range info {
+		if *asJSON {
+			_ = enc.Encode(p)
+		} else {
+			fmt.Fprintln(stdout, p)
+		}
+	}
 	code := 0
 	for _, s := range scenarios {
 		if !*asJSON {
@@ -153,7 +199,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		})
 		var rec *failureRecorder
-		opts := scenario.Options{Wasm: *wasm, Sink: sink}
+		opts := base
+		opts.Sink = sink
 		if m != nil {
 			rec = &failureRecorder{Model: m}
 			opts.Model = rec

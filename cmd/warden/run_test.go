@@ -93,12 +93,13 @@ func TestRunJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
+	// Ten plugin lines, then the scenario's four events.
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 {
+	if len(lines) != 14 || !strings.HasPrefix(lines[0], `{"kind":"PLUGIN","plugin":"ArgPolicy",`) {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
 	var e map[string]any
-	if err := json.Unmarshal([]byte(lines[1]), &e); err != nil {
+	if err := json.Unmarshal([]byte(lines[11]), &e); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{"seq": 2.0, "task": "t1", "node": "n1", "kind": "TOOL", "tool": "create_site", "outcome": "DEFERRED",

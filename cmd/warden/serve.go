@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/firstparty"
 	"github.com/agentwarden/warden/internal/telemetry"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/state"
@@ -161,7 +163,29 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		opts.Exclusive = c.storeDialect == sqlstore.SQLite
 		opts.IdleTimeout = c.IdleTimeout
 	}
-	if len(c.keys.AdminKeys) > 0 || c.Plugins != "" {
+	// The first-party plugins run as wasm unless --native: from --plugins,
+	// else the embedded ones or those built from source, written out as a
+	// plugin directory under the cache. Only --plugins is watched.
+	if !c.Native {
+		root, err := cacheRoot(c.CacheDir)
+		if err != nil {
+			return &configError{"cache-dir", err.Error()}
+		}
+		if c.PluginCache == "" {
+			c.PluginCache = compiledDir(root)
+		}
+		if opts.Plugins == "" {
+			set, err := firstPartySet(ctx, "", root, stderr)
+			if err != nil {
+				return &configError{"plugins", err.Error()}
+			}
+			if opts.Plugins, err = set.WriteDir(firstparty.Options{CacheDir: filepath.Join(root, "plugins")}); err != nil {
+				return &configError{"cache-dir", err.Error()}
+			}
+			log.Info("first-party plugins", "from", set.String(), "digest", set.Digest())
+		}
+	}
+	if len(c.keys.AdminKeys) > 0 || opts.Plugins != "" {
 		h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst})
 		if err != nil {
 			return &configError{"plugin-cache", err.Error()}
@@ -239,6 +263,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	if err := srv.LoadPlugins(ctx); err != nil {
 		return &configError{"plugins", err.Error()}
 	}
+	logPlugins(log, srv.Slots(), c.Native)
 	if err := srv.Check(ctx); err != nil {
 		return &configError{"skills", err.Error()}
 	}
@@ -294,7 +319,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	go func() { errc <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "warden: serving on http://%s\n", ln.Addr())
 	log.Info("serving", "addr", ln.Addr().String(), "tenants", len(codes), "admin", len(c.keys.AdminKeys) > 0,
-		"plugins", c.Plugins != "", "store", string(c.storeDialect))
+		"plugins", map[bool]string{false: "wasm", true: "native"}[c.Native], "store", string(c.storeDialect))
 
 	select {
 	case err := <-errc:

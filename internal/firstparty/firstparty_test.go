@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,19 @@ func TestPluginsMatchTree(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("Plugins builds %v, the tree has %v", got, want)
+	}
+	// make build copies the same modules in to embed them.
+	mk, err := os.ReadFile(filepath.Join(testdata.Root(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^FIRSTPARTY\s*:=(.*)$`).FindSubmatch(mk)
+	var names []string
+	for _, p := range Plugins {
+		names = append(names, p.Name)
+	}
+	if m == nil || strings.Join(strings.Fields(string(m[1])), " ") != strings.Join(names, " ") {
+		t.Errorf("Makefile's FIRSTPARTY is not %v", names)
 	}
 	for _, g := range append(slices.Clone(chain.FirstPartyBefore), chain.FirstPartyAfter...) {
 		if !slices.ContainsFunc(Plugins, func(p Plugin) bool { return p.Package == "./plugins/guards/"+chain.PluginDir(g)+"/cmd" }) {

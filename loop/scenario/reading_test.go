@@ -219,7 +219,9 @@ func readingModelRun(t *testing.T, wasm bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := scenario.Run(ctx, s, scenario.Options{Model: client, Wasm: wasm})
+	o := options(t, !wasm)
+	o.Model = client
+	rep, err := scenario.Run(ctx, s, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,32 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/internal/firstparty"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/catalog"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
 	"github.com/agentwarden/warden/model/scripted"
-	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/builtins/env"
-	"github.com/agentwarden/warden/plugins/builtins/node"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
 	"github.com/agentwarden/warden/tools"
 )
 
@@ -40,9 +27,16 @@ var Clock = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // Options say how to run a scenario.
 type Options struct {
-	// Wasm loads the first-party guards and builtins as wasm through the
-	// host (built from this repository); false runs them in-process.
-	Wasm bool
+	// Native runs the first-party guards and builtins in-process, for
+	// debugging and benchmarks. By default they run as wasm through the
+	// host: the modules of Plugins, or of firstparty.Load when it is nil.
+	Native bool
+	// Plugins are the first-party wasm modules.
+	Plugins *firstparty.Set
+	// CacheDir is the host's compilation cache, shared across processes;
+	// empty keeps compiled code in memory. The first scenario of a
+	// process that runs wasm fixes it for the others.
+	CacheDir string
 	// Model replaces the scripted turns with a real model; the scenario's
 	// expectations are then not checked (Report.Unchecked).
 	Model model.Model
@@ -136,7 +130,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	}
 
 	// Plugins.
-	guards, builtins, err := plugins(ctx, o.Wasm, clock)
+	guards, builtins, _, err := plugins(ctx, o, clock)
 	if err != nil {
 		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 	}
@@ -360,81 +354,6 @@ func (m *promptModel) Complete(ctx context.Context, req model.Request) (model.Re
 		m.log.mu.Unlock()
 	}
 	return m.Model.Complete(ctx, req)
-}
-
-var firstParty = map[string]guest.Plugin{
-	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-	"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-	"Evidence": evidence.Plugin,
-}
-
-// plugins returns the first-party guards and builtins, in-process or as
-// wasm.
-func plugins(ctx context.Context, wasm bool, clock func() time.Time) (map[string]chain.Guard, []loop.Builtin, error) {
-	guards := map[string]chain.Guard{}
-	if !wasm {
-		for name, p := range firstParty {
-			guards[name] = chain.Native(name, p, nil)
-		}
-		return guards, []loop.Builtin{loop.NativeBuiltin(control.Plugin), loop.NativeBuiltin(node.Plugin),
-			loop.NativeBuiltin(env.Plugin, guest.WithClock(clock))}, nil
-	}
-	var builtins []loop.Builtin
-	for name := range firstParty {
-		p, err := load(ctx, "./"+filepath.ToSlash(filepath.Join("plugins/guards", chain.PluginDir(name), "cmd")))
-		if err != nil {
-			return nil, nil, fmt.Errorf("guard %s: %w", name, err)
-		}
-		guards[name] = chain.Wasm(name, p)
-	}
-	for _, b := range []string{"control", "node", "env"} {
-		p, err := load(ctx, "./plugins/builtins/"+b+"/cmd")
-		if err != nil {
-			return nil, nil, fmt.Errorf("builtin %s: %w", b, err)
-		}
-		builtins = append(builtins, p)
-	}
-	return guards, builtins, nil
-}
-
-// The wasm host and its plugins are shared by every scenario of the
-// process: building and compiling ten plugins once is what makes --wasm
-// affordable. Plugins are stateless between calls (DESIGN), so sharing
-// them across scenarios leaks nothing; the host's clock is the scenarios'
-// fixed start.
-var shared struct {
-	sync.Mutex
-	h       *host.Host
-	plugins map[string]*host.Plugin
-}
-
-func load(ctx context.Context, pkg string) (*host.Plugin, error) {
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.h == nil {
-		h, err := host.New(host.Options{CacheDir: filepath.Join(testdata.Root(), "bin", "cache"), Clock: func() time.Time { return Clock }})
-		if err != nil {
-			return nil, err
-		}
-		shared.h, shared.plugins = h, map[string]*host.Plugin{}
-	}
-	if p, ok := shared.plugins[pkg]; ok {
-		return p, nil
-	}
-	path, err := testdata.Build(pkg)
-	if err != nil {
-		return nil, err
-	}
-	src, err := host.ReadSource(path, "")
-	if err != nil {
-		return nil, err
-	}
-	p, err := shared.h.Load(context.WithoutCancel(ctx), src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}})
-	if err != nil {
-		return nil, err
-	}
-	shared.plugins[pkg] = p
-	return p, nil
 }
 
 // eventJSON is for mismatch texts.

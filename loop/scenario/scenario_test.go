@@ -6,14 +6,41 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentwarden/warden/internal/firstparty"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop/scenario"
 )
 
+// options runs the first-party plugins in-process, or as wasm built into
+// the tests' shared cache.
+func options(t *testing.T, native bool) scenario.Options {
+	t.Helper()
+	if native {
+		return scenario.Options{Native: true}
+	}
+	cache := testdata.CacheDir(t)
+	set, err := firstparty.Load(context.Background(), firstparty.Options{CacheDir: filepath.Join(cache, "plugins")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scenario.Options{Plugins: set, CacheDir: filepath.Join(cache, "compiled")}
+}
+
 // TestScenarioFiles runs every scenario file under examples/scenarios, so
-// `go test ./...` (and `make test`) runs them all. A pending scenario is
-// skipped with its reason.
+// `go test ./...` (and `make test`) runs them all, with the plugins as wasm
+// (the default) and in-process. A pending scenario is skipped with its
+// reason.
 func TestScenarioFiles(t *testing.T) {
 	t.Parallel()
+	for _, native := range []bool{false, true} {
+		t.Run(map[bool]string{false: "wasm", true: "native"}[native], func(t *testing.T) {
+			t.Parallel()
+			scenarioFiles(t, options(t, native))
+		})
+	}
+}
+
+func scenarioFiles(t *testing.T, o scenario.Options) {
 	files, err := filepath.Glob("../../examples/scenarios/*/*.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +59,7 @@ func TestScenarioFiles(t *testing.T) {
 			if s.Tools.MCP != nil && testing.Short() {
 				t.Skip("starts an MCP server")
 			}
-			rep, err := scenario.Run(context.Background(), s, scenario.Options{})
+			rep, err := scenario.Run(context.Background(), s, o)
 			if err != nil {
 				t.Fatal(err)
 			}

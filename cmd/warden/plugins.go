@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/firstparty"
+	"github.com/agentwarden/warden/loop/chain"
+)
+
+// cacheEnv names warden's cache directory: the first-party plugins built
+// from source (plugins/) and the compiled code of every module (compiled/).
+// Unset, it is warden/ under the user's cache directory.
+const cacheEnv = "WARDEN_CACHE_DIR"
+
+// cacheRoot returns the cache directory: dir if given, else the user
+// cache's warden/.
+func cacheRoot(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return firstparty.DefaultCacheDir()
+}
+
+// compiledDir is where the host keeps compiled code under the cache.
+func compiledDir(root string) string { return filepath.Join(root, "compiled") }
+
+// firstPartySet returns the first-party wasm modules: those of dir when
+// given (--plugins DIR), else the embedded ones, else the ones built from
+// the source tree into the cache (progress says so: it takes a while).
+func firstPartySet(ctx context.Context, dir, root string, progress io.Writer) (*firstparty.Set, error) {
+	if dir != "" {
+		return firstparty.ReadDir(dir)
+	}
+	return firstparty.Load(ctx, firstparty.Options{CacheDir: filepath.Join(root, "plugins"), Progress: progress})
+}
+
+// logPlugins names each first-party slot's generation and digest once at
+// start, in the order sessions run them, or says they run native.
+func logPlugins(log *slog.Logger, slots map[string]*host.Slot, native bool) {
+	if native {
+		log.Info("first-party plugins run native")
+		return
+	}
+	names := append(slices.Clone(chain.FirstPartyBefore), chain.FirstPartyAfter...)
+	names = append(names, "control", "node", "env")
+	seen := map[string]bool{}
+	for _, n := range names {
+		sl, ok := slots[n]
+		if !ok || seen[n] {
+			continue
+		}
+		seen[n] = true
+		g := sl.Current()
+		log.Info("plugin", "slot", n, "generation", g.Number, "digest", "sha256:"+g.Digest, "ref", g.Ref, "runtime", "wasm")
+	}
+}

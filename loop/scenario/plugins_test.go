@@ -1,0 +1,58 @@
+package scenario_test
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/loop/scenario"
+)
+
+// LoadPlugins names every first-party plugin once, in chain order then the
+// builtins; as wasm, each with its generation and the digest of the module
+// it runs, and the same manifest as its native build.
+func TestLoadPlugins(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	native, err := scenario.LoadPlugins(ctx, options(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options(t, false)
+	wasm, err := scenario.LoadPlugins(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"ArgPolicy", "ArgBinding", "ParamContract", "Fingerprint", "WriteGate", "ResponseContract", "Evidence", "control", "node", "env"}
+	files := []string{"argpolicy", "argbinding", "paramcontract", "fingerprint", "writegate", "responsecontract", "evidence", "control", "node", "env"}
+	var got []string
+	for _, p := range native {
+		got = append(got, p.Plugin)
+	}
+	if !slices.Equal(got, names) || len(wasm) != len(names) {
+		t.Fatalf("native plugins %v, %d wasm; want %v", got, len(wasm), names)
+	}
+	nativeLine := regexp.MustCompile(`^plugin [A-Za-z]+ [a-z.-]+@\d+\.\d+\.\d+ \(native\)$`)
+	wasmLine := regexp.MustCompile(`^plugin [A-Za-z]+ gen 1 sha256:[0-9a-f]{12}… [a-z.-]+@\d+\.\d+\.\d+ \(wasm\)$`)
+	for i, n := range native {
+		w := wasm[i]
+		if n.Kind != scenario.KindPlugin || n.Runtime != "native" || n.Generation != 0 || n.Digest != "" || !nativeLine.MatchString(n.String()) {
+			t.Errorf("native %d: %+v %q", i, n, n.String())
+		}
+		want := scenario.PluginInfo{Kind: scenario.KindPlugin, Plugin: names[i], Ref: n.Ref, Runtime: "wasm", Generation: 1,
+			Digest: "sha256:" + host.Digest(o.Plugins.Modules[files[i]]), Source: string(o.Plugins.Origin)}
+		if w != want {
+			t.Errorf("wasm %d: %+v, want %+v", i, w, want)
+		}
+		if !wasmLine.MatchString(w.String()) {
+			t.Errorf("wasm %d: line %q", i, w.String())
+		}
+	}
+	// Loaded once per process: a second load is the same generation.
+	again, err := scenario.LoadPlugins(ctx, o)
+	if err != nil || !slices.Equal(again, wasm) {
+		t.Fatalf("second load: %v %+v", err, again)
+	}
+}
