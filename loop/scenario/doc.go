@@ -4,7 +4,7 @@
 // follow-ups and approvals, and expectations on the trace and the tools.
 //
 // A scenario builds the real thing — the state store, the first-party guard
-// chain (in-process by default, wasm through the host with Options.Wasm),
+// chain (wasm through the host by default, in-process with Options.Native),
 // the builtins, the catalog and the loop — and drives one node through its
 // suspensions. Every expectation that does not hold is reported, not just
 // the first. The file format is documented in docs/SCENARIOS.md.
