@@ -3,6 +3,7 @@ package firstparty
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -66,7 +68,39 @@ func build(ctx context.Context, o Options) (*Set, error) {
 		return nil, fmt.Errorf("firstparty: %s: %w", dir, err)
 	}
 	s.Origin, s.Dir = Built, dir
+	prune(cache, keepBuilds)
 	return s, nil
+}
+
+// keepBuilds is how many builds from source the cache keeps: each change
+// of the plugins' sources adds one (some 50 MB), and a developer changes
+// them often.
+const keepBuilds = 4
+
+// prune removes all but the keep most recent builds of the cache. A process
+// still using an older one has read its modules already.
+func prune(cache string, keep int) {
+	entries, err := os.ReadDir(cache)
+	if err != nil {
+		return
+	}
+	type build struct {
+		name string
+		mod  int64
+	}
+	var builds []build
+	for _, e := range entries {
+		if !e.IsDir() || len(e.Name()) != 32 || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			builds = append(builds, build{e.Name(), fi.ModTime().UnixNano()})
+		}
+	}
+	slices.SortFunc(builds, func(a, b build) int { return cmp.Compare(b.mod, a.mod) })
+	for _, b := range builds[min(keep, len(builds)):] {
+		_ = os.RemoveAll(filepath.Join(cache, b.name))
+	}
 }
 
 // buildAll builds every plugin into dir, as many at once as there are CPUs

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop/chain"
@@ -246,5 +247,39 @@ func TestSourceKey(t *testing.T) {
 	}
 	if _, err := sourceKey(ctx, "go", t.TempDir()); err == nil {
 		t.Fatal("a directory without go.mod has a key")
+	}
+}
+
+// The cache keeps the most recent builds from source, and nothing else of
+// its own is touched: embedded sets written out, builds in progress.
+func TestPrune(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	var names []string
+	for i := range 6 {
+		n := strings.Repeat(string(rune('a'+i)), 32)
+		names = append(names, n)
+		if err := os.Mkdir(filepath.Join(cache, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(time.Duration(i-10) * time.Hour)
+		if err := os.Chtimes(filepath.Join(cache, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, other := range []string{"embedded-" + strings.Repeat("0", 32), ".tmp-123"} {
+		if err := os.Mkdir(filepath.Join(cache, other), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prune(cache, 4)
+	entries, _ := os.ReadDir(cache)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	want := []string{".tmp-123", names[2], names[3], names[4], "embedded-" + strings.Repeat("0", 32), names[5]}
+	if !slices.Equal(got, want) {
+		t.Fatalf("cache holds %v, want %v", got, want)
 	}
 }
