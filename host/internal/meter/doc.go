@@ -3,7 +3,7 @@
 //
 // Instrument adds one mutable i64 global (the fuel) and one imported
 // function (ImportModule.ImportName, type () -> i64). At the entry of every
-// defined function and at every loop header it inserts
+// defined function it inserts the fuel check
 //
 //	global.get fuel; i64.const cost; i64.sub; global.set fuel
 //	global.get fuel; i64.const 0; i64.lt_s
@@ -11,8 +11,13 @@
 //
 // where cost is the length of the straight-line code the check starts (the
 // instructions up to the next one that branches, calls, or opens or closes
-// a block). The inserted if is closed before the original code resumes, so
-// no branch depth changes. Every backward jump in wasm targets a loop, and
+// a block). A function with loops gets one more i32 local, a counter: each
+// loop header counts it down and runs the fuel check, charged for
+// loopStride passes, when it goes below zero (the first pass included), then
+// resets it. The counter stays in a register where the global is a load
+// and a store, and Go's wasm code passes a loop header at nearly every
+// branch. Every inserted block is closed before the original code resumes,
+// so no branch depth changes. Every backward jump in wasm targets a loop, and
 // every call enters a function, so a guest cannot run long without reaching
 // a check: the refill function is a safepoint where the host can end the
 // call and the Go runtime can stop the goroutine for a garbage collection.

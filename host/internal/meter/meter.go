@@ -48,7 +48,9 @@ type section struct {
 
 // module is what the rewriter needs to know of its input.
 type module struct {
-	types      uint32 // function types
+	types      uint32   // function types
+	params     []uint32 // parameters per function type
+	funcTypes  []uint32 // type per defined function
 	impFuncs   uint32
 	funcs      uint32 // imported and defined
 	globals    uint32 // imported and defined
@@ -96,16 +98,19 @@ func Instrument(bin []byte) ([]byte, error) {
 		var err error
 		switch s.id {
 		case secType:
-			m.types, err = readTypes(r)
+			m.params, err = readTypes(r)
+			m.types = uint32(len(m.params))
 		case secImport:
 			err = readImports(r, &m)
 		case secFunction:
 			defFuncs = r.u32()
 			for i := uint32(0); i < defFuncs && r.err == nil; i++ {
-				if t := r.u32(); r.err == nil && t >= m.types {
+				t := r.u32()
+				if r.err == nil && t >= m.types {
 					err = fmt.Errorf("meter: function %d has type %d of %d: %w", i, t, m.types, ErrMalformed)
 					break
 				}
+				m.funcTypes = append(m.funcTypes, t)
 			}
 		case secGlobal:
 			m.defGlobals = r.u32()
@@ -236,28 +241,32 @@ func appendRefillImport(b []byte, t uint32, rest ...byte) []byte {
 // check asks the host).
 func appendFuel(b []byte) []byte { return append(b, 0x7e, 0x01, 0x42, 0x00, 0x0b) }
 
-func readTypes(r *reader) (uint32, error) {
+func readTypes(r *reader) ([]uint32, error) {
 	n := r.u32()
+	var params []uint32
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		switch form := r.byte(); form {
 		case 0x60:
 		case 0x4e, 0x4f, 0x50, 0x5e, 0x5f:
-			return 0, fmt.Errorf("meter: type %d: form 0x%02x (GC): %w", i, form, ErrUnsupported)
+			return nil, fmt.Errorf("meter: type %d: form 0x%02x (GC): %w", i, form, ErrUnsupported)
 		default:
 			if r.err == nil {
-				return 0, fmt.Errorf("meter: type %d: form 0x%02x: %w", i, form, ErrMalformed)
+				return nil, fmt.Errorf("meter: type %d: form 0x%02x: %w", i, form, ErrMalformed)
 			}
 		}
 		for k := 0; k < 2; k++ { // params, results
 			c := r.u32()
+			if k == 0 {
+				params = append(params, c)
+			}
 			for j := uint32(0); j < c && r.err == nil; j++ {
 				if err := valType(r); err != nil {
-					return 0, fmt.Errorf("meter: type %d: %w", i, err)
+					return nil, fmt.Errorf("meter: type %d: %w", i, err)
 				}
 			}
 		}
 	}
-	return n, nil
+	return params, nil
 }
 
 // valType reads one value type.
@@ -451,12 +460,43 @@ func appendCheck(b []byte, fuel, refill uint32, cost int64) []byte {
 	return append(b, 0x0b)
 }
 
+// loopStride is how many times a loop header counts down its function's
+// local counter between two checks of the fuel: the local lives in a
+// register, the global in memory.
+const loopStride = 32
+
+// appendLoopCheck is the check inserted at a loop header: every
+// loopStride-th time (the first time included), the fuel check, charged
+// for loopStride passes.
+func appendLoopCheck(b []byte, counter, fuel, refill uint32, cost int64) []byte {
+	b = append(b, 0x20)
+	b = appendU32(b, counter)
+	b = append(b, 0x41, 0x01, 0x6b, 0x22) // i32.const 1; i32.sub; local.tee
+	b = appendU32(b, counter)
+	b = append(b, 0x41, 0x00, 0x48, 0x04, 0x40, 0x41) // i32.const 0; i32.lt_s; if; i32.const
+	b = appendS64(b, loopStride-1)
+	b = append(b, 0x21) // local.set
+	b = appendU32(b, counter)
+	b = appendCheck(b, fuel, refill, cost*loopStride)
+	return append(b, 0x0b)
+}
+
 // edit is a change at one place of a body: a check inserted at pos, or the
 // function index between pos and end replaced.
 type edit struct {
 	pos, end int
 	cost     int64  // a check's cost; 0 for an index
+	loop     bool   // a loop header's check
 	fn       uint32 // the new index
+}
+
+// bodyInfo is what scanBody learns of a body's locals.
+type bodyInfo struct {
+	groups    uint32 // local declarations
+	groupsEnd int    // where they start (after their count)
+	localsEnd int    // where the code starts
+	locals    uint32
+	loops     bool
 }
 
 func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
@@ -471,17 +511,34 @@ func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
 			break
 		}
 		var err error
-		if edits, err = scanBody(code, m, edits[:0]); err != nil {
+		var info bodyInfo
+		if edits, err = scanBody(code, m, edits[:0], &info); err != nil {
 			return nil, fmt.Errorf("meter: code of function %d: %w", m.impFuncs+i, err)
 		}
 		body = body[:0]
 		last := 0
+		var counter uint32
+		if info.loops {
+			// the loops' counter: one more local, after the others
+			if int(i) >= len(m.funcTypes) {
+				return nil, fmt.Errorf("meter: code of function %d without a type: %w", m.impFuncs+i, ErrMalformed)
+			}
+			counter = m.params[m.funcTypes[i]] + info.locals
+			body = appendU32(body, info.groups+1)
+			body = append(body, code[info.groupsEnd:info.localsEnd]...)
+			body = append(body, 0x01, 0x7f)
+			last = info.localsEnd
+		}
 		for _, e := range edits {
 			body = append(body, code[last:e.pos]...)
-			if e.cost > 0 {
+			switch {
+			case e.loop:
+				body = appendLoopCheck(body, counter, fuel, refill, e.cost)
+				last = e.pos
+			case e.cost > 0:
 				body = appendCheck(body, fuel, refill, e.cost)
 				last = e.pos
-			} else {
+			default:
 				body = appendU32(body, e.fn)
 				last = e.end
 			}
@@ -500,9 +557,10 @@ const maxCost = 1 << 12
 // scanBody decodes one function body and returns its edits in order: a
 // check after the locals and after every loop's block type, each costing
 // the straight-line code it starts, and every function index to shift.
-func scanBody(code []byte, m *module, edits []edit) ([]edit, error) {
+func scanBody(code []byte, m *module, edits []edit, info *bodyInfo) ([]edit, error) {
 	r := &reader{b: code}
 	groups := r.u32()
+	info.groups, info.groupsEnd = groups, r.off
 	var locals uint64
 	for g := uint32(0); g < groups && r.err == nil; g++ {
 		locals += uint64(r.u32())
@@ -516,6 +574,7 @@ func scanBody(code []byte, m *module, edits []edit) ([]edit, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	info.localsEnd, info.locals = r.off, uint32(locals)
 	edits = append(edits, edit{pos: r.off})
 	open := len(edits) - 1 // the check whose cost is being counted, or -1
 	var count int64
@@ -541,8 +600,9 @@ func scanBody(code []byte, m *module, edits []edit) ([]edit, error) {
 			depth++
 		case 0x03:
 			depth++
-			edits = append(edits, edit{pos: r.off})
+			edits = append(edits, edit{pos: r.off, loop: true})
 			open, count = len(edits)-1, 0
+			info.loops = true
 		case 0x0b:
 			depth--
 		}
