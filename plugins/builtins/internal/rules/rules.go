@@ -1,14 +1,15 @@
 // Package rules holds what the builtin plugins share to decide their rules
 // inside the guest: the call as a decision sees it (locale, tool, arguments,
-// the granted state views read from the envelope the guest holds), the skill
-// contract parsed once per text, the decision and how it is reported, and
-// the comparisons the spec's rules use (normalised text, same JSON value).
+// the granted state views), the skill contract parsed once per text, the
+// decision and how it is reported, and the comparisons the spec's rules use
+// (normalised text, same JSON value).
 //
 // Everything here runs inside the plugin, so a new build of a builtin can
 // change any rule without a host rebuild. The envelope is read through the
 // host's general path query (guest.Call.Get), which copies in only the
 // value asked for: scanning a large envelope byte by byte inside the guest
-// costs some 30 ms per MiB. No host function decides anything for it.
+// (c.Raw) costs some 30 ms per MiB. No host function decides anything for
+// it.
 package rules
 
 import (
