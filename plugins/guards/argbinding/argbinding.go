@@ -39,7 +39,7 @@ func handle(c *guest.Call) {
 		c.Pass(nil)
 		return
 	}
-	args, facts, err := Bind(c.Raw())
+	args, facts, err := Bind(c)
 	if err != nil {
 		c.Log(err.Error())
 	}
@@ -55,7 +55,7 @@ func handle(c *guest.Call) {
 // nothing was bound. A missing contract, or arguments that are not an object
 // (ArgPolicy has already rejected those), bind nothing; a contract that does
 // not parse binds nothing and is returned as the error.
-func Bind(req []byte) ([]byte, []abi.Fact, error) {
+func Bind(req envelope.Reader) ([]byte, []abi.Fact, error) {
 	t, err := envelope.Declared(req)
 	if err != nil || t == nil {
 		return nil, nil, err

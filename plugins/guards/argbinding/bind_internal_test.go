@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
 )
 
 const state = `"state":{"state.node":{"shared":{"spaceId":"S2"},"outputs":{"draftId":{"value":"D-9","sourceType":"EVIDENCE"}}},` +
@@ -35,7 +36,7 @@ func TestBind(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			args, facts, err := Bind([]byte(tt.req))
+			args, facts, err := Bind(envelope.Bytes(tt.req))
 			if string(args) != tt.args || !reflect.DeepEqual(facts, tt.facts) || (err != nil) != tt.err {
 				t.Fatalf("got %s %+v, %v\nwant %s %+v", args, facts, err, tt.args, tt.facts)
 			}

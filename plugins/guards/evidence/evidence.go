@@ -63,7 +63,7 @@ func handle(c *guest.Call) {
 		c.Pass(nil)
 		return
 	}
-	e, err := readCall(c.Raw())
+	e, err := readCall(c)
 	if err != nil {
 		panic(err) // the host turns it into a trap: the guard fails closed
 	}

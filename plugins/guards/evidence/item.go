@@ -32,7 +32,7 @@ const (
 
 // call is what the guard derives from an after-phase request.
 type call struct {
-	req      []byte
+	req      envelope.Reader
 	tool     string
 	resp     []byte
 	status   abi.Outcome
@@ -44,7 +44,7 @@ type call struct {
 	x        *contract.Extraction
 }
 
-func readCall(req []byte) (*call, error) {
+func readCall(req envelope.Reader) (*call, error) {
 	t, err := envelope.Tool(req)
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 // plugin's config maps the tool to (config.sourceTypes), else "query": a
 // business tool's answer is the result of a query to a system of record,
 // and for a write it is that system's record of the write.
-func sourceType(req []byte, tool string) string {
+func sourceType(req envelope.Reader, tool string) string {
 	if s := envelope.Get(req, "config.sourceTypes."+strings.ReplaceAll(tool, ".", `\.`)).String(); s != "" {
 		return s
 	}

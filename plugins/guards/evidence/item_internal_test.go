@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
 )
 
 func TestItem(t *testing.T) {
@@ -12,7 +14,7 @@ func TestItem(t *testing.T) {
 	req := func(outcome, resp, extra string) []byte {
 		return []byte(`{"tool":"s","callId":"c1","bound":{"q":1},` + c + `,"result":{"outcome":"` + outcome + `","code":"TOOL_TIMEOUT","text":"完成"},"response":` + resp + extra + `}`)
 	}
-	idCall, err := readCall([]byte(`{"callId":"c1","result":{"outcome":"SUCCESS"}}`))
+	idCall, err := readCall(envelope.Bytes(`{"callId":"c1","result":{"outcome":"SUCCESS"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func TestItem(t *testing.T) {
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e, err := readCall(req(tt.outcome, tt.resp, tt.extra))
+			e, err := readCall(envelope.Bytes(req(tt.outcome, tt.resp, tt.extra)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +54,7 @@ func TestItem(t *testing.T) {
 	}
 	t.Run("entities", func(t *testing.T) {
 		t.Parallel()
-		e, err := readCall(req("SUCCESS", `{"code":0,"rows":[{"id":"a","name":"A"},{"id":"b"}]}`, ""))
+		e, err := readCall(envelope.Bytes(req("SUCCESS", `{"code":0,"rows":[{"id":"a","name":"A"},{"id":"b"}]}`, "")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +65,7 @@ func TestItem(t *testing.T) {
 	})
 	t.Run("truncate", func(t *testing.T) {
 		t.Parallel()
-		e, err := readCall(req("SUCCESS", `"`+strings.Repeat("y", 80)+`"`, `,"config":{"maxPayloadBytes":64},"locale":"en"`))
+		e, err := readCall(envelope.Bytes(req("SUCCESS", `"`+strings.Repeat("y", 80)+`"`, `,"config":{"maxPayloadBytes":64},"locale":"en"`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +77,7 @@ func TestItem(t *testing.T) {
 	})
 	t.Run("not executed", func(t *testing.T) {
 		t.Parallel()
-		if _, err := readCall(req("REJECTED", `null`, "")); err == nil {
+		if _, err := readCall(envelope.Bytes(req("REJECTED", `null`, ""))); err == nil {
 			t.Fatal("evidence of a rejected call")
 		}
 	})

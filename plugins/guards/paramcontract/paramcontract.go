@@ -115,7 +115,7 @@ func (g *guard) handle(c *guest.Call) {
 		return
 	}
 	l := c.Locale()
-	params, err := g.provenance(c.Raw())
+	params, err := g.provenance(c)
 	if err != nil {
 		c.Rejected(abi.ParamProvenanceRejected, abi.ParamProvenanceRejected.Reason(l, "param", "*")+sep(l, "：", ": ")+err.Error(), abi.NextFail.Text(l))
 		return

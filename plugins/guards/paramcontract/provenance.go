@@ -41,7 +41,7 @@ type param struct {
 // (lines[].goodsCode) has one slot per item; its source is MODEL when any
 // item's value is, else the first item's. It returns nothing without a
 // contract or parameters.
-func (g *guard) provenance(req []byte) ([]param, error) {
+func (g *guard) provenance(req envelope.Reader) ([]param, error) {
 	t, err := envelope.Declared(req)
 	if err != nil || t == nil || len(t.Args) == 0 {
 		return nil, err
@@ -119,7 +119,7 @@ func inEnum(v gjson.Result, enum []json.RawMessage) bool {
 // matcher answers the source questions of one request; it reads each state
 // view once.
 type matcher struct {
-	req       []byte
+	req       envelope.Reader
 	normalise func(string) string
 	scope     *envelope.Scope
 	prov      gjson.Result
@@ -130,7 +130,7 @@ type matcher struct {
 	evDone    bool
 }
 
-func (g *guard) newMatcher(req []byte) *matcher {
+func (g *guard) newMatcher(req envelope.Reader) *matcher {
 	m := &matcher{req: req, normalise: g.normalise, scope: envelope.NewScope(req), prov: envelope.Get(req, abi.FieldProvenance)}
 	for _, f := range envelope.Get(req, envelope.StatePath(abi.CapStateFollowUp, "current.expectedFields")).Array() {
 		m.expected = append(m.expected, f.String())

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
 	"github.com/tidwall/gjson"
 )
 
@@ -34,7 +35,7 @@ func TestProvenance(t *testing.T) {
 		`"tag":{"sources":["SHARED","EVIDENCE"]},"draftId":{"sources":["NODE_OUTPUT"]},"spaceId":{"from":"shared.spaceId"},` +
 		`"currency":{"sources":["MODEL"],"enum":["CNY","USD"]},"lines[].n":{"required":false,"missing":{"action":"FAIL","message":"m"}}}},` + state + `}`
 	g := &guard{normalise: Normalise}
-	ps, err := g.provenance([]byte(req))
+	ps, err := g.provenance(envelope.Bytes(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestProvenanceNormalisation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ps, err := (&guard{normalise: tt.normalise}).provenance(req)
+			ps, err := (&guard{normalise: tt.normalise}).provenance(envelope.Bytes(req))
 			if err != nil || len(ps) != 1 || ps[0].source != tt.source {
 				t.Fatalf("got %+v, %v; want source %s", ps, err, tt.source)
 			}
@@ -84,7 +85,7 @@ func TestPriorPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := (&guard{normalise: Normalise}).newMatcher([]byte(`{` + state + `}`))
+	m := (&guard{normalise: Normalise}).newMatcher(envelope.Bytes(`{` + state + `}`))
 	tests := []struct {
 		name, param, value, source, ref string
 	}{

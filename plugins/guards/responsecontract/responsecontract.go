@@ -46,7 +46,7 @@ func handle(c *guest.Call) {
 		c.Pass(nil)
 		return
 	}
-	ok, reason, err := envelope.Judge(c.Raw())
+	ok, reason, err := envelope.Judge(c)
 	if err != nil {
 		panic(err) // the host turns it into a trap: the guard fails closed
 	}

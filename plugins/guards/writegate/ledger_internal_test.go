@@ -8,6 +8,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest/canonical"
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
 	"github.com/tidwall/gjson"
 )
 
@@ -39,7 +40,7 @@ func TestLedgerFacts(t *testing.T) {
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := ledgerFacts(req(tt.state), digest)
+			got, err := ledgerFacts(envelope.Bytes(req(tt.state)), digest)
 			if err != nil || got != tt.want {
 				t.Fatalf("got %+v, %v\nwant %+v", got, err, tt.want)
 			}
@@ -47,7 +48,7 @@ func TestLedgerFacts(t *testing.T) {
 	}
 	t.Run("reserve", func(t *testing.T) {
 		t.Parallel()
-		got := reserve(req(""), facts{key: "k", digest: "d", approved: true})
+		got := reserve(envelope.Bytes(req("")), facts{key: "k", digest: "d", approved: true})
 		if want := `{"tool":"w","key":"k","argsDigest":"d","callId":"c1","approved":true}`; string(got) != want {
 			t.Fatalf("got %s; want %s", got, want)
 		}
@@ -55,12 +56,12 @@ func TestLedgerFacts(t *testing.T) {
 	t.Run("settle", func(t *testing.T) {
 		t.Parallel()
 		yes := true
-		got := settlement(req(""), "k", abi.LedgerSuccess, &yes)
+		got := settlement(envelope.Bytes(req("")), "k", abi.LedgerSuccess, &yes)
 		want := `{"tool":"w","key":"k","state":"SUCCESS","businessOk":true,"result":{"outcome":"SUCCESS","text":"done","message":"done"}}`
 		if string(got) != want {
 			t.Fatalf("got %s\nwant %s", got, want)
 		}
-		got = settlement(req(""), "k", abi.LedgerUnknown, nil)
+		got = settlement(envelope.Bytes(req("")), "k", abi.LedgerUnknown, nil)
 		want = `{"tool":"w","key":"k","state":"UNKNOWN","result":{"outcome":"SUCCESS","text":"done","message":"done"}}`
 		if string(got) != want {
 			t.Fatalf("unknown settle = %s", got)
@@ -68,7 +69,7 @@ func TestLedgerFacts(t *testing.T) {
 	})
 	t.Run("invalid contract", func(t *testing.T) {
 		t.Parallel()
-		if _, err := ledgerFacts([]byte(`{"tool":"w","contract":{"sideEffect":"WRITE"}}`), digest); err == nil {
+		if _, err := ledgerFacts(envelope.Bytes(`{"tool":"w","contract":{"sideEffect":"WRITE"}}`), digest); err == nil {
 			t.Fatal("a WRITE contract without idempotencyKey parsed")
 		}
 	})

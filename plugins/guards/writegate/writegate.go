@@ -115,7 +115,7 @@ func before(c *guest.Call) {
 		c.Deferred(abi.ApprovalRequired, abi.ApprovalRequired.Reason(l), abi.NextApproval.Text(l, "tool", tool))
 		return
 	}
-	c.Effect(abi.EffectLedgerReserve, reserve(c.Raw(), f))
+	c.Effect(abi.EffectLedgerReserve, reserve(c, f))
 	c.Pass(nil)
 }
 
@@ -141,11 +141,11 @@ func after(c *guest.Call) {
 	f := lookup(c)
 	yes, no := true, false
 	settle := func(state abi.LedgerState, businessOK *bool) {
-		c.Effect(abi.EffectLedgerSettle, settlement(c.Raw(), f.key, state, businessOK))
+		c.Effect(abi.EffectLedgerSettle, settlement(c, f.key, state, businessOK))
 	}
 	switch {
 	case outcome == "SUCCESS":
-		ok, reason, err := envelope.Judge(c.Raw())
+		ok, reason, err := envelope.Judge(c)
 		if err != nil {
 			panic(err) // the host turns it into a trap: the guard fails closed
 		}
@@ -210,7 +210,7 @@ var (
 // the host's digest primitive. A contract that does not parse panics: the
 // host turns it into a trap and the guard fails closed.
 func lookup(c *guest.Call) facts {
-	f, err := ledgerFacts(c.Raw(), c.DigestHex(envelope.ArgsPath(c.Raw())))
+	f, err := ledgerFacts(c, c.DigestHex(envelope.ArgsPath(c)))
 	if err != nil {
 		panic(err)
 	}
@@ -219,7 +219,7 @@ func lookup(c *guest.Call) facts {
 
 // ledgerFacts reads the facts of §14.2 from a request whose bound arguments
 // have the given digest.
-func ledgerFacts(req []byte, digest string) (facts, error) {
+func ledgerFacts(req envelope.Reader, digest string) (facts, error) {
 	t, err := envelope.Tool(req)
 	if err != nil {
 		return facts{}, err
@@ -250,7 +250,7 @@ func ledgerFacts(req []byte, digest string) (facts, error) {
 
 // reserve is the ledger.reserve payload (abi.LedgerReserve) that
 // pre-registers the call.
-func reserve(req []byte, f facts) []byte {
+func reserve(req envelope.Reader, f facts) []byte {
 	b, err := json.Marshal(abi.LedgerReserve{
 		Tool: envelope.Get(req, abi.FieldTool).String(), Key: f.key, ArgsDigest: f.digest,
 		CallID: envelope.Get(req, abi.FieldCallID).String(), Approved: f.approved,
@@ -264,7 +264,7 @@ func reserve(req []byte, f facts) []byte {
 // settlement is the ledger.settle payload (abi.LedgerSettle) with the
 // request's result as the recorded observation, which a later identical
 // write reuses on SUCCESS.
-func settlement(req []byte, key string, state abi.LedgerState, businessOK *bool) []byte {
+func settlement(req envelope.Reader, key string, state abi.LedgerState, businessOK *bool) []byte {
 	s := abi.LedgerSettle{Tool: envelope.Get(req, abi.FieldTool).String(), Key: key, State: state, BusinessOK: businessOK}
 	if r := envelope.Get(req, abi.FieldResult); r.IsObject() {
 		var o abi.Observation

@@ -4,8 +4,11 @@
 // works on, a contract.Scope over the state views, and the value equality of
 // CONTRACT_SPEC §5.3. It decides nothing itself; the guards do.
 //
-// It reads the envelope the guest already holds (guest.Call.Raw) with
-// gjson, so walking a contract or a state view costs no host crossing.
+// It reads through a Reader: in a guard the *guest.Call, whose Get has the
+// host evaluate each path natively and copies in only the value (scanning a
+// large envelope byte by byte inside the guest is what costs most there);
+// in tests Bytes, gjson over the envelope's bytes. Both give the same
+// values.
 package envelope
 
 import (
@@ -18,15 +21,26 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// Reader reads a gjson path of a request envelope; *guest.Call is one.
+type Reader interface {
+	Get(path string) gjson.Result
+}
+
+// Bytes is a Reader over an envelope's bytes.
+type Bytes []byte
+
 // Get reads a gjson path of the envelope.
-func Get(req []byte, path string) gjson.Result { return gjson.GetBytes(req, path) }
+func (b Bytes) Get(path string) gjson.Result { return gjson.GetBytes(b, path) }
+
+// Get reads a gjson path of the envelope.
+func Get(req Reader, path string) gjson.Result { return req.Get(path) }
 
 // Locale is the language of model-facing texts for the call.
-func Locale(req []byte) abi.Locale { return abi.ParseLocale(Get(req, abi.FieldLocale).String()) }
+func Locale(req Reader) abi.Locale { return abi.ParseLocale(Get(req, abi.FieldLocale).String()) }
 
 // Args returns the arguments a guard works on: the bound arguments when an
 // earlier guard rewrote them, else the model's; absent when neither is set.
-func Args(req []byte) gjson.Result {
+func Args(req Reader) gjson.Result {
 	if b := Get(req, abi.FieldBound); b.Exists() {
 		return b
 	}
@@ -34,7 +48,7 @@ func Args(req []byte) gjson.Result {
 }
 
 // ArgsPath is the envelope path of Args: "bound" when set, else "args".
-func ArgsPath(req []byte) string {
+func ArgsPath(req Reader) string {
 	if Get(req, abi.FieldBound).Exists() {
 		return abi.FieldBound
 	}
@@ -43,7 +57,7 @@ func ArgsPath(req []byte) string {
 
 // Response is the raw response of an after-phase request; nil when there is
 // none.
-func Response(req []byte) []byte {
+func Response(req Reader) []byte {
 	r := Get(req, abi.FieldResponse)
 	if !r.Exists() {
 		return nil
@@ -62,12 +76,12 @@ func StatePath(view abi.Capability, sub string) string {
 
 // Declared returns the parsed contract of the request's tool, or nil when
 // the request carries none (absent or null).
-func Declared(req []byte) (*contract.Tool, error) {
+func Declared(req Reader) (*contract.Tool, error) {
 	raw := Get(req, abi.FieldContract)
 	if !raw.Exists() || raw.Type == gjson.Null {
 		return nil, nil
 	}
-	return Tool(req)
+	return parse(Get(req, abi.FieldTool).String(), raw)
 }
 
 // Tool parses the request's contract (the skill's tools.<name> object) with
@@ -81,9 +95,11 @@ func Declared(req []byte) (*contract.Tool, error) {
 // skill's contract is the same for every call of the tool, and parsing it is
 // most of a guard's work. Parsing is a pure function of its key, so the memo
 // changes nothing a decision sees; the result is shared and only read.
-func Tool(req []byte) (*contract.Tool, error) {
-	name := Get(req, abi.FieldTool).String()
-	raw := Get(req, abi.FieldContract)
+func Tool(req Reader) (*contract.Tool, error) {
+	return parse(Get(req, abi.FieldTool).String(), Get(req, abi.FieldContract))
+}
+
+func parse(name string, raw gjson.Result) (*contract.Tool, error) {
 	if !raw.IsObject() {
 		return &contract.Tool{Name: name, SideEffect: contract.SideEffectNone}, nil
 	}

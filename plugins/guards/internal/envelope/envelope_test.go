@@ -10,11 +10,11 @@ import (
 func TestToolMemo(t *testing.T) {
 	t.Parallel()
 	req := []byte(`{"contract":{"args":{"memoised":{"const":1}}}}`)
-	a, err := Declared(req)
+	a, err := Declared(Bytes(req))
 	if err != nil || a == nil {
 		t.Fatal(err)
 	}
-	b, _ := Declared([]byte(`{"callId":"another call","contract":{"args":{"memoised":{"const":1}}}}`))
+	b, _ := Declared(Bytes(`{"callId":"another call","contract":{"args":{"memoised":{"const":1}}}}`))
 	if a != b {
 		t.Fatal("the same contract text was parsed twice")
 	}
@@ -27,7 +27,7 @@ func TestToolMemoBounded(t *testing.T) {
 	t.Parallel()
 	for i := range 3 * MemoSize {
 		req := []byte(`{"tool":"t` + strings.Repeat("x", i) + `","contract":{"args":{"a":{"const":1}}}}`)
-		if _, err := Tool(req); err != nil {
+		if _, err := Tool(Bytes(req)); err != nil {
 			t.Fatal(err)
 		}
 		if n := Parsed(); n > MemoSize {
@@ -39,11 +39,11 @@ func TestToolMemoBounded(t *testing.T) {
 func TestDeclared(t *testing.T) {
 	t.Parallel()
 	for _, req := range []string{`{}`, `{"contract":null}`} {
-		if tl, err := Declared([]byte(req)); tl != nil || err != nil {
+		if tl, err := Declared(Bytes(req)); tl != nil || err != nil {
 			t.Errorf("%s: got %v, %v", req, tl, err)
 		}
 	}
-	tl, err := Tool([]byte(`{"tool":"t"}`))
+	tl, err := Tool(Bytes(`{"tool":"t"}`))
 	if err != nil || tl.Name != "t" || tl.IsWrite() {
 		t.Fatalf("unconfigured tool: %+v, %v", tl, err)
 	}
@@ -91,7 +91,7 @@ func TestJudge(t *testing.T) {
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ok, reason, err := Judge([]byte(tt.req))
+			ok, reason, err := Judge(Bytes(tt.req))
 			if err != nil || ok != tt.ok || reason != tt.reason {
 				t.Fatalf("got %v %q, %v; want %v %q", ok, reason, err, tt.ok, tt.reason)
 			}
@@ -101,7 +101,7 @@ func TestJudge(t *testing.T) {
 
 func TestJudgeInvalidContract(t *testing.T) {
 	t.Parallel()
-	_, _, err := Judge([]byte(`{"tool":"t","contract":{"sideEffect":"WRITE"}}`))
+	_, _, err := Judge(Bytes(`{"tool":"t","contract":{"sideEffect":"WRITE"}}`))
 	if err == nil || !strings.HasPrefix(err.Error(), `envelope: contract of tool "t": `) {
 		t.Fatalf("err = %v", err)
 	}

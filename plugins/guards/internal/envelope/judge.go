@@ -9,7 +9,7 @@ import (
 // (CONTRACT_SPEC §6.1, §6.2; contract.Tool.Judge). It returns whether the
 // business call succeeded and, when not, the model-facing reason of the
 // TOOL_BUSINESS_FAILED observation in the request's locale.
-func Judge(req []byte) (ok bool, reason string, err error) {
+func Judge(req Reader) (ok bool, reason string, err error) {
 	t, err := Tool(req)
 	if err != nil {
 		return false, "", err

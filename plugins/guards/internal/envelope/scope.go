@@ -16,13 +16,13 @@ import (
 // state.evidence (evidence.*, already in lookup order: this node first, then
 // upstream near to far, newer first within a node).
 type Scope struct {
-	req     []byte
+	req     Reader
 	node    gjson.Result
 	outputs *gjson.Result
 }
 
 // NewScope reads the request's node view once.
-func NewScope(req []byte) *Scope {
+func NewScope(req Reader) *Scope {
 	return &Scope{req: req, node: Get(req, StatePath(abi.CapStateNode, ""))}
 }
 
@@ -110,7 +110,7 @@ func (s *Scope) Evidence(key string) []contract.EvidenceValue {
 
 // EachEvidence calls fn for every evidence item of the request's
 // state.evidence that ran and succeeded in business terms, in view order.
-func EachEvidence(req []byte, fn func(item gjson.Result)) {
+func EachEvidence(req Reader, fn func(item gjson.Result)) {
 	Get(req, StatePath(abi.CapStateEvidence, "items")).ForEach(func(_, item gjson.Result) bool {
 		if item.Get("status").String() == abi.OutcomeSuccess.String() && item.Get("businessOk").Bool() {
 			fn(item)
