@@ -168,6 +168,13 @@ func TestServeEndToEnd(t *testing.T) {
 	if !labelled {
 		t.Fatalf("no labelled query_space event in %v", res["events"])
 	}
+	// The first-party plugins run as wasm by default, each named once at
+	// start with its generation and digest.
+	for _, s := range traceSlots {
+		if n := strings.Count(stderr.String(), `"msg":"plugin","slot":"`+s.slot+`","generation":1,"digest":"sha256:`); n != 1 {
+			t.Errorf("the log names %s %d times, want once as wasm:\n%s", s.slot, n, stderr.String())
+		}
+	}
 	// The run shows in the metrics.
 	resp, err := metricsGet(base)
 	if err != nil {
