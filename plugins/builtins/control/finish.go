@@ -1,8 +1,8 @@
 package control
 
 import (
-	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
@@ -10,19 +10,41 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// citation is the syntax an output uses to cite evidence: [ev:<id>].
-var citation = regexp.MustCompile(`\[ev:([^\]\s]+)\]`)
-
 // citations returns the evidence IDs an output cites as [ev:<id>], in order
-// of first appearance, without duplicates.
+// of first appearance, without duplicates. An id is one or more characters
+// other than ']' and ASCII white space; the scan finds what the regular
+// expression \[ev:([^\]\s]+)\] finds, without a regexp engine in the guest.
 func citations(output string) []string {
 	var out []string
-	for _, m := range citation.FindAllStringSubmatch(output, -1) {
-		if !slices.Contains(out, m[1]) {
-			out = append(out, m[1])
+	for i := 0; ; {
+		j := strings.Index(output[i:], "[ev:")
+		if j < 0 {
+			return out
 		}
+		start := i + j + len("[ev:")
+		end := start
+		for end < len(output) && !citationStop(output[end]) {
+			end++
+		}
+		if end > start && end < len(output) && output[end] == ']' {
+			if id := output[start:end]; !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+			i = end + 1
+			continue
+		}
+		i += j + 1
 	}
-	return out
+}
+
+// citationStop reports whether b ends a citation's id: ']' or what RE2's \s
+// matches.
+func citationStop(b byte) bool {
+	switch b {
+	case ']', ' ', '\t', '\n', '\f', '\r':
+		return true
+	}
+	return false
 }
 
 // finish decides builtin_node_finish(output) after the guest has checked
@@ -117,7 +139,9 @@ func finish(c *rules.Call, extra []FinishRule) rules.Decision {
 			}
 		}
 	}
-	return rules.Succeeded(c.Text(txFinishOK), abi.EffectNodeFinish, abi.NodeFinish{Output: output})
+	// abi.NodeFinish, encoded without reflection.
+	payload := rules.AppendString(append(make([]byte, 0, len(output)+16), `{"output":`...), output)
+	return rules.Succeeded(c.Text(txFinishOK), abi.EffectNodeFinish, append(payload, '}'))
 }
 
 // completedHere reports whether the node has evidence of a completed call:

@@ -2,6 +2,7 @@ package control
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -128,3 +129,25 @@ func TestApprovalDigest(t *testing.T) {
 
 // TestServices runs the services by name, as the host does, on the
 // edge requests the plugin tests do not reach.
+
+// citationRE is the citation syntax as a regular expression, the oracle of
+// the scanner in citations.
+var citationRE = regexp.MustCompile(`\[ev:([^\]\s]+)\]`)
+
+func FuzzCitations(f *testing.F) {
+	for _, s := range []string{"", "[ev:a]", "[ev:a][ev:b] [ev:a]", "[[ev:e3]]", "[ev:[ev:x]]", "[ev:a\vb]", "[ev:\xff]",
+		"[ev:a b] [ev:c]", "[ev:]", "[ev:x", "[ev:x\n]", "网站 [ev:证据1]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want []string
+		for _, m := range citationRE.FindAllStringSubmatch(s, -1) {
+			if !slices.Contains(want, m[1]) {
+				want = append(want, m[1])
+			}
+		}
+		if got := citations(s); !slices.Equal(got, want) {
+			t.Fatalf("citations(%q) = %q, want %q", s, got, want)
+		}
+	})
+}

@@ -151,7 +151,7 @@ type Decision struct {
 	Text    string
 	Next    string
 	Effect  string
-	Payload any
+	Payload any // encoded with encoding/json; a []byte is the encoded payload
 	Data    any
 }
 
@@ -178,7 +178,11 @@ func Report(c *guest.Call, d Decision) {
 	switch d.Outcome {
 	case abi.OutcomeSuccess:
 		if d.Effect != "" {
-			b, err := encode(d.Payload)
+			b, ok := d.Payload.([]byte)
+			var err error
+			if !ok {
+				b, err = encode(d.Payload)
+			}
 			if err != nil {
 				Report(c, ToolError(c.Locale(), c.Tool(), err.Error()))
 				return
