@@ -99,6 +99,35 @@ func appendItem(b []byte, it *abi.EvidenceItem) []byte {
 	return append(b, '}')
 }
 
+// appendEntity appends e as json.Marshal encodes an abi.Entity.
+func appendEntity(b []byte, e *abi.Entity) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, e.Type)
+	b = append(b, `,"id":`...)
+	b = appendString(b, e.ID)
+	if e.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendString(b, e.Name)
+	}
+	if len(e.Attrs) > 0 {
+		b = append(b, `,"attrs":{`...)
+		for i, k := range sortedKeys(e.Attrs) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendCompact(b, e.Attrs[k], true, -1)
+		}
+		b = append(b, '}')
+	}
+	if e.TaskID != "" {
+		b = append(b, `,"taskId":`...)
+		b = appendString(b, e.TaskID)
+	}
+	return append(b, '}')
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

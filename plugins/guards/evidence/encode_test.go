@@ -40,6 +40,23 @@ func TestEncodeItem(t *testing.T) {
 	}
 }
 
+func TestEncodeEntity(t *testing.T) {
+	t.Parallel()
+	for i, s := range tricky {
+		e := abi.Entity{Type: s, ID: s, Name: s, TaskID: s, Attrs: map[string]json.RawMessage{s: json.RawMessage(` {"x" : "<y>"} `), "n": json.RawMessage(`1`)}}
+		if i%2 == 1 {
+			e.Attrs = nil
+		}
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendEntity(nil, &e); !bytes.Equal(got, want) {
+			t.Errorf("entity %q:\ngot  %s\nwant %s", s, got, want)
+		}
+	}
+}
+
 func TestCompactExcerpt(t *testing.T) {
 	t.Parallel()
 	for _, src := range []string{`{}`, ` { "a" : "x y" , "b":[ 1, 2 ] } `, `"` + strings.Repeat("中", 100) + `"`,

@@ -70,11 +70,7 @@ func handle(c *guest.Call) {
 	it, entities := e.item(c.Now().Format(time.RFC3339Nano))
 	c.Effect(abi.EffectEvidenceRegister, appendItem(make([]byte, 0, 512+2*len(e.resp)), &it))
 	if entities > 0 {
-		ents, err := e.entities()
-		if err != nil {
-			panic(err)
-		}
-		for _, ent := range ents {
+		for _, ent := range e.entities() {
 			c.Effect(abi.EffectEntityRecord, ent)
 		}
 	}

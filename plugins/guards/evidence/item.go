@@ -186,19 +186,15 @@ func appendLeaves(out []string, r gjson.Result) []string {
 // entities are the entity.record payloads (abi.Entity) of the extracts with
 // an entity spec of a business-ok call; a WRITE tool's entities merge its
 // arguments under the response (§6.3). A failed call has none.
-func (e *call) entities() ([][]byte, error) {
+func (e *call) entities() [][]byte {
 	if !e.ok {
-		return nil, nil
+		return nil
 	}
 	var out [][]byte
 	for _, ent := range e.extraction().Entities() {
-		b, err := json.Marshal(abi.Entity{Type: ent.Type, ID: ent.ID, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)})
-		if err != nil {
-			return nil, fmt.Errorf("evidence: entity: %w", err)
-		}
-		out = append(out, b)
+		out = append(out, appendEntity(nil, &abi.Entity{Type: ent.Type, ID: ent.ID, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)}))
 	}
-	return out, nil
+	return out
 }
 
 func nonEmpty(m map[string]json.RawMessage) map[string]json.RawMessage {

@@ -58,9 +58,9 @@ func TestItem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := e.entities()
-		if err != nil || len(out) != 2 || string(out[0]) != `{"type":"site","id":"a","name":"A"}` || string(out[1]) != `{"type":"site","id":"b"}` {
-			t.Fatalf("got %q, %v", out, err)
+		out := e.entities()
+		if len(out) != 2 || string(out[0]) != `{"type":"site","id":"a","name":"A"}` || string(out[1]) != `{"type":"site","id":"b"}` {
+			t.Fatalf("got %q", out)
 		}
 	})
 	t.Run("truncate", func(t *testing.T) {
