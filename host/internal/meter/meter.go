@@ -276,6 +276,10 @@ func valType(r *reader) error {
 		return nil
 	case 0x64, 0x63:
 		return fmt.Errorf("typed reference 0x%02x: %w", t, ErrUnsupported)
+	case 0x69, 0x74:
+		return fmt.Errorf("value type 0x%02x (exception handling): %w", t, ErrUnsupported)
+	case 0x65, 0x66, 0x67, 0x68, 0x6a, 0x6b, 0x6c, 0x6d, 0x6e, 0x71, 0x72, 0x73:
+		return fmt.Errorf("value type 0x%02x (GC): %w", t, ErrUnsupported)
 	default:
 		if r.err != nil {
 			return r.err
