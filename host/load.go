@@ -64,7 +64,9 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	h.warmRewrite(src.Bytes, cls.pages)
+	if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {
+		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
+	}
 	cm, key, err := h.compile(ctx, cls, digest, src.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
@@ -97,7 +99,9 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 		if cls, err = h.class(ctx, uint32(limits.MemoryPages)); err != nil {
 			return nil, err
 		}
-		h.warmRewrite(src.Bytes, cls.pages)
+		if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {
+			return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
+		}
 		if cm, key, err = h.compile(ctx, cls, digest, src.Bytes); err != nil {
 			return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 		}
@@ -257,8 +261,12 @@ func (h *Host) Verify(ctx context.Context, src Source, pol Policy) (abi.Manifest
 
 // warmRewrite makes the instrumented module that compile will ask for
 // (boundCallStack) ready: from the memo, from the host's cache directory, or
-// rewritten now and kept in both. A module that cannot be rewritten is
-// reported by compile.
-func (h *Host) warmRewrite(bin []byte, pages uint32) {
-	_, _ = h.instrument(bin, callStackBudget(pages))
+// rewritten now and kept in both. A module the rewriters refuse is refused
+// here, before wazero sees it: wazero v1.12's decoder allocates what a
+// vector's count says before reading it (a 20-byte module can ask for
+// gigabytes and end the process), and its validator trusts an import's type
+// index; the rewriters check both.
+func (h *Host) warmRewrite(bin []byte, pages uint32) error {
+	_, err := h.instrument(bin, callStackBudget(pages))
+	return err
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -51,5 +52,31 @@ func TestRewriteRefusesReservedImport(t *testing.T) {
 	want := `host: module cannot be instrumented: meter: import 0 from "warden_meter": module imports the meter's reserved module`
 	if !errors.Is(err, errStackRewrite) || !errors.Is(err, meter.ErrReserved) || err.Error() != want {
 		t.Fatalf("error %v\nwant %s", err, want)
+	}
+}
+
+// TestLoadRefusesUnbackedCounts checks that a module whose counts no bytes
+// back is refused before wazero decodes it: wazero v1.12 allocates for such
+// a count first and runs the process out of memory.
+func TestLoadRefusesUnbackedCounts(t *testing.T) {
+	t.Parallel()
+	h, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	tests := []struct {
+		name, bin, err string
+	}{
+		{"type section", "\x00asm\x01\x00\x00\x00\x01\x12\x04`\xfa\xfa\xfa\xfa\v\x02\x00\x00",
+			"host: compile x: module does not compile: host: module cannot be instrumented: meter: section headers: truncated or bad encoding at byte 10: malformed module"},
+		{"data section", "\x00asm\x01\x00\x00\x00\x0b\x05\xfa\xfa\xfa\xfa\x0a",
+			"host: compile x: module does not compile: host: module cannot be instrumented: meter: section 11 counts 2942221690 entries in 5 bytes: malformed module"},
+	}
+	for _, tt := range tests {
+		_, err := h.Load(context.Background(), Source{Name: "x", Bytes: []byte(tt.bin)}, Policy{})
+		if !errors.Is(err, ErrCompile) || !errors.Is(err, meter.ErrMalformed) || err.Error() != tt.err {
+			t.Errorf("%s: %v\nwant %s", tt.name, err, tt.err)
+		}
 	}
 }

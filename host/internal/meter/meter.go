@@ -116,6 +116,12 @@ func Instrument(bin []byte) ([]byte, error) {
 			m.defGlobals = r.u32()
 		case secCode:
 			codeBodies = r.u32()
+		case secTable, secMemory, secData:
+			// copied unread, but a count no bytes back is refused here:
+			// wazero's decoder allocates for it before it reads on
+			if n := r.u32(); r.err == nil && uint64(n) > uint64(len(s.body)) {
+				err = fmt.Errorf("meter: section %d counts %d entries in %d bytes: %w", s.id, n, len(s.body), ErrMalformed)
+			}
 		}
 		if err != nil {
 			return nil, err
