@@ -26,6 +26,12 @@ func buildBin(t *testing.T, name, pkg string, flags ...string) string {
 	return bin
 }
 
+// serveStart bounds a serve's start in the tests: it loads the ten
+// first-party wasm modules, whose compilation, when the shared cache does
+// not have it yet (their sources changed), takes a minute or more on a
+// loaded machine.
+const serveStart = 3 * time.Minute
+
 // proc is a child process whose output is scanned for a line.
 type proc struct {
 	cmd  *exec.Cmd
@@ -54,7 +60,7 @@ func startEnv(t *testing.T, env []string, ready *regexp.Regexp, bin string, args
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done })
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(serveStart); ; time.Sleep(20 * time.Millisecond) {
 		if m := ready.FindStringSubmatch(p.out.String()); m != nil {
 			return p, m[1]
 		}

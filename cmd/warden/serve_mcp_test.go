@@ -52,7 +52,7 @@ func TestServeMCPServers(t *testing.T) {
 	}()
 	addr := regexp.MustCompile(`serving on (http://\S+)`)
 	var base string
-	for deadline := time.Now().Add(20 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(serveStart); base == ""; time.Sleep(20 * time.Millisecond) {
 		if m := addr.FindStringSubmatch(stdout.String()); m != nil {
 			base = m[1]
 		}

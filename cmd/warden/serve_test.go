@@ -112,7 +112,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}()
 	addr := regexp.MustCompile(`serving on (http://\S+)`)
 	var base string
-	for deadline := time.Now().Add(20 * time.Second); base == ""; {
+	for deadline := time.Now().Add(serveStart); base == ""; {
 		if m := addr.FindStringSubmatch(stdout.String()); m != nil {
 			base = m[1]
 			break
