@@ -10,8 +10,8 @@
 // and one that trapped, timed out or ran out of memory is closed, never
 // returned to the pool.
 //
-// Every call has a deadline and runs with close-on-context-done, because a
-// looping guest would otherwise freeze the whole Go process. A plugin gets
+// Every call has a deadline, enforced by metering the guest's code at load
+// (meter.go): a looping guest would otherwise freeze the whole Go process. A plugin gets
 // no filesystem, network, environment, clock or randomness: WASI clocks and
 // random_get are deterministic stand-ins unless the manifest was granted the
 // clock or random capability.

@@ -78,5 +78,10 @@ func TestLoadRefusesUnbackedCounts(t *testing.T) {
 		if !errors.Is(err, ErrCompile) || !errors.Is(err, meter.ErrMalformed) || err.Error() != tt.err {
 			t.Errorf("%s: %v\nwant %s", tt.name, err, tt.err)
 		}
+		// Precompile takes the same path: the module never reaches wazero.
+		err = h.Precompile(context.Background(), Source{Name: "x", Bytes: []byte(tt.bin)}, Policy{})
+		if !errors.Is(err, ErrCompile) || !errors.Is(err, meter.ErrMalformed) || err.Error() != tt.err {
+			t.Errorf("precompile %s: %v\nwant %s", tt.name, err, tt.err)
+		}
 	}
 }

@@ -138,6 +138,10 @@ func (h *Host) Precompile(ctx context.Context, src Source, pol Policy) error {
 	if err != nil {
 		return err
 	}
+	// As in Load: a module the rewriters refuse never reaches wazero.
+	if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {
+		return fmt.Errorf("host: compile %s: %w: %w", src.Name, ErrCompile, err)
+	}
 	_, key, err := h.compile(ctx, cls, Digest(src.Bytes), src.Bytes)
 	if err != nil {
 		return fmt.Errorf("host: compile %s: %w: %w", src.Name, ErrCompile, err)

@@ -109,7 +109,7 @@ func TestHostFunctionBoundary(t *testing.T) {
 			"插件 schemabomb@1.0.0 在 100ms 内没有给出结果。下一步：" + retryNext,
 			100*time.Millisecond + 250*time.Millisecond, true, 64 << 20},
 		{"servicebomb", gosrc("servicebomb"), fast, `{}`, abi.PluginContractViolation,
-			"插件 servicebomb@1.0.0 " + violation + "host: service name of 6 bytes, input of 1048576: service input too large。下一步：" + reportNext,
+			"插件 servicebomb@1.0.0 " + violation + "services: path refused: 1048576 bytes, the limit is 512。下一步：" + reportNext,
 			200 * time.Millisecond, false, 8 << 20},
 		{"queryloop", gosrc("queryloop"), fast, `{"s":"` + strings.Repeat("b", 512<<10) + `"}`, abi.PluginMemoryLimit,
 			"插件 queryloop@1.0.0 超出内存上限。下一步：" + reportNext,

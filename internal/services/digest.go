@@ -1,15 +1,6 @@
 package services
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-)
-
-func init() {
-	// Kept for callers of Call (tests and builtins not yet on Digest); the
-	// guest SDK reaches the same code through the digest host function.
-	Register("digest", digestService)
-}
+import "crypto/sha256"
 
 // DigestSize is the length of a digest in bytes (SHA-256).
 const DigestSize = sha256.Size
@@ -25,16 +16,4 @@ func Digest(req []byte, path string) ([DigestSize]byte, error) {
 		return [DigestSize]byte{}, err
 	}
 	return sha256.Sum256(Canonical(v)), nil
-}
-
-// digestService is Digest as a named service: in is the path, the answer
-// the digest in lowercase hex.
-func digestService(req, in []byte) ([]byte, error) {
-	sum, err := Digest(req, string(in))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, hex.EncodedLen(len(sum)))
-	hex.Encode(out, sum[:])
-	return out, nil
 }

@@ -29,18 +29,8 @@ const (
 	MaxPathSelectors = 4
 )
 
-// MaxServiceInput bounds the input a guest passes to a named service, and
-// MaxServiceName its name.
-const (
-	MaxServiceInput = 64 << 10
-	MaxServiceName  = 128
-)
-
 // ErrPath is returned for a path CheckPath refuses.
 var ErrPath = errors.New("path refused")
-
-// ErrInput is returned for a service input or name over its bound.
-var ErrInput = errors.New("service input too large")
 
 // pathModifiers are the gjson modifiers a path may use: each answers with at
 // most the bytes of its operand, in one pass, without recursion. The others

@@ -77,21 +77,6 @@ func TestQueryAllowed(t *testing.T) {
 	}
 }
 
-func TestServiceInputBounds(t *testing.T) {
-	t.Parallel()
-	req := []byte(`{"args":{}}`)
-	if _, err := Call("digest", req, make([]byte, MaxServiceInput+1)); !errors.Is(err, ErrInput) ||
-		err.Error() != `services: "digest": input of 65537 bytes, the limit is 65536: service input too large` {
-		t.Errorf("oversized input: %v", err)
-	}
-	if _, err := Call(strings.Repeat("n", MaxServiceName+1), req, nil); !errors.Is(err, ErrInput) {
-		t.Errorf("oversized name: %v", err)
-	}
-	if _, err := Call("digest", req, []byte("args|@pretty")); !errors.Is(err, ErrPath) {
-		t.Errorf("digest of a refused path: %v", err)
-	}
-}
-
 func BenchmarkCheckPath(b *testing.B) {
 	for _, p := range []string{"args.title", `contract.tools.create_site.inputSchema`, `args.lines.#(qty>1)#.goodsCode`} {
 		b.Run(p, func(b *testing.B) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"testing"
 
@@ -30,13 +29,6 @@ func TestDigestCanonical(t *testing.T) {
 	}
 	if _, err := Digest(req, "args|@pretty"); !errors.Is(err, ErrPath) {
 		t.Fatalf("refused path: %v", err)
-	}
-	hexed, err := Call("digest", req, []byte("a"))
-	if err != nil || string(hexed) != hex.EncodeToString(a[:]) {
-		t.Fatalf("named digest = %s, %v", hexed, err)
-	}
-	if _, err := Call("nope", req, nil); !errors.Is(err, ErrUnknown) {
-		t.Fatalf("unknown service: %v", err)
 	}
 }
 

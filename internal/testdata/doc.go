@@ -37,13 +37,13 @@
 //	               further instance (a pool miss inside a call)
 //	ungranted      emits an effect its manifest was not granted
 //	configured     has a config schema (load-time config checks)
-//	services       calls the host services (query, digest, an unknown one)
+//	services       calls the host primitives (query, exists, digest, validate)
 //	goodv2         version 2.0.0 of good, for hot-swap tests
 //	querystack     queries '!', a million '[' and "|@pretty" (overflowed the Go stack)
 //	querypattern   queries a '%' pattern of 21 '*' over args.list
 //	prettybomb     queries args|@pretty
 //	schemabomb     validates args against the schema in args.schema, in a loop
-//	servicebomb    hands the digest service 1 MiB of input
+//	servicebomb    hands the digest primitive a path of 1 MiB
 //	queryloop      reads its arguments through the host without end
 //	gorecursion    recurses without end (a Go guest's stack is in linear memory)
 //	badsignature   exports warden_handle with the wrong signature

@@ -2,6 +2,7 @@ package chain_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -110,11 +111,11 @@ func views(mod func(v map[abi.Capability]any)) map[string]json.RawMessage {
 const siteArgs = `{"title":"Spring Launch","spaceId":42}`
 
 func argsDigest(args string) string {
-	d, err := services.Call("digest", []byte(`{"bound":`+args+`}`), []byte("bound"))
+	d, err := services.Digest([]byte(`{"bound":`+args+`}`), "bound")
 	if err != nil {
 		panic(err)
 	}
-	return string(d)
+	return hex.EncodeToString(d[:])
 }
 
 var approved = func(v map[abi.Capability]any) {

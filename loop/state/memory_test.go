@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -237,11 +238,12 @@ func TestViews(t *testing.T) {
 func TestApproval(t *testing.T) {
 	t.Parallel()
 	args := json.RawMessage(`{"title":"Spring Launch", "spaceId":42}`)
-	want, err := services.Call("digest", []byte(`{"bound":{"spaceId":42,"title":"Spring Launch"}}`), []byte("bound"))
+	sum, err := services.Digest([]byte(`{"bound":{"spaceId":42,"title":"Spring Launch"}}`), "bound")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ArgsDigest(args) != string(want) {
+	want := hex.EncodeToString(sum[:])
+	if ArgsDigest(args) != want {
 		t.Fatalf("digest %s, want the digest service's %s", ArgsDigest(args), want)
 	}
 	suspend := func(m *Memory, digest string) {
