@@ -39,6 +39,11 @@
 //	configured     has a config schema (load-time config checks)
 //	services       calls the host primitives (query, exists, digest, validate)
 //	goodv2         version 2.0.0 of good, for hot-swap tests
+//	control-extrarule      the control builtin with one more finish rule
+//	                       (cite the node's own evidence), for hot-swap tests
+//	writegate-gatesread    WriteGate 1.1.0 that also gates search_articles
+//	paramcontract-nopunct  ParamContract 1.1.0 whose USER source ignores
+//	                       punctuation (hot swap)
 //	querystack     queries '!', a million '[' and "|@pretty" (overflowed the Go stack)
 //	querypattern   queries a '%' pattern of 21 '*' over args.list
 //	prettybomb     queries args|@pretty
