@@ -144,10 +144,11 @@ func (r *Recorder) claim() bool {
 // object with a key twice, which two readers (gjson takes the first,
 // encoding/json the last) would read as two documents.
 func badJSON(data []byte) (string, bool) {
-	if !json.Valid(data) {
+	valid, dup, _ := scanJSON(data)
+	switch {
+	case !valid:
 		return "", true
-	}
-	if !hasDuplicateKey(data) {
+	case !dup:
 		return "", false
 	}
 	return strictDetail(walkStrict(data, nil)), true
@@ -226,14 +227,14 @@ func (r *Recorder) Pass(args, facts []byte) {
 		return
 	}
 	if len(args) > 0 {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(args, &obj) != nil || obj == nil {
+		valid, dup, object := scanJSON(args)
+		if !valid || !object {
 			r.fail(PluginContractViolation, ViolationBadArgs, "")
 			return
 		}
 		// The host checks the rewritten arguments and the tool reads them:
 		// both must see the same document.
-		if hasDuplicateKey(args) {
+		if dup {
 			r.fail(PluginContractViolation, ViolationBadArgs, strictDetail(walkStrict(args, nil)))
 			return
 		}

@@ -39,7 +39,7 @@ func DecodeStrict(data []byte, v any) error {
 // holds a key twice, wrapping ErrDuplicateKey; a document that is not JSON
 // is an error too.
 func CheckDuplicateKeys(data []byte) error {
-	if json.Valid(data) && !hasDuplicateKey(data) {
+	if valid, dup, _ := scanJSON(data); valid && !dup {
 		return nil
 	}
 	if err := walkStrict(data, nil); err != nil {
