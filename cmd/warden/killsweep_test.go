@@ -246,13 +246,9 @@ func storeArg(t *testing.T, kind string) string {
 
 func (sw *sweep) args(storeArg, script, mcpURL string) []string {
 	// A long lease: the periodic recovery sweep must not interleave its
-	// steps with the run's. The plugins in-process: the sweep starts
-	// warden three times a point, and what it checks, the store's
-	// recovery, does not depend on how they run (TestKillMidWrite runs
-	// it with them as wasm); loading ten wasm modules per start would
-	// make it minutes longer.
+	// steps with the run's.
 	return []string{"serve", "--addr", "127.0.0.1:0", "--skills", sw.skills, "--keys", sw.keys, "--store", storeArg,
-		"--instance", "warden-sweep", "--lease", "60s", "--native",
+		"--instance", "warden-sweep", "--lease", "60s",
 		"--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL, "--log-level", "debug"}
 }
 
