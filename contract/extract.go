@@ -73,7 +73,9 @@ func (t *Tool) Extract(args, resp []byte) Extraction {
 func count(r gjson.Result, fields []string) int {
 	switch {
 	case r.IsArray():
-		return len(r.Array())
+		n := 0
+		r.ForEach(func(_, _ gjson.Result) bool { n++; return true })
+		return n
 	case r.IsObject():
 		if len(fields) == 0 {
 			return b2i(Truthy(r))
@@ -119,51 +121,111 @@ func (e *EntitySpec) entities(r gjson.Result, base gjson.Result) []Entity {
 	if e == nil || !r.Exists() {
 		return nil
 	}
-	var items []gjson.Result
-	if r.IsArray() {
-		items = r.Array()
-	} else {
-		items = []gjson.Result{r}
-	}
 	var out []Entity
-	for _, it := range items {
-		fields := map[string]gjson.Result{}
-		var order []string
-		put := func(k string, v gjson.Result) {
-			if _, ok := fields[k]; !ok {
-				order = append(order, k)
-			}
-			fields[k] = v
-		}
+	var f entityFields
+	each := func(it gjson.Result) bool {
+		f.reset()
 		if base.IsObject() {
-			base.ForEach(func(k, v gjson.Result) bool { put(k.Str, v); return true })
+			base.ForEach(f.put)
 		}
 		switch {
 		case it.IsObject():
-			it.ForEach(func(k, v gjson.Result) bool { put(k.Str, v); return true })
+			it.ForEach(f.put)
 		case it.IsArray() || it.Type == gjson.Null:
-			continue
+			return true
 		case e.Scalar != "":
-			put(e.Scalar, it)
+			f.set(e.Scalar, it)
 		default:
-			continue
+			return true
 		}
-		id := fields[e.ID]
+		id := f.get(e.ID)
 		if !hasValue(id) || id.IsObject() || id.IsArray() {
-			continue
+			return true
 		}
-		ent := Entity{Type: e.Type, ID: id.String(), Attrs: map[string]json.RawMessage{}}
-		if n := fields[e.Name]; hasValue(n) && !n.IsObject() && !n.IsArray() {
+		ent := Entity{Type: e.Type, ID: id.String(), Attrs: make(map[string]json.RawMessage, len(f.kv))}
+		if n := f.get(e.Name); hasValue(n) && !n.IsObject() && !n.IsArray() {
 			ent.Name = n.String()
 		}
-		for _, k := range order {
-			v := fields[k]
+		for _, kv := range f.kv {
+			k, v := kv.k, kv.v
 			if k == e.ID || k == e.Name || v.IsObject() || v.IsArray() || !v.Exists() {
 				continue
 			}
 			ent.Attrs[k] = json.RawMessage(v.Raw)
 		}
 		out = append(out, ent)
+		return true
+	}
+	if r.IsArray() {
+		r.ForEach(func(_, it gjson.Result) bool { return each(it) })
+	} else {
+		each(r)
 	}
 	return out
+}
+
+// entityFields are the fields of one entity in the order they first
+// appear, a later value of a key replacing the earlier: a slice searched
+// in order, indexed by a map only once an object has many keys.
+type entityFields struct {
+	kv    []entityField
+	index map[string]int
+}
+
+type entityField struct {
+	k string
+	v gjson.Result
+}
+
+// linearFields is how many fields are searched in order before the index
+// takes over.
+const linearFields = 32
+
+func (f *entityFields) reset() {
+	f.kv = f.kv[:0]
+	f.index = nil
+}
+
+func (f *entityFields) put(k, v gjson.Result) bool {
+	f.set(k.Str, v)
+	return true
+}
+
+func (f *entityFields) find(k string) int {
+	if f.index != nil {
+		if i, ok := f.index[k]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range f.kv {
+		if f.kv[i].k == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func (f *entityFields) set(k string, v gjson.Result) {
+	if i := f.find(k); i >= 0 {
+		f.kv[i].v = v
+		return
+	}
+	f.kv = append(f.kv, entityField{k, v})
+	switch {
+	case f.index != nil:
+		f.index[k] = len(f.kv) - 1
+	case len(f.kv) > linearFields:
+		f.index = make(map[string]int, 2*len(f.kv))
+		for i, kv := range f.kv {
+			f.index[kv.k] = i
+		}
+	}
+}
+
+func (f *entityFields) get(k string) gjson.Result {
+	if i := f.find(k); i >= 0 {
+		return f.kv[i].v
+	}
+	return gjson.Result{}
 }

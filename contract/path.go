@@ -228,15 +228,27 @@ func GetDot(doc []byte, dot string) gjson.Result {
 	if dot == "" {
 		return gjson.ParseBytes(doc)
 	}
-	return gjson.GetBytes(doc, joinEscaped(strings.Split(dot, ".")))
+	return gjson.GetBytes(doc, dotPath(dot))
 }
 
 func getDotResult(r gjson.Result, dot string) gjson.Result {
 	if dot == "" {
 		return r
 	}
-	return r.Get(joinEscaped(strings.Split(dot, ".")))
+	return r.Get(dotPath(dot))
 }
+
+// dotPath is the gjson path of a concrete dot path: its segments escaped,
+// or the dot path itself when no segment needs it.
+func dotPath(dot string) string {
+	if !strings.ContainsAny(dot, segSyntax) {
+		return dot
+	}
+	return joinEscaped(strings.Split(dot, "."))
+}
+
+// segSyntax is what escapeSeg escapes but the separator.
+const segSyntax = `\|#@*?!=<>%(),:{}[]"~'`
 
 func joinEscaped(parts []string) string {
 	esc := make([]string, len(parts))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/big"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -152,6 +151,11 @@ func equal(got, want gjson.Result) bool {
 	if !got.Exists() || !want.Exists() {
 		return !got.Exists() && (!want.Exists() || want.Type == gjson.Null)
 	}
+	if a, ok := smallInt(got); ok {
+		if b, ok := smallInt(want); ok {
+			return a == b
+		}
+	}
 	if a, ok := numeric(got); ok {
 		if b, ok := numeric(want); ok {
 			return a.Cmp(b) == 0
@@ -171,10 +175,88 @@ func numeric(r gjson.Result) (*big.Rat, bool) {
 	return nil, false
 }
 
-var numberRe = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+// isNumber reports whether s is a JSON number,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, and nothing else.
+func isNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(s):
+		return false
+	case s[i] == '0':
+		i++
+	case s[i] >= '1' && s[i] <= '9':
+		i = digits(s, i+1)
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digits(s, i+1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(s, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(s)
+}
+
+func digits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// smallInt reads a JSON-style integer of at most 18 digits (got or want of
+// EQ), exactly: it equals another such integer when their big.Rat values
+// are equal.
+func smallInt(r gjson.Result) (int64, bool) {
+	var s string
+	switch r.Type {
+	case gjson.Number:
+		s = r.Raw
+	case gjson.String:
+		s = strings.TrimSpace(r.Str)
+	default:
+		return 0, false
+	}
+	neg := len(s) > 0 && s[0] == '-'
+	d := s
+	if neg {
+		d = s[1:]
+	}
+	if len(d) == 0 || len(d) > 18 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = 10*n + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
 
 func number(s string) (*big.Rat, bool) {
-	if len(s) > 64 || !numberRe.MatchString(s) {
+	if len(s) > 64 || !isNumber(s) {
 		return nil, false
 	}
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
