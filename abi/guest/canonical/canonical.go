@@ -248,7 +248,7 @@ func (p *canonParser) emit(out []byte) []byte {
 		child := &p.nodes[p.kids[top.next]]
 		top.next++
 		if parent.kind == kindObject {
-			out = strconv.AppendQuote(out, p.str(child.key))
+			out = appendQuote(out, p.str(child.key))
 			out = append(out, ':')
 		}
 		switch child.kind {
@@ -256,12 +256,25 @@ func (p *canonParser) emit(out []byte) []byte {
 			out = append(out, openers[child.kind])
 			stack = append(stack, open{p.kids[top.next-1], child.start})
 		case kindString:
-			out = strconv.AppendQuote(out, p.str(child.text))
+			out = appendQuote(out, p.str(child.text))
 		default:
 			out = append(out, p.str(child.text)...)
 		}
 	}
 	return out
+}
+
+// appendQuote is strconv.AppendQuote, without its per-rune work for the
+// common string of printable ASCII only, which it quotes as it is.
+func appendQuote(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.AppendQuote(out, s)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
 }
 
 // memberKey reads `"key" :` at i and returns the decoded key and the index

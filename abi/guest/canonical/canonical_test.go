@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -186,4 +187,14 @@ func BenchmarkCanonicalTypical(b *testing.B) {
 			referenceCanonical(v)
 		}
 	})
+}
+
+// TestAppendQuote: the printable-ASCII fast path quotes as strconv does.
+func TestAppendQuote(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain text 123", `a"b`, `a\b`, "tab\t", "\x7f", "é", "\u2028", "\xff", "~ !"} {
+		if got, want := string(appendQuote(nil, s)), strconv.Quote(s); got != want {
+			t.Errorf("appendQuote(%q) = %s, want %s", s, got, want)
+		}
+	}
 }
