@@ -63,7 +63,7 @@ func handle(c *guest.Call) {
 		c.Pass(nil)
 		return
 	}
-	e, err := readCall(c)
+	e, err := read(c, outcome)
 	if err != nil {
 		panic(err) // the host turns it into a trap: the guard fails closed
 	}

@@ -40,20 +40,29 @@ type call struct {
 	budget   int
 	id       string
 	toolSpec *contract.Tool
-	args     string // canonical bound arguments
+	callID   string
+	rawArgs  gjson.Result // bound arguments
+	args     string       // canonical bound arguments
 	x        *contract.Extraction
 }
 
+// readCall reads what the guard needs of an after-phase request.
 func readCall(req envelope.Reader) (*call, error) {
-	t, err := envelope.Tool(req)
+	return read(req, envelope.Get(req, abi.FieldResult+".outcome").String())
+}
+
+// read is readCall for a request whose result has the given outcome; it
+// reads each value once.
+func read(req envelope.Reader, outcome string) (*call, error) {
+	tool := envelope.Get(req, abi.FieldTool).String()
+	t, err := envelope.Parse(tool, envelope.Get(req, abi.FieldContract))
 	if err != nil {
 		return nil, err
 	}
-	e := &call{req: req, tool: envelope.Get(req, abi.FieldTool).String(), resp: envelope.Response(req), toolSpec: t, budget: Budget}
+	e := &call{req: req, tool: tool, resp: envelope.Response(req), toolSpec: t, budget: Budget}
 	if n := envelope.Get(req, "config.maxPayloadBytes").Int(); n > 0 {
 		e.budget = int(n)
 	}
-	outcome := envelope.Get(req, abi.FieldResult+".outcome").String()
 	code := abi.Code(envelope.Get(req, abi.FieldResult+".code").String())
 	// A call the business or the output schema judged failed still ran and
 	// returned: its evidence is SUCCESS with businessOk false (§6.1).
@@ -67,7 +76,9 @@ func readCall(req envelope.Reader) (*call, error) {
 	default:
 		return nil, fmt.Errorf("evidence: evidence of a %s call: only executed calls have evidence", outcome)
 	}
-	e.args = string(canonical.JSON(envelope.Args(req)))
+	e.rawArgs = envelope.Args(req)
+	e.args = string(canonical.JSON(e.rawArgs))
+	e.callID = envelope.Get(req, abi.FieldCallID).String()
 	e.id = e.evidenceID()
 	return e, nil
 }
@@ -77,7 +88,7 @@ func readCall(req envelope.Reader) (*call, error) {
 // hashes the tool, the canonical arguments and the response instead.
 func (e *call) evidenceID() string {
 	h := sha256.New()
-	if id := envelope.Get(e.req, abi.FieldCallID).String(); id != "" {
+	if id := e.callID; id != "" {
 		h.Write([]byte(id))
 	} else {
 		h.Write([]byte(e.tool))
@@ -92,7 +103,7 @@ func (e *call) evidenceID() string {
 // extraction runs the contract's extracts on the response once per call.
 func (e *call) extraction() *contract.Extraction {
 	if e.x == nil {
-		x := e.toolSpec.Extract([]byte(envelope.Args(e.req).Raw), e.resp)
+		x := e.toolSpec.Extract([]byte(e.rawArgs.Raw), e.resp)
 		e.x = &x
 	}
 	return e.x
@@ -104,7 +115,7 @@ func (e *call) extraction() *contract.Extraction {
 func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 	it := abi.EvidenceItem{
 		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.args), Locator),
-		RetrievedAt: retrievedAt, ToolCallID: envelope.Get(e.req, abi.FieldCallID).String(),
+		RetrievedAt: retrievedAt, ToolCallID: e.callID,
 		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(e.resp),
 	}
 	if len(e.resp) > 0 {

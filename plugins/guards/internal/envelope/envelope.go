@@ -96,20 +96,28 @@ func Declared(req Reader) (*contract.Tool, error) {
 // most of a guard's work. Parsing is a pure function of its key, so the memo
 // changes nothing a decision sees; the result is shared and only read.
 func Tool(req Reader) (*contract.Tool, error) {
-	return parse(Get(req, abi.FieldTool).String(), Get(req, abi.FieldContract))
+	return Parse(Get(req, abi.FieldTool).String(), Get(req, abi.FieldContract))
 }
+
+// Parse is Tool for a guard that has read the tool's name and contract
+// already.
+func Parse(name string, raw gjson.Result) (*contract.Tool, error) { return parse(name, raw) }
 
 func parse(name string, raw gjson.Result) (*contract.Tool, error) {
 	if !raw.IsObject() {
 		return &contract.Tool{Name: name, SideEffect: contract.SideEffectNone}, nil
 	}
-	key := name + "\x00" + raw.Raw
 	memo.Lock()
-	t, ok := memo.m[key]
+	memo.key = append(append(append(memo.key[:0], name...), 0), raw.Raw...)
+	t, ok := memo.m[string(memo.key)]
+	if cap(memo.key) > 1<<16 {
+		memo.key = nil
+	}
 	memo.Unlock()
 	if ok {
 		return t, nil
 	}
+	key := name + "\x00" + raw.Raw
 	parseName := name
 	if parseName == "" {
 		parseName = "tool"
@@ -136,7 +144,8 @@ const MemoSize = 64
 // goroutines; in wasm the lock is never contended.
 var memo = struct {
 	sync.Mutex
-	m map[string]*contract.Tool
+	m   map[string]*contract.Tool
+	key []byte // the key being looked up, reused so a hit allocates nothing
 }{m: map[string]*contract.Tool{}}
 
 // Parsed reports how many contracts the memo holds (for tests).
