@@ -39,7 +39,6 @@ package guest
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -245,7 +244,7 @@ func (c *Call) Deferred(code abi.Code, reason, next string) {
 func (c *Call) Pass(args []byte, facts ...abi.Fact) {
 	var fb []byte
 	if len(facts) > 0 {
-		fb, _ = json.Marshal(facts)
+		fb = appendFacts(make([]byte, 0, 64*len(facts)), facts)
 	}
 	c.r.pass(args, fb)
 }
