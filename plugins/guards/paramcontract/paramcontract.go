@@ -114,9 +114,9 @@ func (g *guard) handle(c *guest.Call) {
 		c.Pass(nil)
 		return
 	}
-	l := c.Locale()
 	params, err := g.provenance(c)
 	if err != nil {
+		l := c.Locale()
 		c.Rejected(abi.ParamProvenanceRejected, abi.ParamProvenanceRejected.Reason(l, "param", "*")+sep(l, "：", ": ")+err.Error(), abi.NextFail.Text(l))
 		return
 	}
@@ -129,6 +129,13 @@ func (g *guard) handle(c *guest.Call) {
 		}
 		if p.present && !p.bound {
 			facts = append(facts, abi.Fact{Path: p.path, Source: p.source, Detail: p.ref})
+		}
+	}
+	var l abi.Locale
+	for _, f := range failing {
+		if len(f) > 0 {
+			l = c.Locale() // only a refusal has texts
+			break
 		}
 	}
 	switch {

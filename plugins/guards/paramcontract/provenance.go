@@ -121,9 +121,11 @@ func inEnum(v gjson.Result, enum []json.RawMessage) bool {
 type matcher struct {
 	req       envelope.Reader
 	normalise func(string) string
-	scope     *envelope.Scope
+	sc        *envelope.Scope // read on first use, as are prov and expected
 	prov      gjson.Result
+	provDone  bool
 	expected  []string // the current follow-up's expectedFields
+	expDone   bool
 	messages  []string // recent user messages, normalised
 	msgsDone  bool
 	evItems   []gjson.Result // successful evidence items, in view order
@@ -131,16 +133,35 @@ type matcher struct {
 }
 
 func (g *guard) newMatcher(req envelope.Reader) *matcher {
-	m := &matcher{req: req, normalise: g.normalise, scope: envelope.NewScope(req), prov: envelope.Get(req, abi.FieldProvenance)}
-	for _, f := range envelope.Get(req, envelope.StatePath(abi.CapStateFollowUp, "current.expectedFields")).Array() {
-		m.expected = append(m.expected, f.String())
+	return &matcher{req: req, normalise: g.normalise}
+}
+
+// scope is the request's node view, read once.
+func (m *matcher) scope() *envelope.Scope {
+	if m.sc == nil {
+		m.sc = envelope.NewScope(m.req)
 	}
-	return m
+	return m.sc
+}
+
+// expectedFields are the current follow-up's expectedFields, read once.
+func (m *matcher) expectedFields() []string {
+	if !m.expDone {
+		m.expDone = true
+		for _, f := range envelope.Get(m.req, envelope.StatePath(abi.CapStateFollowUp, "current.expectedFields")).Array() {
+			m.expected = append(m.expected, f.String())
+		}
+	}
+	return m.expected
 }
 
 // boundSource is the source ArgBinding recorded for a concrete path, or
 // MODEL when the binding found no value (§5.3 step 3, first two rows).
 func (m *matcher) boundSource(path string) (string, string) {
+	if !m.provDone {
+		m.provDone = true
+		m.prov = envelope.Get(m.req, abi.FieldProvenance)
+	}
 	if s := m.prov.Get(envelope.Escape(path)).String(); s != "" {
 		return s, ""
 	}
@@ -159,11 +180,11 @@ func (m *matcher) match(a *contract.Arg, key, path string, v gjson.Result) (stri
 		case contract.SourceEvidence:
 			ref, ok = m.evidence(v)
 		case contract.SourceNodeOutput:
-			ok = envelope.Same(v, envelope.DotGet(m.scope.Inputs(), path)) || envelope.Same(v, envelope.DotGet(m.scope.Outputs(), path))
+			ok = envelope.Same(v, envelope.DotGet(m.scope().Inputs(), path)) || envelope.Same(v, envelope.DotGet(m.scope().Outputs(), path))
 		case contract.SourceShared:
-			ok = envelope.Same(v, envelope.DotGet(m.scope.Shared(), path))
+			ok = envelope.Same(v, envelope.DotGet(m.scope().Shared(), path))
 		case contract.SourceSession:
-			ok = envelope.Same(v, envelope.DotGet(m.scope.Session(), path))
+			ok = envelope.Same(v, envelope.DotGet(m.scope().Session(), path))
 		case contract.SourcePriorTask:
 			ref, ok = m.prior(a, v)
 		case contract.SourceModel:
@@ -180,7 +201,7 @@ func (m *matcher) match(a *contract.Arg, key, path string, v gjson.Result) (stri
 // message contains the value (both normalised; the value at least two
 // characters long).
 func (m *matcher) user(key, path string, v gjson.Result) bool {
-	if slices.Contains(m.expected, key) || slices.Contains(m.expected, path) {
+	if exp := m.expectedFields(); slices.Contains(exp, key) || slices.Contains(exp, path) {
 		return true
 	}
 	if v.IsObject() || v.IsArray() {
@@ -254,7 +275,7 @@ func contains(tree, v gjson.Result) bool {
 // of any entity in the task's prior context.
 func (m *matcher) prior(a *contract.Arg, v gjson.Result) (string, bool) {
 	if a.From != nil && a.From.Kind == contract.ExprPrior {
-		pv, ok := a.From.Eval(m.scope)
+		pv, ok := a.From.Eval(m.scope())
 		return pv.Ref, ok && envelope.Same(v, pv.Result)
 	}
 	var ref string
