@@ -128,6 +128,7 @@ const (
 	CallSkipped          Code = "CALL_SKIPPED"
 	ModelOutputTruncated Code = "MODEL_OUTPUT_TRUNCATED"
 	WriteVerifyTooEarly  Code = "WRITE_VERIFY_TOO_EARLY"
+	ApprovalArgsChanged  Code = "APPROVAL_ARGS_CHANGED"
 )
 
 // Codes the host uses when a plugin itself fails (agent_runtime.50001–50099).
@@ -203,6 +204,7 @@ var registry = []reg{
 	{CallSkipped, 42262, CategoryToolChoice, true, SignalChange, "同一轮中前面的调用没有成功，本调用未执行", "an earlier call of this turn did not succeed, so this call was not run"},
 	{ModelOutputTruncated, 42263, CategoryFormat, true, SignalChange, "模型输出达到长度上限被截断，本轮的工具调用未执行", "the model's output hit its length limit and was cut, so this turn's tool calls were not run"},
 	{WriteVerifyTooEarly, 42264, CategoryExecution, true, SignalWait, "写操作 {tool} 的调用可能仍在进行（到 {until} 为止），此前核实未发现它生效不能作为结论", "the call of write {tool} may still be in progress (until {until}), so finding it not done before then is not conclusive"},
+	{ApprovalArgsChanged, 42265, CategoryPermission, true, SignalWait, "待确认的写操作 {tool} 的参数已不是用户确认时看到的参数，未执行", "the held arguments of write {tool} are no longer the ones the user was shown, so it was not run"},
 
 	{PluginTrap, 50001, CategoryExecution, true, SignalRetry, "插件 {plugin} 运行异常：{detail}", "plugin {plugin} trapped: {detail}"},
 	{PluginTimeout, 50002, CategoryExecution, true, SignalRetry, "插件 {plugin} 在 {timeout} 内没有给出结果", "plugin {plugin} gave no result within {timeout}"},

@@ -57,7 +57,7 @@ var wardenCodes = []abi.Code{
 	abi.FinishMissingOutput, abi.FinishOpenEvidence, abi.FinishOutputMissing, abi.FinishOutputEmpty,
 	abi.FinishOutputSource, abi.FinishNeedTarget, abi.FinishNeedBusiness, abi.CitationInvalid,
 	abi.FingerprintRepeat, abi.OutputSchemaMismatch, abi.EvidenceNotFound, abi.ApprovalExpired,
-	abi.CallSkipped, abi.ModelOutputTruncated, abi.WriteVerifyTooEarly,
+	abi.CallSkipped, abi.ModelOutputTruncated, abi.WriteVerifyTooEarly, abi.ApprovalArgsChanged,
 }
 
 // pluginCodes are the host's plugin-failure codes (50001–50099).

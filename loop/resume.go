@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -58,6 +59,12 @@ func (r *Runner) AnswerFollowUp(ctx context.Context, nodeID, answer string) (Exi
 //     and the Fingerprint see state.approval.approved and let it through).
 //     The model reads the result as the answer to a call of the write, and
 //     the node runs on: it must still finish by itself.
+//   - CONFIRM of a write whose held arguments no longer have the digest
+//     the user was shown: nothing runs. The model reads DEFERRED
+//     APPROVAL_ARGS_CHANGED as the answer to a call of the write with the
+//     arguments now held, which are held again under their own digest, and
+//     must ask for approval again (builtin_node_approval) so that the user
+//     sees what would run.
 //   - CONFIRM later than reconfirm-after: nothing runs; the node is
 //     suspended again and the user asked again.
 //   - REJECT: the write does not run; the node and the task are cancelled
@@ -103,6 +110,9 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		return Exit{}, err
 	}
 	g, err := r.store.Approve(nodeID, now)
+	if errors.Is(err, state.ErrDigestMismatch) {
+		return r.argsChanged(ctx, n)
+	}
 	if err != nil {
 		return Exit{}, fmt.Errorf("loop: approve node %s: %w", nodeID, err)
 	}
@@ -159,6 +169,40 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		return r.fail(n, c, r.text(txtNoProgress, fmt.Sprint(c.Stalls)))
 	}
 	return r.Run(ctx, nodeID)
+}
+
+// argsChanged answers a CONFIRM whose held write is not the one the user
+// saw: the write does not run, the node runs on and the model is told to
+// ask for approval again.
+func (r *Runner) argsChanged(ctx context.Context, n state.Node) (Exit, error) {
+	g := n.Gated
+	if g == nil {
+		return Exit{}, fmt.Errorf("loop: approve node %s: %w", n.ID, state.ErrNotGated)
+	}
+	// Held again under the digest of what is held now: the next approval
+	// shows the user these arguments.
+	if err := r.store.Gate(n.ID, g.Tool, g.CallID, g.Args); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	if err := r.store.SetNodeStatus(n.ID, state.Running, ""); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	r.emit(n, Event{Kind: KindResume, Tool: g.Tool, Status: abi.SuspendApproval, Message: string(Confirm), Stalls: n.Stalls})
+	callID := fmt.Sprintf("changed_%s_%d", g.CallID, n.Rounds)
+	if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleAssistant,
+		ToolCalls: []model.ToolCall{{ID: callID, Name: g.Tool, Arguments: string(g.Args)}}}); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	l := r.cfg.Locale
+	o := abi.Deferred(abi.ApprovalArgsChanged, abi.ApprovalArgsChanged.Reason(l, "tool", g.Tool), abi.NextReconfirm.Text(l))
+	o.Locale = l
+	sent := r.toolMessage(callResult{Observation: o})
+	if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleTool, ToolCallID: callID, Content: sent}); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	// DEFERRED neither counts nor resets the no-progress counter.
+	r.emit(n, withSent(withCall(toolEvent(Event{Tool: g.Tool, Stalls: n.Stalls, Status: string(state.Running)}, o), callID, string(g.Args)), sent, nil))
+	return r.Run(ctx, n.ID)
 }
 
 // refuse ends a node whose approval the user rejected, or a task the user
