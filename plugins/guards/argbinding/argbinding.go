@@ -60,6 +60,9 @@ func Bind(req envelope.Reader) ([]byte, []abi.Fact, error) {
 	if err != nil || t == nil {
 		return nil, nil, err
 	}
+	if !binds(t) {
+		return nil, nil, nil // nothing to bind: Bind would find no bindings
+	}
 	b, err := t.Bind([]byte(envelope.Args(req).Raw), envelope.NewScope(req))
 	if err != nil || len(b.Bindings) == 0 {
 		return nil, nil, nil
@@ -80,4 +83,15 @@ func detail(t *contract.Tool, x contract.Binding) string {
 		d += "@" + x.Ref
 	}
 	return d
+}
+
+// binds reports whether some parameter of t has const or from, the only
+// parameters Bind binds.
+func binds(t *contract.Tool) bool {
+	for _, a := range t.Args {
+		if a.Const != nil || a.From != nil {
+			return true
+		}
+	}
+	return false
 }

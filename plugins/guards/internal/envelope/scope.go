@@ -16,18 +16,26 @@ import (
 // state.evidence (evidence.*, already in lookup order: this node first, then
 // upstream near to far, newer first within a node).
 type Scope struct {
-	req     Reader
-	node    gjson.Result
-	outputs *gjson.Result
+	req      Reader
+	nodeView gjson.Result
+	nodeRead bool
+	outputs  *gjson.Result
 }
 
-// NewScope reads the request's node view once.
-func NewScope(req Reader) *Scope {
-	return &Scope{req: req, node: Get(req, StatePath(abi.CapStateNode, ""))}
+// NewScope returns the scope of the request; it reads the node view once,
+// when first asked.
+func NewScope(req Reader) *Scope { return &Scope{req: req} }
+
+func (s *Scope) node() gjson.Result {
+	if !s.nodeRead {
+		s.nodeRead = true
+		s.nodeView = Get(s.req, StatePath(abi.CapStateNode, ""))
+	}
+	return s.nodeView
 }
 
 // Inputs are the node's inputs.
-func (s *Scope) Inputs() gjson.Result { return s.node.Get("inputs") }
+func (s *Scope) Inputs() gjson.Result { return s.node().Get("inputs") }
 
 // Outputs flattens state.node.outputs ({key: {value, sourceType, …}}) to
 // {key: value}, the shape outputs.<path> expressions read.
@@ -37,7 +45,7 @@ func (s *Scope) Outputs() gjson.Result {
 	}
 	b := []byte{'{'}
 	n := 0
-	s.node.Get("outputs").ForEach(func(k, v gjson.Result) bool {
+	s.node().Get("outputs").ForEach(func(k, v gjson.Result) bool {
 		val := v.Get("value")
 		if !val.Exists() {
 			return true
@@ -62,10 +70,10 @@ func (s *Scope) Outputs() gjson.Result {
 func (s *Scope) Upstream() gjson.Result { return gjson.Result{} }
 
 // Shared is the task's shared scratch.
-func (s *Scope) Shared() gjson.Result { return s.node.Get("shared") }
+func (s *Scope) Shared() gjson.Result { return s.node().Get("shared") }
 
 // Session is the session's values.
-func (s *Scope) Session() gjson.Result { return s.node.Get("session") }
+func (s *Scope) Session() gjson.Result { return s.node().Get("session") }
 
 // Prior finds an entity of the task's prior context by type and, when id is
 // set, id.
@@ -92,7 +100,7 @@ func (s *Scope) Prior(entityType, id string) (contract.Entity, bool) {
 
 // Platform reads a platform field of the node view.
 func (s *Scope) Platform(field string) (gjson.Result, bool) {
-	r := s.node.Get("platform." + Escape(field))
+	r := s.node().Get("platform." + Escape(field))
 	return r, r.Exists() && r.Type != gjson.Null
 }
 
