@@ -34,8 +34,11 @@ var Plugin = guest.Plugin{
 }
 
 func handle(c *guest.Call) {
-	l := c.Locale()
-	sh := Shape(c.Raw())
+	sh := ShapeOf(c)
+	var l abi.Locale
+	if sh.Kind == KindSyntax || sh.Kind == KindOther {
+		l = c.Locale()
+	}
 	doc := abi.FieldArgs
 	switch sh.Kind {
 	case KindSyntax:
@@ -54,6 +57,9 @@ func handle(c *guest.Call) {
 		return
 	}
 	errs, err := c.Validate(abi.FieldSchema, doc)
+	if err != nil || len(errs) > 0 {
+		l = c.Locale() // only a refusal has texts
+	}
 	if err != nil {
 		c.Rejected(abi.ArgRejected, abi.ArgRejected.Reason(l, "tool", c.Tool(), "detail", err.Error()), abi.NextFail.Text(l))
 		return

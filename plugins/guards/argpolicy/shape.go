@@ -30,11 +30,20 @@ type ArgShape struct {
 }
 
 // Shape reads the shape of a request's arguments.
-func Shape(req []byte) ArgShape {
-	if t := gjson.GetBytes(req, abi.FieldArgsText); t.Exists() {
+func Shape(req []byte) ArgShape { return ShapeOf(envelopeBytes(req)) }
+
+// Reader reads a gjson path of a request envelope; *guest.Call is one.
+type Reader interface {
+	Get(path string) gjson.Result
+}
+
+// ShapeOf is Shape through a Reader: in the guard, the host reads the two
+// fields natively instead of the guest scanning the whole envelope.
+func ShapeOf(req Reader) ArgShape {
+	if t := req.Get(abi.FieldArgsText); t.Exists() {
 		return syntaxDetail(t.String())
 	}
-	a := gjson.GetBytes(req, abi.FieldArgs)
+	a := req.Get(abi.FieldArgs)
 	switch {
 	case !a.Exists():
 		return ArgShape{Kind: KindAbsent}
@@ -89,3 +98,7 @@ func syntaxDetail(text string) ArgShape {
 	}
 	return ArgShape{Kind: KindSyntax, Line: line, Column: col, Message: msg}
 }
+
+type envelopeBytes []byte
+
+func (b envelopeBytes) Get(path string) gjson.Result { return gjson.GetBytes(b, path) }
