@@ -29,8 +29,8 @@ import (
 //   - begin: it checks the call's context first; a call past its deadline
 //     ends there as PLUGIN_TIMEOUT instead of doing host work;
 //   - its inputs are bounded before any work: a path passes
-//     services.CheckPath (length, nesting, no '!' literals, a few linear
-//     modifiers only), a schema and document jsonschema's bounds; a
+//     services.CheckPath (length, nesting, '!' literals held to the same
+//     bounds, a few linear modifiers only), a schema and document jsonschema's bounds; a
 //     refused input voids the call as a contract violation (host_refused,
 //     naming the reason), and ends it there;
 //   - charge: the bytes the host reads, computes and answers during one call
@@ -103,7 +103,10 @@ func answer(ctx context.Context, st *callState, m api.Module, out []byte, ptr, c
 	if ctx.Err() != nil {
 		stopCall(ctx)
 	}
-	if len(out) > st.plugin.limits.MaxOutputBytes {
+	// An answer that does not fit the guest's buffer is not copied (the
+	// guest learns only its length, as Has asks), so only one that is
+	// delivered counts against the output limit.
+	if uint32(len(out)) <= capacity && len(out) > st.plugin.limits.MaxOutputBytes {
 		st.rec.Charge(len(out)) // over the limit whatever was used: records PLUGIN_OUTPUT_TOO_LARGE
 		panic(fmt.Errorf("host: %w", errCallVoid))
 	}
@@ -264,6 +267,7 @@ func deliver(st *callState, m api.Module, out []byte, ptr, capacity uint32) uint
 		return uint64(len(out))
 	}
 	if len(out) > 0 && !m.Memory().Write(ptr, out) {
+		st.rec.Violate(abi.ViolationBadPointer, fmt.Sprintf("%d+%d", ptr, len(out)))
 		return serviceBadArgs
 	}
 	return uint64(len(out))

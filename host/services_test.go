@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentwarden/warden/host"
@@ -31,6 +32,7 @@ func TestServices(t *testing.T) {
 		BadSchema string
 		Title     string
 		Has       bool
+		HasBig    bool
 		Keys      string
 	}
 	if err := json.Unmarshal(v.Observation.Data, &got); err != nil {
@@ -54,7 +56,29 @@ func TestServices(t *testing.T) {
 	if got.BadSchema == "" {
 		t.Error("an invalid schema validated")
 	}
-	if got.Title != "Q3" || !got.Has || got.Keys != `["title","spaceId"]` {
+	if got.Title != "Q3" || !got.Has || got.HasBig || got.Keys != `["title","spaceId"]` {
 		t.Errorf("query: %+v", got)
+	}
+}
+
+// TestExistsCopiesNothing checks that Has on a value over the plugin's
+// output limit answers without voiding the call: exists copies nothing into
+// the guest, so nothing counts against the output limit.
+func TestExistsCopiesNothing(t *testing.T) {
+	t.Parallel()
+	h := newHost(t)
+	pol := host.Policy{}
+	pol.Limits.MaxOutputBytes = 4096
+	p := load(t, h, "services", pol)
+	v := p.Guard(context.Background(), "", before(`{"title":"Q3","spaceId":7,"big":"`+strings.Repeat("x", 8<<10)+`"}`))
+	if v.Observation == nil || v.Observation.Code != "" {
+		t.Fatalf("%+v", v)
+	}
+	var got struct{ Has, HasBig bool }
+	if err := json.Unmarshal(v.Observation.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Has || !got.HasBig {
+		t.Errorf("exists = %+v, want both true", got)
 	}
 }

@@ -26,6 +26,7 @@ func init() {
 				"badSchema": errText(bad),
 				"title":     c.Get("args.title").String(),
 				"has":       c.Has("args.title"),
+				"hasBig":    c.Has("args.big"),
 				"keys":      c.Get("args.@keys").Raw,
 			})
 			c.Success("ok", out)
