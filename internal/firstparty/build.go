@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // modulePath is this module's path, which a source tree's go.mod must name.
@@ -53,6 +54,9 @@ func build(ctx context.Context, o Options) (*Set, error) {
 	}
 	dir := filepath.Join(cache, key)
 	if s, err := readFS(os.DirFS(dir), "."); err == nil {
+		// A build in use is the most recent one as far as pruning goes.
+		now := time.Now()
+		_ = os.Chtimes(dir, now, now)
 		s.Origin, s.Dir = Cached, dir
 		return s, nil
 	}
@@ -140,7 +144,7 @@ func buildAll(ctx context.Context, goCmd, root, dir string) error {
 // this tree (or a local replacement), else its module's path and version.
 func sourceKey(ctx context.Context, goCmd, root string) (string, error) {
 	h := sha256.New()
-	env, err := goOutput(ctx, goCmd, root, "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT", "GOWASM")
+	env, err := goOutput(ctx, goCmd, root, "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT", "GOWASM", "GOWORK")
 	if err != nil {
 		return "", err
 	}
@@ -212,6 +216,14 @@ func goOutput(ctx context.Context, goCmd, root string, args ...string) (string, 
 // or the nearest directory above it whose go.mod declares it, else the tree
 // this file was compiled from, if it is still there ("" when neither).
 func findSource() string {
+	// The tree this binary was compiled from comes first, so that running
+	// it inside another checkout still builds its own plugins. A -trimpath
+	// build records a module path here, not a directory.
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		if d := filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")); isSource(d) {
+			return d
+		}
+	}
 	if wd, err := os.Getwd(); err == nil {
 		for d := wd; ; d = filepath.Dir(d) {
 			if isSource(d) {
@@ -220,12 +232,6 @@ func findSource() string {
 			if filepath.Dir(d) == d {
 				break
 			}
-		}
-	}
-	// A -trimpath build records a module path here, not a directory.
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		if d := filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")); isSource(d) {
-			return d
 		}
 	}
 	return ""
