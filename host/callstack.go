@@ -151,6 +151,10 @@ func appendS32(b []byte, v int32) []byte {
 	}
 }
 
+// callStackVersion names what rewriteCallStack writes: change it whenever
+// its output changes for some input (see rewriteVersion).
+const callStackVersion = "s1"
+
 // stackBound turns the instrumentation off for benchmarks that measure it.
 var stackBound = true
 

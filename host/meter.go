@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -37,9 +39,11 @@ const (
 )
 
 // meterQuantum is the fuel refill hands out: about as many wasm
-// instructions of straight-line code, so the guest comes back to the host
-// every few dozen microseconds (docs/RATIONALE.md, "Metering").
-const meterQuantum = 1 << 16
+// instructions (or bytes of a bulk memory op), so the guest comes back to
+// the host every few dozen microseconds at most (docs/RATIONALE.md,
+// "Metering"). It is at least the largest charge of a loop check, so that
+// a loop asks the host at most once per quantum.
+const meterQuantum = meter.Quantum
 
 // metering turns the instrumentation off for benchmarks that measure it;
 // closeOnContextDone turns wazero's own check on (for the same benchmarks).
@@ -85,10 +89,10 @@ func (h *Host) runtimeConfig(pages uint32) wazero.RuntimeConfig {
 		WithMemoryLimitPages(pages)
 }
 
-// rewriteVersion names the output of the rewrites; change it whenever
-// either rewriter changes what it writes, so that no stale copy on disk is
-// used.
-const rewriteVersion = "m1s1"
+// rewriteVersion names the output of the rewrites, so that no stale copy
+// on disk is used: bump meter.Version or callStackVersion whenever either
+// rewriter changes what it writes (TestRewriteGolden fails until then).
+const rewriteVersion = meter.Version + callStackVersion
 
 // rewriteKey names one instrumented module: the digest of the original and
 // what the rewrite depended on.
@@ -158,7 +162,7 @@ func (h *Host) instrument(bin []byte, budget uint32) ([]byte, error) {
 	dir := ""
 	if h.opts.CacheDir != "" {
 		dir = filepath.Join(h.opts.CacheDir, "warden-rewrite")
-		if b, ok := readRewrite(filepath.Join(dir, k.file())); ok {
+		if b, ok := readRewrite(filepath.Join(dir, k.file()), h.maxRewriteFile()); ok {
 			rewrites.put(k, b)
 			return b, nil
 		}
@@ -176,18 +180,37 @@ func (h *Host) instrument(bin []byte, budget uint32) ([]byte, error) {
 	return b, nil
 }
 
-// A rewrite on disk is the sha256 of the module, then the module: a torn
-// or damaged file reads as absent.
-func readRewrite(path string) ([]byte, bool) {
-	f, err := os.ReadFile(path)
-	if err != nil || len(f) < sha256.Size {
+// maxRewriteFile caps what readRewrite reads: a rewrite is a little larger
+// than its module, which the host caps.
+func (h *Host) maxRewriteFile() int64 { return 4*int64(h.opts.MaxModuleBytes) + sha256.Size }
+
+// A rewrite on disk is the sha256 of its file name and the module, then
+// the module: a torn or damaged file, or one copied under another name,
+// reads as absent, as does one larger than max.
+func readRewrite(path string, max int64) ([]byte, bool) {
+	f, err := os.Open(path)
+	if err != nil {
 		return nil, false
 	}
-	sum := sha256.Sum256(f[sha256.Size:])
-	if !bytes.Equal(sum[:], f[:sha256.Size]) {
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil || int64(len(b)) > max || len(b) < sha256.Size {
 		return nil, false
 	}
-	return f[sha256.Size:], true
+	sum := rewriteSum(filepath.Base(path), b[sha256.Size:])
+	if !bytes.Equal(sum[:], b[:sha256.Size]) {
+		return nil, false
+	}
+	return b[sha256.Size:], true
+}
+
+// rewriteSum ties a rewrite's contents to the key its file is named by.
+func rewriteSum(name string, b []byte) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(name))))
+	h.Write([]byte(name))
+	h.Write(b)
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 func writeRewrite(dir, name string, b []byte) error {
@@ -198,7 +221,7 @@ func writeRewrite(dir, name string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(b)
+	sum := rewriteSum(name, b)
 	_, err = tmp.Write(append(sum[:], b...))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

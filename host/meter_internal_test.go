@@ -26,7 +26,7 @@ func TestRewriteMemo(t *testing.T) {
 		t.Fatalf("instrument: %v", err)
 	}
 	file := filepath.Join(dir, "warden-rewrite", k.file())
-	if b, ok := readRewrite(file); !ok || !bytes.Equal(b, want) {
+	if b, ok := readRewrite(file, 1<<30); !ok || !bytes.Equal(b, want) {
 		t.Fatal("the rewrite is not on disk")
 	}
 	if b, err := boundCallStack(bin, 1<<20); err != nil || !bytes.Equal(b, want) {
@@ -39,7 +39,7 @@ func TestRewriteMemo(t *testing.T) {
 	if err := os.WriteFile(file, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := readRewrite(file); ok {
+	if _, ok := readRewrite(file, 1<<30); ok {
 		t.Fatal("a damaged rewrite was read")
 	}
 }

@@ -40,15 +40,11 @@ func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte)
 		return m.cm, k, nil
 	}
 	h.mu.Unlock()
+	// A module the rewriters refuse never reaches wazero: Load and
+	// Precompile refuse it earlier with their own message, and wazero's
+	// decoder is not safe on every input the rewriters refuse.
 	inst, err := boundCallStack(b, callStackBudget(cls.pages))
 	if err != nil {
-		// A module the rewriter cannot read is most often no valid module
-		// at all, and wazero's decoder names what is wrong with it better.
-		cm, cerr := cls.rt.CompileModule(ctx, b)
-		if cerr != nil {
-			return nil, k, cerr
-		}
-		_ = cm.Close(ctx)
 		return nil, k, err
 	}
 	b = inst

@@ -115,17 +115,31 @@ func appendName(b []byte, s string) []byte {
 
 // decoder reads one instruction at a time and checks the indices the
 // rewriter must keep the guest from reaching.
+//
+// The rewrite adds one entry to four index spaces, and the decoder refuses
+// any index into them at or past the original module's count, since after
+// the rewrite such an index would name what the rewrite added: locals (the
+// loop counter and the scratch local follow the function's own), functions
+// (the refill import), globals (the fuel) and types (refill's type). It
+// adds nothing to the others, so an index past the original's count stays
+// past it in the output and wazero's validation refuses it: labels (every
+// inserted block is closed before the original code resumes, so no label
+// depth changes), tables, memories (wazero runs one), data segments and
+// element segments.
 type decoder struct {
-	m     *module
-	r     *reader
-	fn    int64 // the function index of a call or ref.func, or -1
-	fnPos int   // where that index starts
+	m      *module
+	r      *reader
+	locals uint32 // the current function's parameters and locals
+	fn     int64  // the function index of a call or ref.func, or -1
+	fnPos  int    // where that index starts
+	bulk   bool   // the instruction is a bulk memory or table op with a length operand
 }
 
 // next decodes one instruction and returns its opcode.
 func (d *decoder) next() (byte, error) {
 	r := d.r
 	d.fn = -1
+	d.bulk = false
 	op := r.byte()
 	if r.err != nil {
 		return 0, r.err
@@ -138,8 +152,12 @@ func (d *decoder) next() (byte, error) {
 		if err := d.blockType(); err != nil {
 			return 0, err
 		}
-	case op == 0x0c || op == 0x0d || op >= 0x20 && op <= 0x22 || op == 0x25 || op == 0x26:
+	case op == 0x0c || op == 0x0d || op == 0x25 || op == 0x26:
 		r.u32()
+	case op >= 0x20 && op <= 0x22:
+		if l := r.u32(); r.err == nil && l >= d.locals {
+			return 0, fmt.Errorf("local %d of %d: %w", l, d.locals, ErrMalformed)
+		}
 	case op == 0x0e:
 		n := r.u32()
 		for i := uint32(0); i <= n && r.err == nil; i++ {
@@ -250,7 +268,11 @@ func (d *decoder) memory() { d.r.u32() }
 
 func (d *decoder) misc() error {
 	r := d.r
-	switch sub := r.u32(); {
+	sub := r.u32()
+	// memory.init, memory.copy, memory.fill, table.init, table.copy and
+	// table.fill take a length last, on top of the stack
+	d.bulk = sub == 8 || sub == 10 || sub == 11 || sub == 12 || sub == 14 || sub == 17
+	switch {
 	case r.err != nil:
 	case sub <= 7:
 	case sub == 8: // memory.init data memory

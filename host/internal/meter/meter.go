@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// Version names what Instrument writes: change it whenever its output
+// changes for some input, so that no rewrite kept on disk outlives it.
+const Version = "m2"
+
 // The import Instrument adds: a function of type () -> i64 that returns the
 // guest's next quantum of fuel, or ends the call.
 const (
@@ -211,6 +215,13 @@ func Instrument(bin []byte) ([]byte, error) {
 		}
 		if r.err != nil {
 			return nil, fmt.Errorf("meter: section %d: %w", s.id, r.err)
+		}
+		switch s.id {
+		case secGlobal, secExport, secStart, secElement, secCode:
+			// rewritten from what was read: bytes after it would be lost
+			if r.off != len(s.body) {
+				return nil, fmt.Errorf("meter: section %d: %d bytes after its entries: %w", s.id, len(s.body)-r.off, ErrMalformed)
+			}
 		}
 		have[s.id] = true
 		emit(s.id, body)
@@ -470,43 +481,115 @@ func appendCheck(b []byte, fuel, refill uint32, cost int64) []byte {
 	return append(b, 0x0b)
 }
 
-// loopStride is how many times a loop header counts down its function's
-// local counter between two checks of the fuel: the local lives in a
-// register, the global in memory.
+// loopStride is how many passes of its costliest loop a function's
+// counter holds: the counter is a local, which stays in a register where
+// the fuel global is a load and a store, and Go's wasm code passes a loop
+// header at nearly every branch.
 const loopStride = 32
 
-// appendLoopCheck is the check inserted at a loop header: every
-// loopStride-th time (the first time included), the fuel check, charged
-// for loopStride passes.
-func appendLoopCheck(b []byte, counter, fuel, refill uint32, cost int64) []byte {
+// maxPrepay caps what a function's counter holds, so that one check never
+// charges more than maxPrepay plus the loop's own cost; Quantum is at least
+// twice it.
+const maxPrepay = 1 << 14
+
+// Quantum is the fuel the host should hand out per refill: at least as
+// much as the largest single charge of a loop whose body costs at most
+// maxPrepay, so that such a loop asks the host at most once per quantum.
+const Quantum = 1 << 16
+
+// appendLoopCheck is the check inserted at a loop header: the pass costs
+// cost of the function's counter; when the counter goes below zero, the
+// fuel is charged for what the counter ran over plus a prepayment of
+// prepay, and the counter is set to prepay. Every pass is so paid for
+// before it runs: a function whose counter holds prepayment when it
+// returns was only overcharged.
+func appendLoopCheck(b []byte, counter, fuel, refill uint32, cost, prepay int64) []byte {
 	b = append(b, 0x20)
 	b = appendU32(b, counter)
-	b = append(b, 0x41, 0x01, 0x6b, 0x22) // i32.const 1; i32.sub; local.tee
+	b = append(b, 0x41)
+	b = appendS64(b, cost)
+	b = append(b, 0x6b, 0x22) // i32.sub; local.tee
 	b = appendU32(b, counter)
-	b = append(b, 0x41, 0x00, 0x48, 0x04, 0x40, 0x41) // i32.const 0; i32.lt_s; if; i32.const
-	b = appendS64(b, loopStride-1)
+	b = append(b, 0x41, 0x00, 0x48, 0x04, 0x40, 0x23) // i32.const 0; i32.lt_s; if; global.get
+	b = appendU32(b, fuel)
+	b = append(b, 0x42)
+	b = appendS64(b, prepay)
+	b = append(b, 0x20) // local.get
+	b = appendU32(b, counter)
+	b = append(b, 0xac, 0x7d, 0x7d, 0x24) // i64.extend_i32_s; i64.sub; i64.sub; global.set
+	b = appendU32(b, fuel)
+	b = append(b, 0x41)
+	b = appendS64(b, prepay)
 	b = append(b, 0x21) // local.set
 	b = appendU32(b, counter)
-	b = appendCheck(b, fuel, refill, cost*loopStride)
+	b = appendRefillIfSpent(b, fuel, refill)
 	return append(b, 0x0b)
 }
 
-// edit is a change at one place of a body: a check inserted at pos, or the
+// appendCharge subtracts cost from the counter, unchecked: it comes right
+// before a loop header, which checks it.
+func appendCharge(b []byte, counter uint32, cost int64) []byte {
+	b = append(b, 0x20)
+	b = appendU32(b, counter)
+	b = append(b, 0x41)
+	b = appendS64(b, cost)
+	b = append(b, 0x6b, 0x21) // i32.sub; local.set
+	return appendU32(b, counter)
+}
+
+// appendBulkCharge charges the length on top of the stack (an i32, left
+// there) to the fuel, and asks for more if that spent it.
+func appendBulkCharge(b []byte, scratch, fuel, refill uint32) []byte {
+	b = append(b, 0x22) // local.tee
+	b = appendU32(b, scratch)
+	b = append(b, 0x23)
+	b = appendU32(b, fuel)
+	b = append(b, 0x20) // local.get
+	b = appendU32(b, scratch)
+	b = append(b, 0xad, 0x7d, 0x24) // i64.extend_i32_u; i64.sub; global.set
+	b = appendU32(b, fuel)
+	return appendRefillIfSpent(b, fuel, refill)
+}
+
+// appendRefillIfSpent appends: if fuel < 0, fuel = refill().
+func appendRefillIfSpent(b []byte, fuel, refill uint32) []byte {
+	b = append(b, 0x23)
+	b = appendU32(b, fuel)
+	b = append(b, 0x42, 0x00, 0x53, 0x04, 0x40, 0x10) // i64.const 0; i64.lt_s; if; call
+	b = appendU32(b, refill)
+	b = append(b, 0x24)
+	b = appendU32(b, fuel)
+	return append(b, 0x0b)
+}
+
+// editKind says what an edit inserts or replaces.
+type editKind uint8
+
+const (
+	editEntry  editKind = iota // the fuel check at a function's entry
+	editCharge                 // the counter charged before a loop
+	editLoop                   // the check at a loop header
+	editBulk                   // a bulk op's length charged
+	editFunc                   // a function index replaced
+)
+
+// edit is a change at one place of a body: code inserted at pos, or the
 // function index between pos and end replaced.
 type edit struct {
 	pos, end int
-	cost     int64  // a check's cost; 0 for an index
-	loop     bool   // a loop header's check
+	kind     editKind
+	region   int    // the region whose cost a check or charge is
 	fn       uint32 // the new index
 }
 
-// bodyInfo is what scanBody learns of a body's locals.
+// bodyInfo is what scanBody learns of a body.
 type bodyInfo struct {
 	groups    uint32 // local declarations
 	groupsEnd int    // where they start (after their count)
 	localsEnd int    // where the code starts
 	locals    uint32
-	loops     bool
+	extra     bool    // it needs the counter and the scratch local
+	regions   []int64 // cost per region: 0 the function's, then one per loop
 }
 
 func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
@@ -514,41 +597,53 @@ func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
 	b := appendU32(make([]byte, 0, len(r.b)+len(r.b)/4), n)
 	var edits []edit
 	var body []byte
+	var info bodyInfo
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		size := r.u32()
 		code := r.bytes(size)
 		if r.err != nil {
 			break
 		}
+		if int(i) >= len(m.funcTypes) {
+			return nil, fmt.Errorf("meter: code of function %d without a type: %w", m.impFuncs+i, ErrMalformed)
+		}
 		var err error
-		var info bodyInfo
-		if edits, err = scanBody(code, m, edits[:0], &info); err != nil {
+		info.regions = info.regions[:0]
+		if edits, err = scanBody(code, m, m.params[m.funcTypes[i]], edits[:0], &info); err != nil {
 			return nil, fmt.Errorf("meter: code of function %d: %w", m.impFuncs+i, err)
 		}
 		body = body[:0]
 		last := 0
-		var counter uint32
-		if info.loops {
-			// the loops' counter: one more local, after the others
-			if int(i) >= len(m.funcTypes) {
-				return nil, fmt.Errorf("meter: code of function %d without a type: %w", m.impFuncs+i, ErrMalformed)
-			}
+		var counter, scratch uint32
+		var prepay int64
+		if info.extra {
+			// the loops' counter and the bulk ops' scratch: two more
+			// locals, after the others
 			counter = m.params[m.funcTypes[i]] + info.locals
+			scratch = counter + 1
 			body = appendU32(body, info.groups+1)
 			body = append(body, code[info.groupsEnd:info.localsEnd]...)
-			body = append(body, 0x01, 0x7f)
+			body = append(body, 0x02, 0x7f)
 			last = info.localsEnd
+			var most int64
+			for _, c := range info.regions[1:] {
+				most = max(most, c)
+			}
+			prepay = min(loopStride*most, maxPrepay)
 		}
 		for _, e := range edits {
 			body = append(body, code[last:e.pos]...)
-			switch {
-			case e.loop:
-				body = appendLoopCheck(body, counter, fuel, refill, e.cost)
-				last = e.pos
-			case e.cost > 0:
-				body = appendCheck(body, fuel, refill, e.cost)
-				last = e.pos
-			default:
+			last = e.pos
+			switch e.kind {
+			case editEntry:
+				body = appendCheck(body, fuel, refill, info.regions[0])
+			case editCharge:
+				body = appendCharge(body, counter, info.regions[e.region])
+			case editLoop:
+				body = appendLoopCheck(body, counter, fuel, refill, info.regions[e.region], prepay)
+			case editBulk:
+				body = appendBulkCharge(body, scratch, fuel, refill)
+			case editFunc:
 				body = appendU32(body, e.fn)
 				last = e.end
 			}
@@ -560,24 +655,38 @@ func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
 	return b, nil
 }
 
-// maxCost caps the cost of one check: a longer run of straight-line code
-// is charged as this.
-const maxCost = 1 << 12
+// maxLocals caps a function's locals (wazero's own limit is higher; no
+// compiler comes near this).
+const maxLocals = 50000
 
 // scanBody decodes one function body and returns its edits in order: a
-// check after the locals and after every loop's block type, each costing
-// the straight-line code it starts, and every function index to shift.
-func scanBody(code []byte, m *module, edits []edit, info *bodyInfo) ([]edit, error) {
+// check after the locals, a charge before every loop and a check after its
+// block type, a charge before every bulk op, and every function index to
+// shift. It sets info.regions to the cost of each region: the function's
+// instructions outside its loops, and each loop's instructions outside its
+// nested loops.
+//
+// A region's cost bounds the work of one pass through it. Within a region
+// control only moves forward: a branch to a block or an if goes forward,
+// and a branch to a loop reaches that loop's header, which is a check; so
+// a pass runs each instruction of the region at most once. A call runs the
+// callee's own checks. A pass can enter a nested loop, whose header
+// checks, and leave it for the rest of the region: so the charge before
+// each loop pays for the enclosing region once more. A pass ends at a
+// branch to its header, which charges the next pass; at a branch out of
+// the loop, into the enclosing region, paid for by the charge before the
+// loop; or at a return.
+func scanBody(code []byte, m *module, params uint32, edits []edit, info *bodyInfo) ([]edit, error) {
 	r := &reader{b: code}
 	groups := r.u32()
 	info.groups, info.groupsEnd = groups, r.off
-	var locals uint64
+	locals := uint64(0)
 	for g := uint32(0); g < groups && r.err == nil; g++ {
 		locals += uint64(r.u32())
 		if err := valType(r); err != nil {
 			return nil, err
 		}
-		if locals > 50000 {
+		if locals > maxLocals {
 			return nil, fmt.Errorf("%d locals: %w", locals, ErrMalformed)
 		}
 	}
@@ -585,52 +694,43 @@ func scanBody(code []byte, m *module, edits []edit, info *bodyInfo) ([]edit, err
 		return nil, r.err
 	}
 	info.localsEnd, info.locals = r.off, uint32(locals)
-	edits = append(edits, edit{pos: r.off})
-	open := len(edits) - 1 // the check whose cost is being counted, or -1
-	var count int64
-	d := decoder{m: m, r: r}
-	depth := 1
-	for depth > 0 {
+	info.extra = false
+	info.regions = append(info.regions, 0)
+	edits = append(edits, edit{pos: r.off, kind: editEntry})
+	d := decoder{m: m, r: r, locals: params + uint32(locals)}
+	// frames holds, per open block, the region it counts in
+	frames := []int{0}
+	for len(frames) > 0 {
+		start := r.off
 		op, err := d.next()
 		if err != nil {
 			return nil, err
 		}
-		if d.fn >= 0 {
-			edits = append(edits, edit{pos: d.fnPos, end: r.off, fn: m.shift(uint32(d.fn))})
-		}
-		if open >= 0 {
-			count++
-			if isControl(op) {
-				edits[open].cost = min(count, maxCost)
-				open = -1
-			}
+		cur := frames[len(frames)-1]
+		info.regions[cur]++
+		switch {
+		case d.fn >= 0:
+			edits = append(edits, edit{pos: d.fnPos, end: r.off, kind: editFunc, fn: m.shift(uint32(d.fn))})
+		case d.bulk:
+			edits = append(edits, edit{pos: start, kind: editBulk})
+			info.extra = true
 		}
 		switch op {
 		case 0x02, 0x04:
-			depth++
+			frames = append(frames, cur)
 		case 0x03:
-			depth++
-			edits = append(edits, edit{pos: r.off, loop: true})
-			open, count = len(edits)-1, 0
-			info.loops = true
+			info.regions = append(info.regions, 0)
+			loop := len(info.regions) - 1
+			edits = append(edits, edit{pos: start, kind: editCharge, region: cur},
+				edit{pos: r.off, kind: editLoop, region: loop})
+			frames = append(frames, loop)
+			info.extra = true
 		case 0x0b:
-			depth--
+			frames = frames[:len(frames)-1]
 		}
 	}
 	if r.off != len(code) {
 		return nil, fmt.Errorf("%d bytes after the body's end: %w", len(code)-r.off, ErrMalformed)
 	}
-	if open >= 0 {
-		edits[open].cost = min(max(count, 1), maxCost)
-	}
 	return edits, nil
-}
-
-// isControl reports whether op ends a run of straight-line code.
-func isControl(op byte) bool {
-	switch op {
-	case 0x00, 0x02, 0x03, 0x04, 0x05, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11:
-		return true
-	}
-	return false
 }
