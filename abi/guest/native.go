@@ -27,6 +27,7 @@ type Native struct {
 	seed     uint64
 	fakeTime int64
 	req      []byte
+	top      topIndex
 	rand     io.Reader
 	Logs     []string
 }
@@ -78,7 +79,8 @@ func (n *Native) Call(ctx context.Context, req []byte) (v abi.Verdict, err error
 		}
 	}()
 	n.req = req
-	defer func() { n.req = nil }()
+	n.top.reset()
+	defer func() { n.req = nil; n.top.reset() }()
 	c := Call{req: req, r: nativeReporter{n}}
 	n.p.Handle(&c)
 	return n.rec.Finish()
@@ -140,12 +142,14 @@ func (r nativeReporter) random(p []byte) {
 // The native runner bounds a path as the host does (services.Query): a
 // refused path voids the call as a contract violation in both builds.
 func (r nativeReporter) get(path string) (gjson.Result, bool) {
-	res, err := services.Query(r.n.req, path)
-	if err != nil {
+	if err := services.CheckPath(path); err != nil {
 		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
 		return gjson.Result{}, false
 	}
-	return res, true
+	if res, ok := r.n.top.get(r.n.req, path); ok {
+		return res, true
+	}
+	return gjson.GetBytes(r.n.req, path), true
 }
 
 func (r nativeReporter) query(path string) (string, bool) {
