@@ -1,7 +1,10 @@
 package scenario
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -88,6 +91,22 @@ func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []
 				add("tool %s called %d times, want %d", tool, got, want)
 			}
 		}
+		for tool, want := range tc.Received {
+			var got []json.RawMessage
+			for _, c := range tools.Calls() {
+				if c.Tool == tool {
+					got = append(got, c.Args)
+				}
+			}
+			if len(got) != len(want) {
+				add("tool %s received %d calls, want %d", tool, len(got), len(want))
+			}
+			for i := 0; i < len(got) && i < len(want); i++ {
+				if !sameJSON(got[i], want[i]) {
+					add("tool %s call %d received %s, want %s", tool, i+1, got[i], compactJSON(want[i]))
+				}
+			}
+		}
 		if tc.Backoff != nil {
 			var got, want []string
 			for _, d := range sleeps {
@@ -103,6 +122,23 @@ func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []
 		}
 	}
 	return miss
+}
+
+// sameJSON compares two JSON texts as values.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func compactJSON(b json.RawMessage) string {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return string(b)
+	}
+	return out.String()
 }
 
 // matches reports whether ev has every field e sets.

@@ -125,6 +125,10 @@ type Reply struct {
 	// After is how long after the suspension the user replies ("25h"
 	// exercises reconfirm-after); 0 by default.
 	After string `json:"after,omitempty"`
+	// HeldArgs, with a decision, replace the arguments of the held write
+	// before the decision is applied: the user decides on the arguments
+	// the question showed, and what is held is no longer them.
+	HeldArgs json.RawMessage `json:"held_args,omitempty"`
 }
 
 // Expect is what must hold after the run.
@@ -183,6 +187,10 @@ type ToolChecks struct {
 	Calls map[string]int `json:"calls,omitempty"`
 	// Backoff is the invoker's waits between attempts, in order ("1s").
 	Backoff []string `json:"backoff,omitempty"`
+	// Received is, for each tool, the arguments each of its calls
+	// received after binding, in order, compared as JSON values
+	// (scripted tools).
+	Received map[string][]json.RawMessage `json:"received,omitempty"`
 }
 
 // Load reads a scenario file (YAML or JSON), refusing unknown keys.
@@ -286,6 +294,10 @@ func (s *Scenario) validate() error {
 			return fmt.Errorf("reply %d: verified %q: want yes or no", i+1, r.Verified)
 		case r.Decision != "" && r.Decision != "CONFIRM" && r.Decision != "REJECT" && r.Decision != "CANCEL":
 			return fmt.Errorf("reply %d: decision %q: want CONFIRM, REJECT or CANCEL", i+1, r.Decision)
+		case len(r.HeldArgs) > 0 && r.Decision == "":
+			return fmt.Errorf("reply %d: held_args goes with a decision", i+1)
+		case len(r.HeldArgs) > 0 && !json.Valid(r.HeldArgs):
+			return fmt.Errorf("reply %d: held_args is not JSON", i+1)
 		}
 		if r.After != "" {
 			if _, err := time.ParseDuration(r.After); err != nil {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -254,6 +255,13 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		case kind == abi.SuspendFollowUp && r.Answer != "":
 			exit, err = runner.AnswerFollowUp(ctx, nodeID, r.Answer)
 		case kind == abi.SuspendApproval && r.Decision != "":
+			if len(r.HeldArgs) > 0 {
+				if err = changeHeld(st, r.HeldArgs); err != nil {
+					miss = append(miss, fmt.Sprintf("reply %d: %v", i+1, err))
+					err = errStop
+					break
+				}
+			}
 			exit, err = runner.Approve(ctx, nodeID, loop.Decision(r.Decision))
 		case kind == abi.SuspendVerify && r.Verified != "":
 			exit, err = runner.AnswerVerify(ctx, nodeID, r.Verified == "yes")
@@ -295,6 +303,23 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 }
 
 var errStop = errors.New("stop")
+
+// changeHeld replaces the arguments of the write the node holds for
+// approval, keeping its tool and call.
+func changeHeld(st *state.Memory, args json.RawMessage) error {
+	n, err := st.Node(nodeID)
+	if err != nil {
+		return err
+	}
+	if n.Gated == nil {
+		return fmt.Errorf("held_args: the node holds no write")
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, args); err != nil {
+		return fmt.Errorf("held_args: %w", err)
+	}
+	return st.Gate(nodeID, n.Gated.Tool, n.Gated.CallID, b.Bytes())
+}
 
 // observer tells the scripted model the outcome and code of a tool
 // message: the k-th tool message of the node answers the k-th TOOL event
