@@ -3,7 +3,9 @@ package host
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -83,5 +85,69 @@ func TestLoadRefusesUnbackedCounts(t *testing.T) {
 		if !errors.Is(err, ErrCompile) || !errors.Is(err, meter.ErrMalformed) || err.Error() != tt.err {
 			t.Errorf("precompile %s: %v\nwant %s", tt.name, err, tt.err)
 		}
+	}
+}
+
+// TestRewriteGolden pins the output of both rewrites on one committed
+// fixture (a loop, calls, imports) to rewriteVersion, which names the
+// rewrites kept on disk: a change of either rewriter's output fails here
+// until meter.Version or callStackVersion is bumped and its digest added.
+// Never edit an entry: add one.
+func TestRewriteGolden(t *testing.T) {
+	t.Parallel()
+	golden := map[string]string{
+		"m2s1": "c83c0ea97b1c67f1e53e5e7ef7d75cb0adadd1bccdf4c779b7a0e75441b56b6d",
+	}
+	bin, err := os.ReadFile(filepath.Join("..", "internal", "testdata", "wat", "extismrecursion.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := rewriteModule(bin, callStackBudget(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%x", sha256.Sum256(out))
+	if want, ok := golden[rewriteVersion]; !ok || got != want {
+		t.Fatalf("the rewrite of extismrecursion.wasm under %s has digest %s, want %s: bump meter.Version or callStackVersion and add the new digest", rewriteVersion, got, want)
+	}
+}
+
+// TestRewriteFileKey checks a rewrite on disk is read only under the name
+// it was written as, and only up to the cap.
+func TestRewriteFileKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := []byte("\x00asm\x01\x00\x00\x00")
+	const name = "k1.wasm"
+	if err := writeRewrite(dir, name, b); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "k2.wasm"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		file string
+		max  int64
+		ok   bool
+	}{
+		{"its own name", name, 1 << 20, true},
+		{"copied under another name", "k2.wasm", 1 << 20, false},
+		{"exactly the cap", name, int64(len(raw)), true},
+		{"over the cap", name, int64(len(raw)) - 1, false},
+		{"absent", "k3.wasm", 1 << 20, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := readRewrite(filepath.Join(dir, tt.file), tt.max)
+			if ok != tt.ok || ok && !bytes.Equal(got, b) {
+				t.Fatalf("read %q, %t; want %t", got, ok, tt.ok)
+			}
+		})
 	}
 }

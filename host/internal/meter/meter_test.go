@@ -356,6 +356,27 @@ func TestRefusals(t *testing.T) {
 		{"unterminated body", oneFunc(voidType, 0x01), meter.ErrMalformed, "meter: code of function 0: truncated or bad encoding at byte 2: malformed module"},
 		{"overlong LEB", oneFunc(voidType, 0x41, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x1a, 0x0b), meter.ErrMalformed,
 			"meter: code of function 0: truncated or bad encoding at byte 7: malformed module"},
+		{"local past the function's", oneFunc(voidType, 0x03, 0x40, 0x41, 0x05, 0x21, 0x00, 0x0c, 0x00, 0x0b, 0x0b), meter.ErrMalformed,
+			"meter: code of function 0: local 0 of 0: malformed module"},
+		{"local past the parameters and locals", module(
+			sec(1, vec(functype([]byte{0x7f}, nil))),
+			sec(3, vec(u32(0))),
+			sec(10, vec(cat(u32(6), []byte{0x01, 0x01, 0x7e, 0x20, 0x02, 0x0b}))), // one i64 local; local.get 2
+		), meter.ErrMalformed, "meter: code of function 0: local 2 of 2: malformed module"},
+		{"local.tee past the function's", oneFunc(i32Type, 0x41, 0x00, 0x22, 0x00, 0x0b), meter.ErrMalformed,
+			"meter: code of function 0: local 0 of 0: malformed module"},
+		{"local.get in a constant expression", module(sec(6, vec([]byte{0x7f, 0x00, 0x20, 0x00, 0x0b}))), meter.ErrMalformed,
+			"meter: global 0: local 0 of 0: malformed module"},
+		{"bytes after the code", module(sec(1, vec(voidType)), sec(3, vec(u32(0))), sec(10, vec(body(0x0b)), []byte{0x00})),
+			meter.ErrMalformed, "meter: section 10: 1 bytes after its entries: malformed module"},
+		{"bytes after the exports", module(sec(7, vec(), []byte{0x00, 0x00})), meter.ErrMalformed,
+			"meter: section 7: 2 bytes after its entries: malformed module"},
+		{"bytes after the globals", module(sec(6, vec([]byte{0x7f, 0x00, 0x41, 0x00, 0x0b}), []byte{0x01})), meter.ErrMalformed,
+			"meter: section 6: 1 bytes after its entries: malformed module"},
+		{"bytes after the elements", module(sec(9, vec(), []byte{0x01})), meter.ErrMalformed,
+			"meter: section 9: 1 bytes after its entries: malformed module"},
+		{"bytes after the start", module(sec(1, vec(voidType)), sec(3, vec(u32(0))), sec(8, u32(0), []byte{0x00}), sec(10, vec(body(0x0b)))),
+			meter.ErrMalformed, "meter: section 8: 1 bytes after its entries: malformed module"},
 		{"export of the fuel's index", module(sec(7, vec(export("x", 3, 0)))), meter.ErrMalformed, "meter: export 0 names global 0 of 0: malformed module"},
 	}
 	for _, tt := range tests {
@@ -385,5 +406,78 @@ func TestEmptyModule(t *testing.T) {
 	}
 	if n := len(cm.ImportedFunctions()); n != 1 {
 		t.Fatalf("%d imports, want 1", n)
+	}
+}
+
+// passesOf is loop { block { work } end; g--; br_if g } with the global g
+// set to passes first: the loop runs work passes times.
+func passesOf(passes int32, work ...byte) []byte {
+	code := append([]byte{0x41}, s32(passes)...)
+	code = append(code, 0x24, 0x00, 0x03, 0x40, 0x02, 0x40)
+	code = append(code, work...)
+	return append(code, 0x0b,
+		0x23, 0x00, 0x41, 0x01, 0x6b, 0x24, 0x00, // g--
+		0x23, 0x00, 0x0d, 0x00, // br_if 0 (g != 0)
+		0x0b, 0x0b)
+}
+
+func s32(v int32) []byte {
+	var b []byte
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// TestChargeBoundsWork checks that what a loop does after its first
+// control instruction, and the length of a bulk op, are charged: with
+// refill handing out a quantum q, a run that does work units of it (an
+// instruction, or a byte of a bulk op) asks for fuel at least work/(q+c)
+// times, where c bounds the largest single charge. A review found these
+// loops ran for free: the first paid only for the code up to its block,
+// the second 1 per memory.fill.
+func TestChargeBoundsWork(t *testing.T) {
+	t.Parallel()
+	const q = 1 << 16
+	var stores []byte
+	for range 1000 {
+		stores = append(stores, 0x41, 0x00, 0x41, 0x00, 0x36, 0x02, 0x00)
+	}
+	fill := append([]byte{0x41, 0x00, 0x41, 0x00, 0x41}, s32(1<<16)...)
+	tests := []struct {
+		name       string
+		bin        []byte
+		work, most int
+	}{
+		{"stores after a block", oneFunc(voidType, passesOf(2000, stores...)...), 2000 * 3 * 1000, 1<<14 + 3020},
+		{"memory.fill after a block", oneFunc(voidType, passesOf(1000, append(fill, 0xfc, 0x0b, 0x00)...)...), 1000 << 16, 1<<16 + 1<<14},
+		{"memory.copy after a block", oneFunc(voidType, passesOf(1000, append(fill, 0xfc, 0x0a, 0x00, 0x00)...)...), 1000 << 16, 1<<16 + 1<<14},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig())
+			t.Cleanup(func() { _ = rt.Close(ctx) })
+			refills := 0
+			_, err := rt.NewHostModuleBuilder(meter.ImportModule).NewFunctionBuilder().
+				WithFunc(func() int64 { refills++; return q }).Export(meter.ImportName).
+				Instantiate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := meter.Instrument(tt.bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, ctx, rt, out)
+			if want := tt.work / (q + tt.most); refills < want {
+				t.Fatalf("%d refills, want at least %d", refills, want)
+			}
+		})
 	}
 }
