@@ -29,10 +29,12 @@ type Scenario struct {
 	User   string  `json:"user"`
 	Skills []Skill `json:"skills"`
 	// Skill is the skill_key the node runs; empty means the first skill.
-	Skill  string          `json:"skill,omitempty"`
-	Tools  Tools           `json:"tools"`
-	Config Config          `json:"config,omitempty"`
-	Model  []scripted.Turn `json:"model"`
+	Skill  string `json:"skill,omitempty"`
+	Tools  Tools  `json:"tools"`
+	Config Config `json:"config,omitempty"`
+	// State seeds the store before the node opens.
+	State State           `json:"state,omitempty"`
+	Model []scripted.Turn `json:"model"`
 	// Replies answer the node's suspensions in order.
 	Replies []Reply `json:"replies,omitempty"`
 	Expect  Expect  `json:"expect"`
@@ -113,6 +115,16 @@ type Config struct {
 	// RealBackoff makes retries really wait; by default the invoker's
 	// sleeps are recorded (expect.tools.backoff) and return at once.
 	RealBackoff bool `json:"real_backoff,omitempty"`
+	// The state.* keys of CONTRACT_SPEC: state.write-confirm-bypass-tools
+	// (§14.1, default none), the scratch keys builtin_state_set may not
+	// write (§12, default none), state.delegate-max-depth (§15, default
+	// 2), the Fingerprint's breaker count (§13, default 3) and the tools
+	// that may repeat with the same arguments (default none).
+	WriteConfirmBypassTools []string `json:"write_confirm_bypass_tools,omitempty"`
+	ReservedKeys            []string `json:"reserved_keys,omitempty"`
+	DelegateMaxDepth        *int     `json:"delegate_max_depth,omitempty"`
+	FingerprintLimit        int      `json:"fingerprint_limit,omitempty"`
+	RepeatTools             []string `json:"repeat_tools,omitempty"`
 }
 
 // Reply is the scripted user's answer to one suspension: a follow-up
@@ -311,6 +323,12 @@ func (s *Scenario) validate() error {
 				return fmt.Errorf("config: %w", err)
 			}
 		}
+	}
+	if err := s.State.validate(); err != nil {
+		return err
+	}
+	if d := s.Config.DelegateMaxDepth; d != nil && *d < 0 {
+		return fmt.Errorf("config: delegate_max_depth %d: want 0 or more", *d)
 	}
 	for _, d := range s.Expect.toolBackoff() {
 		if _, err := time.ParseDuration(d); err != nil {

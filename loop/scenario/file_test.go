@@ -27,6 +27,13 @@ func TestParse(t *testing.T) {
 		{name: "unknown decision", src: base + "replies: [{decision: MAYBE}]\n", wantErr: `invalid scenario: reply 1: decision "MAYBE": want CONFIRM, REJECT or CANCEL`},
 		{name: "bad verified", src: base + "replies: [{verified: perhaps}]\n", wantErr: `invalid scenario: reply 1: verified "perhaps": want yes or no`},
 		{name: "bad after", src: base + "replies: [{decision: CONFIRM, after: 1d}]\n", wantErr: `invalid scenario: reply 1: time: unknown unit "d" in duration "1d"`},
+		{name: "held_args without a decision", src: base + "replies: [{answer: a, held_args: {x: 1}}]\n", wantErr: "invalid scenario: reply 1: held_args goes with a decision"},
+		{name: "seeded write without args", src: base + "state: {ledger: [{tool: w, state: STARTED}]}\n", wantErr: "invalid scenario: state.ledger[0]: tool and JSON args are required"},
+		{name: "seeded write in a bad state", src: base + "state: {ledger: [{tool: w, args: {}, state: SUCCESS}]}\n", wantErr: `invalid scenario: state.ledger[0]: state "SUCCESS": want STARTED, UNKNOWN, UNKNOWN_PRE_CALL or FAILED`},
+		{name: "seeded write of an unknown node", src: base + "state: {ledger: [{tool: w, args: {}, state: STARTED, node: later}]}\n", wantErr: `invalid scenario: state.ledger[0]: node "later": want self or earlier`},
+		{name: "seeded evidence without id", src: base + "state: {evidence: [{tool: w}]}\n", wantErr: "invalid scenario: state.evidence[0]: an evidence item with id and tool is required"},
+		{name: "negative delegation depth", src: base + "config: {delegate_max_depth: -1}\n", wantErr: "invalid scenario: config: delegate_max_depth -1: want 0 or more"},
+		{name: "seeded state and state keys", src: base + "config: {write_confirm_bypass_tools: [w], reserved_keys: [_p], delegate_max_depth: 0}\nstate: {ledger: [{tool: w, args: {a: 1}, state: UNKNOWN, node: earlier}], scratch: {k: 1}}\n"},
 		{name: "empty model turn", src: "user: hi\nskills: [{skill_key: k, contract: {}}]\nmodel: [{}]\n", wantErr: "invalid scenario: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
 	}
 	for _, tt := range tests {

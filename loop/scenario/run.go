@@ -153,6 +153,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	// Skills.
 	var skills []loop.Skill
 	var run Skill
+	var runContract *contract.Contract
 	for i, sk := range s.Skills {
 		parsed, _, err := contract.Parse(sk.SkillKey, sk.Contract)
 		if err != nil {
@@ -180,12 +181,14 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		sk.Contract = json.RawMessage(loaded.Profile.SkillContract)
 		skills = append(skills, loop.Skill{Skill: loaded, Chain: ch, Tools: bts})
 		if (s.Skill == "" && i == 0) || s.Skill == sk.SkillKey {
-			run = sk
+			run, runContract = sk, loaded.Contract
 		}
 	}
 
 	// Store, task and node.
-	st, err := state.NewMemory(state.Options{SessionID: sessionID, Now: clock})
+	st, err := state.NewMemory(state.Options{SessionID: sessionID, Now: clock,
+		BypassTools: s.Config.WriteConfirmBypassTools, ReservedKeys: s.Config.ReservedKeys,
+		FingerprintLimit: s.Config.FingerprintLimit, RepeatTools: s.Config.RepeatTools})
 	if err != nil {
 		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 	}
@@ -196,7 +199,8 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	for _, err := range []error{
 		st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
 		st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
-			ToolNames: run.ToolNames, Skills: keys}),
+			ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config)}),
+		seed(st, s.State, run, runContract, Clock),
 		st.AddUserMessage(s.User),
 		st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),
 	} {
@@ -230,6 +234,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if d := s.Config.ReconfirmAfter; d != "" {
 		cfg.ReconfirmAfter, _ = time.ParseDuration(d)
 	}
+	cfg.DelegateMaxDepth = delegateMaxDepth(s.Config)
 	runner, err := loop.New(loop.Options{Model: prompts.wrap(m), Store: st, Agent: s.Agent, Skills: skills,
 		Builtins: builtins, Sink: sink, Config: cfg})
 	if err != nil {
@@ -303,6 +308,15 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 }
 
 var errStop = errors.New("stop")
+
+// delegateMaxDepth is state.delegate-max-depth, the loop's default unless
+// the scenario sets it.
+func delegateMaxDepth(c Config) int {
+	if c.DelegateMaxDepth != nil {
+		return *c.DelegateMaxDepth
+	}
+	return loop.DefaultDelegateMaxDepth
+}
 
 // changeHeld replaces the arguments of the write the node holds for
 // approval, keeping its tool and call.
