@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/state"
 	tscripted "github.com/agentwarden/warden/tools/scripted"
@@ -35,6 +36,17 @@ func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []
 			add("no suspension, want %s", e.Suspension)
 		case n.Suspension.Kind != e.Suspension:
 			add("suspension %s, want %s", n.Suspension.Kind, e.Suspension)
+		}
+	}
+	if e.Suspensions != nil {
+		var got []string
+		for _, ev := range events {
+			if ev.Kind == loop.KindSuspend {
+				got = append(got, ev.Status)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(e.Suspensions, ",") {
+			add("suspensions [%s], want [%s]", strings.Join(got, " "), strings.Join(e.Suspensions, " "))
 		}
 	}
 	next := 0
@@ -119,6 +131,40 @@ func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []
 			if strings.Join(got, ",") != strings.Join(want, ",") {
 				add("backoff [%s], want [%s]", strings.Join(got, " "), strings.Join(want, " "))
 			}
+		}
+	}
+	return miss
+}
+
+func (e Expect) refusesLoad(skill string) bool {
+	for _, l := range e.Load {
+		if l.Skill == skill {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLoad compares the skills refused at load with the expected ones.
+func checkLoad(want []LoadRefusal, refused map[string][]*contract.LoadError) []string {
+	var miss []string
+	for _, w := range want {
+		ps, ok := refused[w.Skill]
+		if !ok {
+			miss = append(miss, fmt.Sprintf("skill %s loaded, want it refused for rule %s", w.Skill, w.Rule))
+			continue
+		}
+		found := false
+		var rules []string
+		for _, p := range ps {
+			rules = append(rules, string(p.Rule))
+			if string(p.Rule) == w.Rule && strings.Contains(p.Error(), w.Contains) {
+				found = true
+			}
+		}
+		if !found {
+			miss = append(miss, fmt.Sprintf("skill %s refused for rules [%s], want rule %s%s", w.Skill, strings.Join(rules, " "), w.Rule,
+				map[bool]string{true: "", false: fmt.Sprintf(" with %q", w.Contains)}[w.Contains == ""]))
 		}
 	}
 	return miss

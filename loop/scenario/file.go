@@ -159,9 +159,24 @@ type Expect struct {
 	Ordered   []Event `json:"ordered,omitempty"`
 	Unordered []Event `json:"unordered,omitempty"`
 	Absent    []Event `json:"absent,omitempty"`
+	// Suspensions are the kinds of every suspension of the run, in order
+	// (APPROVAL, FOLLOW_UP, VERIFY); an empty list means none.
+	Suspensions []string `json:"suspensions,omitempty"`
+	// Load are skills that must be refused at load (CONTRACT_SPEC §16):
+	// the skill is dropped, the others run; when the node's skill is
+	// refused nothing runs and only these are checked.
+	Load []LoadRefusal `json:"load,omitempty"`
 	// Prompts checks the system prompts the model was sent.
 	Prompts *Prompts    `json:"prompts,omitempty"`
 	Tools   *ToolChecks `json:"tools,omitempty"`
+}
+
+// LoadRefusal is a skill refused at load for a rule ("6", "W1", …);
+// Contains must be in the refusal's text.
+type LoadRefusal struct {
+	Skill    string `json:"skill"`
+	Rule     string `json:"rule"`
+	Contains string `json:"contains,omitempty"`
 }
 
 // Event matches a trace event; empty fields match anything.
@@ -326,6 +341,11 @@ func (s *Scenario) validate() error {
 	}
 	if err := s.State.validate(); err != nil {
 		return err
+	}
+	for i, l := range s.Expect.Load {
+		if !keys[l.Skill] || l.Rule == "" {
+			return fmt.Errorf("expect.load[%d]: a skill of the scenario and a rule are required", i)
+		}
 	}
 	if d := s.Config.DelegateMaxDepth; d != nil && *d < 0 {
 		return fmt.Errorf("config: delegate_max_depth %d: want 0 or more", *d)

@@ -34,6 +34,8 @@ func TestParse(t *testing.T) {
 		{name: "seeded evidence without id", src: base + "state: {evidence: [{tool: w}]}\n", wantErr: "invalid scenario: state.evidence[0]: an evidence item with id and tool is required"},
 		{name: "negative delegation depth", src: base + "config: {delegate_max_depth: -1}\n", wantErr: "invalid scenario: config: delegate_max_depth -1: want 0 or more"},
 		{name: "seeded state and state keys", src: base + "config: {write_confirm_bypass_tools: [w], reserved_keys: [_p], delegate_max_depth: 0}\nstate: {ledger: [{tool: w, args: {a: 1}, state: UNKNOWN, node: earlier}], scratch: {k: 1}}\n"},
+		{name: "load refusal of an unknown skill", src: base + "expect: {load: [{skill: other, rule: \"6\"}]}\n", wantErr: "invalid scenario: expect.load[0]: a skill of the scenario and a rule are required"},
+		{name: "load refusal without a rule", src: base + "expect: {load: [{skill: k}]}\n", wantErr: "invalid scenario: expect.load[0]: a skill of the scenario and a rule are required"},
 		{name: "empty model turn", src: "user: hi\nskills: [{skill_key: k, contract: {}}]\nmodel: [{}]\n", wantErr: "invalid scenario: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
 	}
 	for _, tt := range tests {

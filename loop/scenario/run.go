@@ -154,8 +154,15 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	var skills []loop.Skill
 	var run Skill
 	var runContract *contract.Contract
+	refused := map[string][]*contract.LoadError{}
 	for i, sk := range s.Skills {
 		parsed, _, err := contract.Parse(sk.SkillKey, sk.Contract)
+		var ve *contract.ValidationError
+		if err != nil && errors.As(err, &ve) && s.Expect.refusesLoad(sk.SkillKey) {
+			// Refused as the scenario expects: the skill is dropped.
+			refused[sk.SkillKey] = ve.Problems
+			continue
+		}
 		if err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
 		}
@@ -185,6 +192,18 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		}
 	}
 
+	if miss := checkLoad(s.Expect.Load, refused); len(miss) > 0 || runContract == nil {
+		if runContract == nil && o.Model == nil {
+			// The node's skill was refused: nothing runs.
+			rep.Mismatches = miss
+			return rep, nil
+		}
+		if runContract == nil {
+			return rep, fmt.Errorf("scenario %s: %w: the node's skill was refused at load", s.Name, ErrInvalidScenario)
+		}
+		defer func() { rep.Mismatches = append(miss, rep.Mismatches...) }()
+	}
+
 	// Store, task and node.
 	st, err := state.NewMemory(state.Options{SessionID: sessionID, Now: clock,
 		BypassTools: s.Config.WriteConfirmBypassTools, ReservedKeys: s.Config.ReservedKeys,
@@ -194,7 +213,9 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	}
 	var keys []string
 	for _, sk := range s.Skills {
-		keys = append(keys, sk.SkillKey)
+		if refused[sk.SkillKey] == nil {
+			keys = append(keys, sk.SkillKey)
+		}
 	}
 	for _, err := range []error{
 		st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
