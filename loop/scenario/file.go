@@ -32,6 +32,10 @@ type Scenario struct {
 	Skill  string `json:"skill,omitempty"`
 	Tools  Tools  `json:"tools"`
 	Config Config `json:"config,omitempty"`
+	// Task, when set, runs the user's message (and Task.Messages) as
+	// whole tasks: planning, pre-nodes, delegation. Model then holds every
+	// scripted turn of the session in the order they are asked for.
+	Task *TaskSpec `json:"task,omitempty"`
 	// State seeds the store before the node opens.
 	State State           `json:"state,omitempty"`
 	Model []scripted.Turn `json:"model"`
@@ -166,6 +170,9 @@ type Expect struct {
 	// the skill is dropped, the others run; when the node's skill is
 	// refused nothing runs and only these are checked.
 	Load []LoadRefusal `json:"load,omitempty"`
+	// Graph is every node of the tasks in the order they started, with
+	// skill, final status and delegating node (task scenarios).
+	Graph []GraphNode `json:"graph,omitempty"`
 	// Prompts checks the system prompts the model was sent.
 	Prompts *Prompts    `json:"prompts,omitempty"`
 	Tools   *ToolChecks `json:"tools,omitempty"`
@@ -346,6 +353,12 @@ func (s *Scenario) validate() error {
 		if !keys[l.Skill] || l.Rule == "" {
 			return fmt.Errorf("expect.load[%d]: a skill of the scenario and a rule are required", i)
 		}
+	}
+	if s.Task != nil && (len(s.State.Ledger)+len(s.State.Evidence)+len(s.State.Entities)+len(s.State.Scratch) > 0 || s.Skill != "") {
+		return fmt.Errorf("task: state and skill are for one-node scenarios")
+	}
+	if s.Task == nil && s.Expect.Graph != nil {
+		return fmt.Errorf("expect.graph: for task scenarios")
 	}
 	if d := s.Config.DelegateMaxDepth; d != nil && *d < 0 {
 		return fmt.Errorf("config: delegate_max_depth %d: want 0 or more", *d)

@@ -13,6 +13,10 @@ import (
 func FormatEvent(e loop.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d %-7s", e.Seq, e.Kind)
+	if strings.Contains(e.Node, ".") {
+		// A node of a task scenario's graph.
+		b.WriteString(" [" + e.Node + "]")
+	}
 	for _, s := range []string{e.Tool, e.Outcome} {
 		if s != "" {
 			b.WriteString(" " + s)
@@ -27,6 +31,18 @@ func FormatEvent(e loop.Event) string {
 	}
 	if e.Message != "" {
 		b.WriteString(": " + strings.ReplaceAll(e.Message, "\n", " ⏎ "))
+	}
+	return b.String()
+}
+
+// FormatGraph renders a task scenario's graph, one node a line:
+//
+//	t1.n1 site.builder DONE
+//	t1.n1.d1 space.finder DONE ← t1.n1
+func FormatGraph(g []GraphNode) string {
+	var b strings.Builder
+	for _, n := range g {
+		b.WriteString(n.String() + "\n")
 	}
 	return b.String()
 }

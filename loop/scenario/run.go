@@ -57,6 +57,8 @@ type Report struct {
 	Status    state.Status
 	Task      state.Status
 	Events    []loop.Event
+	// Graph is the nodes of a task scenario's tasks (see GraphNode).
+	Graph []GraphNode
 	// Mismatches lists every expectation that did not hold.
 	Mismatches []string
 	// Err is the error the run stopped on (the model's, the loop's or the
@@ -217,16 +219,18 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 			keys = append(keys, sk.SkillKey)
 		}
 	}
-	for _, err := range []error{
-		st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
-		st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
-			ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config)}),
-		seed(st, s.State, run, runContract, Clock),
-		st.AddUserMessage(s.User),
-		st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),
-	} {
-		if err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+	if s.Task == nil {
+		for _, err := range []error{
+			st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
+			st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
+				ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config)}),
+			seed(st, s.State, run, runContract, Clock),
+			st.AddUserMessage(s.User),
+			st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),
+		} {
+			if err != nil {
+				return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+			}
 		}
 	}
 
@@ -260,6 +264,10 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		Builtins: builtins, Sink: sink, Config: cfg})
 	if err != nil {
 		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+	}
+
+	if s.Task != nil {
+		return runTasks(ctx, s, o, rep, runner, st, rec, script, prompts, local, &sleeps, advance)
 	}
 
 	// Drive the node through its suspensions with the scripted user.
@@ -361,23 +369,13 @@ func changeHeld(st *state.Memory, args json.RawMessage) error {
 // (the loop emits one TOOL event per tool message, in the same order).
 func observer(st *state.Memory, rec *loop.Recorder) scripted.Observer {
 	return func(callID string) (scripted.Observed, bool) {
-		msgs, err := st.Messages(nodeID)
-		if err != nil {
+		node, k := toolMessageIndex(st, rec, callID)
+		if k < 0 {
 			return scripted.Observed{}, false
-		}
-		k := -1
-		for _, m := range msgs {
-			if m.Role != model.RoleTool {
-				continue
-			}
-			k++
-			if m.ToolCallID == callID {
-				break
-			}
 		}
 		i := -1
 		for _, e := range rec.Events() {
-			if e.Kind != loop.KindTool || e.Node != nodeID {
+			if e.Kind != loop.KindTool || e.Node != node {
 				continue
 			}
 			if i++; i == k {
@@ -386,6 +384,35 @@ func observer(st *state.Memory, rec *loop.Recorder) scripted.Observer {
 		}
 		return scripted.Observed{}, false
 	}
+}
+
+// toolMessageIndex finds the node whose conversation holds the tool message
+// answering callID, and its index among that node's tool messages; -1 when
+// there is none.
+func toolMessageIndex(st *state.Memory, rec *loop.Recorder, callID string) (string, int) {
+	nodes := []string{nodeID}
+	for _, e := range rec.Events() {
+		if e.Node != "" && !slices.Contains(nodes, e.Node) {
+			nodes = append(nodes, e.Node)
+		}
+	}
+	for _, n := range nodes {
+		msgs, err := st.Messages(n)
+		if err != nil {
+			continue
+		}
+		k := -1
+		for _, m := range msgs {
+			if m.Role != model.RoleTool {
+				continue
+			}
+			k++
+			if m.ToolCallID == callID {
+				return n, k
+			}
+		}
+	}
+	return "", -1
 }
 
 // promptLog keeps the system prompt of every model request.
