@@ -74,3 +74,60 @@ func TestCompactExcerpt(t *testing.T) {
 		}
 	}
 }
+
+// compactByByte is appendCompact as first written, one byte at a time: the
+// reference the run-copying version must match.
+func compactByByte(b, src []byte, html bool, limit int) []byte {
+	start := len(b)
+	inString, escaped := false, false
+	for i := 0; i < len(src); i++ {
+		if limit >= 0 && len(b)-start >= limit {
+			break
+		}
+		c := src[i]
+		if !inString {
+			switch c {
+			case ' ', '\t', '\n', '\r':
+				continue
+			case '"':
+				inString = true
+			}
+			b = append(b, c)
+			continue
+		}
+		switch {
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inString = false
+		case html && (c == '<' || c == '>' || c == '&'):
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			continue
+		case html && c == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[src[i+2]&0xf])
+			i += 2
+			continue
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// FuzzAppendCompact: copying runs gives the bytes of compacting byte by
+// byte, at every limit, with and without HTML escapes.
+func FuzzAppendCompact(f *testing.F) {
+	for _, s := range []string{` { "a" : "x <y> & z" , "b":[ 1, 2 ] } `, `"line\u2028sep"`, "[\n 1,\t2 ]", `{"k":"a\" <"}`} {
+		f.Add([]byte(s), 7, true)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, limit int, html bool) {
+		if !json.Valid(src) {
+			return
+		}
+		limit = limit%(2*len(src)+8) - 1
+		if got, want := appendCompact([]byte("p"), src, html, limit), compactByByte([]byte("p"), src, html, limit); !bytes.Equal(got, want) {
+			t.Fatalf("appendCompact(%q, %v, %d) = %q, want %q", src, html, limit, got, want)
+		}
+	})
+}
