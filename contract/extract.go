@@ -123,24 +123,31 @@ func (e *EntitySpec) entities(r gjson.Result, base gjson.Result) []Entity {
 	}
 	var out []Entity
 	var f entityFields
-	each := func(it gjson.Result) bool {
+	put := func(k, v gjson.Result) bool {
+		f.set(k.Str, v)
+		return true
+	}
+	// raw holds the attribute values of every entity, each a slice of it
+	// capped at its own end, so that one allocation serves them all.
+	var raw []byte
+	each := func(it gjson.Result) {
 		f.reset()
 		if base.IsObject() {
-			base.ForEach(f.put)
+			base.ForEach(put)
 		}
 		switch {
 		case it.IsObject():
-			it.ForEach(f.put)
+			it.ForEach(put)
 		case it.IsArray() || it.Type == gjson.Null:
-			return true
+			return
 		case e.Scalar != "":
 			f.set(e.Scalar, it)
 		default:
-			return true
+			return
 		}
 		id := f.get(e.ID)
 		if !hasValue(id) || id.IsObject() || id.IsArray() {
-			return true
+			return
 		}
 		ent := Entity{Type: e.Type, ID: id.String(), Attrs: make(map[string]json.RawMessage, len(f.kv))}
 		if n := f.get(e.Name); hasValue(n) && !n.IsObject() && !n.IsArray() {
@@ -151,13 +158,17 @@ func (e *EntitySpec) entities(r gjson.Result, base gjson.Result) []Entity {
 			if k == e.ID || k == e.Name || v.IsObject() || v.IsArray() || !v.Exists() {
 				continue
 			}
-			ent.Attrs[k] = json.RawMessage(v.Raw)
+			if cap(raw)-len(raw) < len(v.Raw) {
+				raw = make([]byte, 0, max(len(v.Raw), 2*cap(raw), 256))
+			}
+			start := len(raw)
+			raw = append(raw, v.Raw...)
+			ent.Attrs[k] = json.RawMessage(raw[start:len(raw):len(raw)])
 		}
 		out = append(out, ent)
-		return true
 	}
 	if r.IsArray() {
-		r.ForEach(func(_, it gjson.Result) bool { return each(it) })
+		r.ForEach(func(_, it gjson.Result) bool { each(it); return true })
 	} else {
 		each(r)
 	}
@@ -184,11 +195,6 @@ const linearFields = 32
 func (f *entityFields) reset() {
 	f.kv = f.kv[:0]
 	f.index = nil
-}
-
-func (f *entityFields) put(k, v gjson.Result) bool {
-	f.set(k.Str, v)
-	return true
 }
 
 func (f *entityFields) find(k string) int {
