@@ -36,6 +36,9 @@ func TestParse(t *testing.T) {
 		{name: "seeded state and state keys", src: base + "config: {write_confirm_bypass_tools: [w], reserved_keys: [_p], delegate_max_depth: 0}\nstate: {ledger: [{tool: w, args: {a: 1}, state: UNKNOWN, node: earlier}], scratch: {k: 1}}\n"},
 		{name: "load refusal of an unknown skill", src: base + "expect: {load: [{skill: other, rule: \"6\"}]}\n", wantErr: "invalid scenario: expect.load[0]: a skill of the scenario and a rule are required"},
 		{name: "load refusal without a rule", src: base + "expect: {load: [{skill: k}]}\n", wantErr: "invalid scenario: expect.load[0]: a skill of the scenario and a rule are required"},
+		{name: "task with seeded state", src: base + "task: {}\nstate: {scratch: {k: 1}}\n", wantErr: "invalid scenario: task: state and skill are for one-node scenarios"},
+		{name: "graph without a task", src: base + "expect: {graph: [{node: t1.n1}]}\n", wantErr: "invalid scenario: expect.graph: for task scenarios"},
+		{name: "task", src: base + "task: {messages: [again], skills: [k]}\nexpect: {graph: [{node: t1.n1, skill: k, status: DONE}], suspensions: []}\n"},
 		{name: "empty model turn", src: "user: hi\nskills: [{skill_key: k, contract: {}}]\nmodel: [{}]\n", wantErr: "invalid scenario: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
 	}
 	for _, tt := range tests {
