@@ -360,8 +360,10 @@ func (s *Scenario) validate() error {
 	if s.Task == nil && s.Expect.Graph != nil {
 		return fmt.Errorf("expect.graph: for task scenarios")
 	}
-	if d := s.Config.DelegateMaxDepth; d != nil && *d < 0 {
-		return fmt.Errorf("config: delegate_max_depth %d: want 0 or more", *d)
+	// The catalog and builtin_node_delegate read a depth of 0 as the
+	// default, so 0 cannot forbid delegation: it is refused here.
+	if d := s.Config.DelegateMaxDepth; d != nil && *d < 1 {
+		return fmt.Errorf("config: delegate_max_depth %d: want 1 or more", *d)
 	}
 	for _, d := range s.Expect.toolBackoff() {
 		if _, err := time.ParseDuration(d); err != nil {
