@@ -247,7 +247,15 @@ func (e *extismEngine) newInstance(ctx context.Context, box *sandbox) (instanceI
 	// extism overrides the module name and start functions, and keeps the
 	// rest: stdout/stderr, the clocks and the random source of the sandbox;
 	// no FS (no allowed paths), no env, no args.
-	pl, err := e.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: box.moduleConfig(false)})
+	//
+	// A start function runs inside Instance, before extism has a plugin to
+	// put in the context, and a metered start function calls the
+	// warden_meter host function, which extism's wrapper refuses without
+	// one. The meter's function reads nothing of the plugin, so a typed nil
+	// satisfies the wrapper; any other host function a start function calls
+	// fails as it did before (the start fails, the load is refused).
+	ictx := context.WithValue(ctx, extism.PluginCtxKey("plugin"), (*extism.Plugin)(nil))
+	pl, err := e.compiled.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: box.moduleConfig(false)})
 	if err != nil {
 		return nil, err
 	}
