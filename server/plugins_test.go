@@ -300,7 +300,7 @@ func TestLoadPluginsErrors(t *testing.T) {
 			fs.ErrNotExist, "server: plugin <dir>/writegate.wasm: open: no such file or directory", ""},
 		{"not a module", func(dir string) { os.WriteFile(filepath.Join(dir, "writegate.wasm"), junk, 0o644) }, nil,
 			host.ErrCompile, "server: plugin <dir>/writegate.wasm: host: slot WriteGate: candidate: host: compile writegate.wasm: " +
-				"module does not compile: invalid section order", host.Digest(junk)},
+				"module does not compile: host: module cannot be instrumented: meter: section headers: truncated or bad encoding at byte 10: malformed module", host.Digest(junk)},
 		{"pin mismatch", func(dir string) {
 			os.WriteFile(filepath.Join(dir, "writegate.json"), []byte(`{"sha256":"sha256:`+strings.Repeat("0", 64)+`"}`), 0o644)
 		}, nil, host.ErrDigestMismatch, "server: plugin <dir>/writegate.wasm: host: slot WriteGate: candidate: host: load writegate.wasm: sha256 " +

@@ -111,7 +111,7 @@ func TestWatchScan(t *testing.T) {
 	// warnings logged for them.
 	wg := f.slotInfo(t, "WriteGate")
 	wantReasons := []string{
-		"host: slot WriteGate: candidate: host: compile writegate.wasm: module does not compile: invalid section order",
+		"host: slot WriteGate: candidate: host: compile writegate.wasm: module does not compile: host: module cannot be instrumented: meter: section headers: truncated or bad encoding at byte 10: malformed module",
 		"host: slot WriteGate: candidate: host: load writegate.wasm: sha256 " + host.Digest(v3) + ", pinned " + zeros + ": module digest does not match its pin",
 	}
 	for i, r := range wg.Refused {
