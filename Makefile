@@ -42,7 +42,7 @@ plugins:
 # Tests build the plugins they need on their own; the fuzzers run briefly on
 # their kept corpora.
 test: plugins
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout=25m ./...
 	$(MAKE) fuzz
 
 fuzz:
