@@ -9,18 +9,24 @@
 //	global.get fuel; i64.const 0; i64.lt_s
 //	if; call refill; global.set fuel; end
 //
-// where cost is the length of the straight-line code the check starts (the
-// instructions up to the next one that branches, calls, or opens or closes
-// a block). A function with loops gets one more i32 local, a counter: each
-// loop header counts it down and runs the fuel check, charged for
-// loopStride passes, when it goes below zero (the first pass included), then
-// resets it. The counter stays in a register where the global is a load
-// and a store, and Go's wasm code passes a loop header at nearly every
-// branch. Every inserted block is closed before the original code resumes,
-// so no branch depth changes. Every backward jump in wasm targets a loop, and
-// every call enters a function, so a guest cannot run long without reaching
-// a check: the refill function is a safepoint where the host can end the
-// call and the Go runtime can stop the goroutine for a garbage collection.
+// where cost bounds the work of the function's instructions outside its
+// loops. Inside such a region, and inside each loop's instructions outside
+// its nested loops, control only moves forward, so one pass runs each
+// instruction at most once; a check charges its region's whole length,
+// never a sample of it. A function with loops or bulk ops gets two more
+// i32 locals: a counter, which each loop header charges its region and,
+// when it goes below zero, settles with the fuel check (prepaying up to
+// loopStride passes), and a scratch local, through which memory.fill/copy/
+// init and table.fill/copy/init charge their length before they run.
+// Before each loop the counter is charged the enclosing region once more,
+// for the rest of it after the loop is left. The counter stays in a
+// register where the global is a load and a store, and Go's wasm code
+// passes a loop header at nearly every branch. Every inserted block is
+// closed before the original code resumes, so no branch depth changes.
+// Every backward jump in wasm targets a loop, and every call enters a
+// function, so a guest cannot run long without reaching a check: the
+// refill function is a safepoint where the host can end the call and the
+// Go runtime can stop the goroutine for a garbage collection.
 //
 // Adding an import shifts the index of every defined function by one: the
 // rewriter fixes call, ref.func, exports, the start function, element
@@ -32,7 +38,8 @@
 // and threads. It refuses, with ErrUnsupported, exception handling, tail
 // calls, typed function references and GC, which wazero does not run; and,
 // with ErrMalformed, input it cannot decode. It also refuses references to
-// a global or type index past the original module's, so that no guest can
-// name the fuel it did not declare. The output is meant to be validated by
-// the runtime that compiles it.
+// a local, function, global or type index past the original module's, so
+// that no guest can name the counter or the fuel it did not declare (see
+// decoder for the other index spaces). The output is meant to be validated
+// by the runtime that compiles it.
 package meter
