@@ -27,7 +27,6 @@ type Native struct {
 	seed     uint64
 	fakeTime int64
 	req      []byte
-	top      topIndex
 	rand     io.Reader
 	Logs     []string
 }
@@ -79,8 +78,7 @@ func (n *Native) Call(ctx context.Context, req []byte) (v abi.Verdict, err error
 		}
 	}()
 	n.req = req
-	n.top.reset()
-	defer func() { n.req = nil; n.top.reset() }()
+	defer func() { n.req = nil }()
 	c := Call{req: req, r: nativeReporter{n}}
 	n.p.Handle(&c)
 	return n.rec.Finish()
@@ -142,14 +140,12 @@ func (r nativeReporter) random(p []byte) {
 // The native runner bounds a path as the host does (services.Query): a
 // refused path voids the call as a contract violation in both builds.
 func (r nativeReporter) get(path string) (gjson.Result, bool) {
-	if err := services.CheckPath(path); err != nil {
+	res, err := services.Query(r.n.req, path)
+	if err != nil {
 		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
 		return gjson.Result{}, false
 	}
-	if res, ok := r.n.top.get(r.n.req, path); ok {
-		return res, true
-	}
-	return gjson.GetBytes(r.n.req, path), true
+	return res, true
 }
 
 func (r nativeReporter) query(path string) (string, bool) {
