@@ -8,14 +8,14 @@ import (
 )
 
 // A node calls its builtins many times with the same skill contract, so a
-// parsed contract is kept per text: a contract that parses is the same
-// whatever its skill key (the key only names the skill in load errors, and
-// errors are not kept). The cache lives in the
+// parsed contract is kept per skill key and text: the parsed contract
+// carries its skill key, so two skills with the same text each get their
+// own (errors are not kept). The cache lives in the
 // plugin instance (each wasm instance has its own); it is small and bounded
 // because an instance serves one tenant's few skills at a time.
 var contracts = struct {
 	sync.Mutex
-	m map[string]*contract.Contract // key: the contract's text
+	m map[string]*contract.Contract // key: skill key, NUL, the contract's text
 }{m: map[string]*contract.Contract{}}
 
 // MaxContracts bounds the parsed contracts one plugin instance keeps; the
@@ -30,8 +30,9 @@ func Parse(skillKey string, raw []byte) (*contract.Contract, error) {
 	if len(src) == 0 || string(src) == "null" {
 		src = []byte("{}")
 	}
+	key := skillKey + "\x00" + string(src)
 	contracts.Lock()
-	ct, ok := contracts.m[string(src)]
+	ct, ok := contracts.m[key]
 	contracts.Unlock()
 	if ok {
 		return ct, nil
@@ -44,7 +45,7 @@ func Parse(skillKey string, raw []byte) (*contract.Contract, error) {
 	if len(contracts.m) >= MaxContracts {
 		clear(contracts.m)
 	}
-	contracts.m[string(src)] = ct
+	contracts.m[key] = ct
 	contracts.Unlock()
 	return ct, nil
 }
