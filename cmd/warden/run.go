@@ -24,7 +24,9 @@ const runUsage = `usage: warden run [--json] [--native | --plugins DIR] [--cache
 Runs scenario files (docs/SCENARIOS.md) and checks their expectations.
 A readable trace by default; --json prints one JSON event per line. The
 trace starts with one line per first-party plugin: its generation and
-digest as wasm, or that it runs native.
+digest as wasm, or that it runs native. A task scenario's trace ends with
+its task graph, one node a line (--json: one {"kind":"GRAPH","graph":[…]}
+line).
 
 The first-party guards and builtins run as wasm: the modules embedded in
 the binary (make build), else built once from the source tree with the Go
@@ -234,6 +236,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			verdict = "FAIL"
 			code = max(code, 1)
 		}
+		if len(rep.Graph) > 0 {
+			// A task scenario: the graph after its nodes' traces.
+			if *asJSON {
+				_ = enc.Encode(graphLine{Kind: "GRAPH", Scenario: s.Name, Graph: rep.Graph})
+			} else {
+				fmt.Fprint(stdout, "graph:\n    "+strings.ReplaceAll(strings.TrimSuffix(scenario.FormatGraph(rep.Graph), "\n"), "\n", "\n    ")+"\n")
+			}
+		}
 		summary := fmt.Sprintf("--- %s %s: node %s, task %s (%s)", verdict, s.Name, orDash(string(rep.Status)), orDash(string(rep.Task)), rep.Duration.Round(1e6))
 		out := stdout
 		if *asJSON {
@@ -245,6 +255,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// graphLine is the task graph of a task scenario under --json, one line
+// after its events.
+type graphLine struct {
+	Kind     string               `json:"kind"`
+	Scenario string               `json:"scenario"`
+	Graph    []scenario.GraphNode `json:"graph"`
 }
 
 func orDash(s string) string {

@@ -242,3 +242,46 @@ func TestRunUsageListsModelFlags(t *testing.T) {
 		t.Errorf("usage does not document exit code 3")
 	}
 }
+
+// A task scenario's trace ends with its graph, after the nodes' traces;
+// --json prints it as one GRAPH line after the events.
+func TestRunTaskGraph(t *testing.T) {
+	t.Parallel()
+	const file = "../../examples/scenarios/tasks/delegation-evidence.yaml"
+	tests := []struct {
+		name  string
+		args  []string
+		after string
+		want  string
+	}{
+		{
+			name:  "readable",
+			args:  []string{"--native", file},
+			after: "#17 TASK    stalls=0 DONE",
+			want:  "graph:\n    t1.n1 site.builder DONE\n    t1.n1.d1 space.finder DONE ← t1.n1\n--- PASS delegation: the pre-node's evidence binds the caller's write: node DONE, task DONE",
+		},
+		{
+			name:  "json",
+			args:  []string{"--native", "--json", file},
+			after: `"kind":"TASK"`,
+			want: `{"kind":"GRAPH","scenario":"delegation: the pre-node's evidence binds the caller's write","graph":[` +
+				`{"node":"t1.n1","skill":"site.builder","status":"DONE"},{"node":"t1.n1.d1","skill":"space.finder","status":"DONE","parent":"t1.n1"}]}` + "\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errs := runRun(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+			i, j := strings.LastIndex(out, tt.after), strings.Index(out, tt.want)
+			if j < 0 {
+				t.Fatalf("stdout lacks %q:\n%s", tt.want, out)
+			}
+			if i < 0 || i > j {
+				t.Errorf("the graph is not after %q:\n%s", tt.after, out)
+			}
+		})
+	}
+}
