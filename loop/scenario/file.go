@@ -33,12 +33,18 @@ type Scenario struct {
 	Tools  Tools  `json:"tools"`
 	Config Config `json:"config,omitempty"`
 	// Task, when set, runs the user's message (and Task.Messages) as
-	// whole tasks: planning, pre-nodes, delegation. Model then holds every
-	// scripted turn of the session in the order they are asked for.
+	// whole tasks: planning, pre-nodes, delegation. Model then holds the
+	// scripted turns of the session not keyed in Models, in the order they
+	// are asked for.
 	Task *TaskSpec `json:"task,omitempty"`
 	// State seeds the store before the node opens.
 	State State           `json:"state,omitempty"`
 	Model []scripted.Turn `json:"model"`
+	// Models are scripted turns keyed by the node that asks for them
+	// (t1.n1, t1.n1.d1), by its skill_key, or planner for the planning
+	// turns; a request without a keyed sequence takes the next turn of
+	// Model.
+	Models map[string][]scripted.Turn `json:"models,omitempty"`
 	// Replies answer the node's suspensions in order.
 	Replies []Reply `json:"replies,omitempty"`
 	Expect  Expect  `json:"expect"`
@@ -372,6 +378,14 @@ func (s *Scenario) validate() error {
 	}
 	if _, err := scripted.New(s.Model); err != nil {
 		return err
+	}
+	for k, seq := range s.Models {
+		if k == "" {
+			return fmt.Errorf("models: an empty key")
+		}
+		if _, err := scripted.New(seq); err != nil {
+			return fmt.Errorf("models.%s: %w", k, err)
+		}
 	}
 	return nil
 }

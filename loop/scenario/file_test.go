@@ -39,6 +39,9 @@ func TestParse(t *testing.T) {
 		{name: "task with seeded state", src: base + "task: {}\nstate: {scratch: {k: 1}}\n", wantErr: "invalid scenario: task: state and skill are for one-node scenarios"},
 		{name: "graph without a task", src: base + "expect: {graph: [{node: t1.n1}]}\n", wantErr: "invalid scenario: expect.graph: for task scenarios"},
 		{name: "task", src: base + "task: {messages: [again], skills: [k]}\nexpect: {graph: [{node: t1.n1, skill: k, status: DONE}], suspensions: []}\n"},
+		{name: "keyed turns", src: base + "task: {}\nmodels: {planner: [{text: \"{}\"}], k: [{text: ok}], t1.n1: [{text: ok}]}\n"},
+		{name: "empty keyed turn", src: base + "models: {k: [{}]}\n", wantErr: "invalid scenario: models.k: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
+		{name: "empty models key", src: base + "models: {\"\": [{text: ok}]}\n", wantErr: "invalid scenario: models: an empty key"},
 		{name: "empty model turn", src: "user: hi\nskills: [{skill_key: k, contract: {}}]\nmodel: [{}]\n", wantErr: "invalid scenario: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
 	}
 	for _, tt := range tests {

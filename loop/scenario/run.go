@@ -241,11 +241,12 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		sink = loop.SinkFunc(func(e loop.Event) { rec.Emit(e); o.Sink.Emit(e) })
 	}
 	prompts := &promptLog{}
-	var script *scripted.Model
+	var script *turns
 	m := o.Model
 	if m == nil {
-		script, _ = scripted.New(s.Model)
-		script.SetObserver(observer(st, rec))
+		if script, err = newTurns(s, st, rec); err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
 		m = script
 	}
 	cfg := loop.DefaultConfig()
@@ -328,8 +329,8 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if o.Model != nil {
 		return rep, nil
 	}
-	if r := script.Remaining(); r > 0 {
-		miss = append(miss, fmt.Sprintf("%d scripted model turns were not played", r))
+	if u := script.unplayed(); u != "" {
+		miss = append(miss, u)
 	}
 	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, sleeps)...)
 	rep.Mismatches = miss

@@ -48,7 +48,7 @@ func (g GraphNode) String() string {
 // its suspensions by the scripted user (the suspended node is answered,
 // then the task resumed).
 func runTasks(ctx context.Context, s Scenario, o Options, rep Report, runner *loop.Runner, st *state.Memory, rec *loop.Recorder,
-	script *scripted.Model, prompts *promptLog, local *tscripted.Server, sleeps *[]time.Duration, advance func(time.Duration)) (Report, error) {
+	script *turns, prompts *promptLog, local *tscripted.Server, sleeps *[]time.Duration, advance func(time.Duration)) (Report, error) {
 	var miss []string
 	msgs := append([]string{s.User}, s.Task.Messages...)
 	reply := 0
@@ -118,8 +118,8 @@ func runTasks(ctx context.Context, s Scenario, o Options, rep Report, runner *lo
 	if o.Model != nil {
 		return rep, nil
 	}
-	if r := script.Remaining(); r > 0 {
-		miss = append(miss, fmt.Sprintf("%d scripted model turns were not played", r))
+	if u := script.unplayed(); u != "" {
+		miss = append(miss, u)
 	}
 	if s.Expect.Graph != nil {
 		var got, want []string
