@@ -257,6 +257,7 @@ var readmeCases = map[string]readmeCase{
 	"go run ./cmd/warden run examples/scenarios/acceptance/*.yaml": {run: exits(0,
 		"--- PASS 01 ", "--- PASS 02 ", "--- PASS 03 ", "--- PASS 04 ", "--- PASS 05 ", "--- PASS 06 ",
 		"--- PASS 07 ", "--- PASS 08 ", "--- PASS 09 ", "--- PASS 10 ", "--- PASS 11 ", "--- PASS 12 ")},
+	"go run ./cmd/warden run examples/scenarios/tasks/delegation-evidence.yaml": {run: exits(0, "graph:", "t1.n1.d1 space.finder DONE ← t1.n1", "--- PASS delegation")},
 	// The example store holds broken skills on purpose: it shows every
 	// kind of problem.
 	"go run ./cmd/warden skill validate contract/testdata/store": {run: exits(1,
