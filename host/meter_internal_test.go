@@ -97,6 +97,9 @@ func TestRewriteGolden(t *testing.T) {
 	t.Parallel()
 	golden := map[string]string{
 		"m2s1": "c83c0ea97b1c67f1e53e5e7ef7d75cb0adadd1bccdf4c779b7a0e75441b56b6d",
+		// m3 lowered the prepayment cap, which this fixture's loops stay
+		// under: same bytes here, different ones for large Go functions.
+		"m3s1": "c83c0ea97b1c67f1e53e5e7ef7d75cb0adadd1bccdf4c779b7a0e75441b56b6d",
 	}
 	bin, err := os.ReadFile(filepath.Join("..", "internal", "testdata", "wat", "extismrecursion.wasm"))
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 // Version names what Instrument writes: change it whenever its output
 // changes for some input, so that no rewrite kept on disk outlives it.
-const Version = "m2"
+const Version = "m3"
 
 // The import Instrument adds: a function of type () -> i64 that returns the
 // guest's next quantum of fuel, or ends the call.
@@ -488,14 +488,17 @@ func appendCheck(b []byte, fuel, refill uint32, cost int64) []byte {
 const loopStride = 32
 
 // maxPrepay caps what a function's counter holds, so that one check never
-// charges more than maxPrepay plus the loop's own cost; Quantum is at least
-// twice it.
-const maxPrepay = 1 << 14
+// charges more than maxPrepay plus the loop's own cost; Quantum is four
+// times it.
+const maxPrepay = 1 << 12
 
 // Quantum is the fuel the host should hand out per refill: at least as
 // much as the largest single charge of a loop whose body costs at most
 // maxPrepay, so that such a loop asks the host at most once per quantum.
-const Quantum = 1 << 16
+// It also sets how long a collection can wait for a looping guest: at
+// 1<<16 a tight Go loop came back to Go every ~3 ms (a 3.3 ms GC pause
+// beside it), at 1<<14 every ~0.4 ms (BenchmarkGCPause; docs/BENCHMARKS.md).
+const Quantum = 1 << 14
 
 // appendLoopCheck is the check inserted at a loop header: the pass costs
 // cost of the function's counter; when the counter goes below zero, the
