@@ -167,8 +167,8 @@ func (wasmReporter) log(level int32, msg string) {
 
 // The primitive calls retry with a larger svcBuf when the result does not
 // fit. They are written out without closures: every allocation inside a
-// guest is costly, because each branch of the allocator passes the host's
-// termination check.
+// guest is costly (Go compiled to wasm runs several times slower than
+// native, and every loop header pays the meter's check).
 
 func (wasmReporter) query(path string) (string, bool) {
 	p, pl := sp(path)
