@@ -3,8 +3,10 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -360,8 +362,15 @@ func (s *Scenario) validate() error {
 			return fmt.Errorf("expect.load[%d]: a skill of the scenario and a rule are required", i)
 		}
 	}
-	if s.Task != nil && (len(s.State.Ledger)+len(s.State.Evidence)+len(s.State.Entities)+len(s.State.Scratch) > 0 || s.Skill != "") {
-		return fmt.Errorf("task: state and skill are for one-node scenarios")
+	if s.Task != nil && (len(s.State.Ledger)+len(s.State.Evidence)+len(s.State.Scratch) > 0 || s.Skill != "") {
+		return fmt.Errorf("task: state.ledger, state.evidence, state.scratch and skill are for one-node scenarios")
+	}
+	if s.Task != nil {
+		for _, k := range slices.Sorted(maps.Keys(s.State.Shared)) {
+			if s.State.Shared[k].Share == contract.ShareTask {
+				return fmt.Errorf("task: state.shared.%s: share TASK is for one-node scenarios (a task's values start empty): want SESSION", k)
+			}
+		}
 	}
 	if s.Task == nil && s.Expect.Graph != nil {
 		return fmt.Errorf("expect.graph: for task scenarios")

@@ -268,6 +268,9 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	}
 
 	if s.Task != nil {
+		if err := seedSession(st, s.State); err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
 		return runTasks(ctx, s, o, rep, runner, st, rec, script, prompts, local, &sleeps, advance)
 	}
 

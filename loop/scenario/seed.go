@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -22,7 +24,26 @@ type State struct {
 	Entities []abi.Entity `json:"entities,omitempty"`
 	// Scratch values of the node (builtin_state_set's keys).
 	Scratch map[string]json.RawMessage `json:"scratch,omitempty"`
+	// Shared values (CONTRACT_SPEC §8): key → value and scope, as a
+	// finished node's output with share TASK (the task's values) or
+	// SESSION (the session's values) leaves them.
+	Shared map[string]SeedShare `json:"shared,omitempty"`
 }
+
+// SeedShare is one shared value and its scope: TASK or SESSION.
+type SeedShare struct {
+	Value json.RawMessage `json:"value"`
+	Share contract.Share  `json:"share"`
+}
+
+// Seed nodes: the node that leaves the seeded shared values, in the task
+// of a one-node scenario, and the task and node that leave the session's
+// values and entities before a task scenario's first message.
+const (
+	sharedNode = "n0.shared"
+	seedTask   = "t0"
+	seedNode   = "t0.seed"
+)
 
 // SeedWrite is one ledger entry: a write of tool with args, in a state.
 type SeedWrite struct {
@@ -59,6 +80,75 @@ func (s State) validate() error {
 		if err := json.Unmarshal(e, &it); err != nil || it.ID == "" || it.Tool == "" {
 			return fmt.Errorf("state.evidence[%d]: an evidence item with id and tool is required", i)
 		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Shared)) {
+		v := s.Shared[k]
+		switch {
+		case k == "":
+			return fmt.Errorf("state.shared: an empty key")
+		case v.Share != contract.ShareTask && v.Share != contract.ShareSession:
+			return fmt.Errorf("state.shared.%s: share %q: want TASK or SESSION", k, v.Share)
+		case !json.Valid(v.Value):
+			return fmt.Errorf("state.shared.%s: a JSON value is required", k)
+		}
+	}
+	return nil
+}
+
+// seedShared leaves the shared values as the outputs of node id of task,
+// created with a contract that shares each with its scope, then finished
+// (the store shares a node's outputs when it finishes, §8); the entities
+// are recorded by the same node.
+func seedShared(st *state.Memory, task, id string, shared map[string]SeedShare, entities []abi.Entity) error {
+	if len(shared)+len(entities) == 0 {
+		return nil
+	}
+	outputs := map[string]any{}
+	var effects []abi.Effect
+	for _, k := range slices.Sorted(maps.Keys(shared)) {
+		outputs[k] = map[string]any{"share": shared[k].Share, "sources": []string{"USER"}}
+		b, err := json.Marshal(abi.OutputWrite{Key: k, OutputValue: abi.OutputValue{Value: shared[k].Value, SourceType: "USER"}})
+		if err != nil {
+			return err
+		}
+		effects = append(effects, abi.Effect{Kind: abi.EffectOutputWrite, Payload: b})
+	}
+	for _, e := range entities {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		effects = append(effects, abi.Effect{Kind: abi.EffectEntityRecord, Payload: b})
+	}
+	c, err := json.Marshal(map[string]any{"outputs": outputs})
+	if err != nil {
+		return err
+	}
+	effects = append(effects, abi.Effect{Kind: abi.EffectNodeFinish, Payload: []byte(`{"output":"seeded"}`)})
+	if err := st.CreateNode(state.Node{ID: id, TaskID: task, SkillKey: "scenario.seed", Contract: c}); err != nil {
+		return fmt.Errorf("state.shared: %w", err)
+	}
+	if err := st.Apply(id, effects); err != nil {
+		return fmt.Errorf("state.shared: %w", err)
+	}
+	return nil
+}
+
+// seedSession seeds a task scenario before its first message: the
+// session's values (shared SESSION) and entities, left by a finished node
+// of a seed task t0 that is not part of the graph.
+func seedSession(st *state.Memory, s State) error {
+	if len(s.Shared)+len(s.Entities) == 0 {
+		return nil
+	}
+	if err := st.CreateTask(state.Task{ID: seedTask, Objective: "seeded state"}); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	if err := seedShared(st, seedTask, seedNode, s.Shared, s.Entities); err != nil {
+		return err
+	}
+	if err := st.SetTaskStatus(seedTask, state.Done); err != nil {
+		return fmt.Errorf("state: %w", err)
 	}
 	return nil
 }
@@ -119,6 +209,9 @@ func seed(st *state.Memory, s State, run Skill, c *contract.Contract, now time.T
 		if err := st.SetNodeStatus(earlierNode, state.Done, ""); err != nil {
 			return err
 		}
+	}
+	if err := seedShared(st, taskID, sharedNode, s.Shared, nil); err != nil {
+		return err
 	}
 	if e := effects[nodeID]; len(e) > 0 {
 		if err := st.Apply(nodeID, e); err != nil {
