@@ -50,7 +50,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseManifest$$' -fuzztime=$(FUZZTIME) ./abi
 	$(GO) test -run='^$$' -fuzz='^FuzzObservationJSON$$' -fuzztime=$(FUZZTIME) ./abi
 	$(GO) test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) ./internal/jsonschema
-	$(GO) test -run='^$$' -fuzz='^FuzzCanonical$$' -fuzztime=$(FUZZTIME) ./internal/services
+	$(GO) test -run='^$$' -fuzz='^FuzzCanonical$$' -fuzztime=$(FUZZTIME) ./abi/guest/canonical
 	$(GO) test -run='^$$' -fuzz='^FuzzInstrument$$' -fuzztime=$(FUZZTIME) ./host/internal/meter
 
 check:
