@@ -291,6 +291,11 @@ func typeError(ve *js.ValidationError) *kind.Type {
 }
 
 func (r *reporter) add(ve *js.ValidationError, keyword, msg string) {
+	if keyword == "" {
+		// An error of no keyword (a reference cycle found while
+		// validating): the schema as a whole cannot be applied.
+		keyword = "schema"
+	}
 	r.items = append(r.items, item{e: Error{Path: dotted(ve.InstanceLocation), Keyword: keyword, Message: msg},
 		segs: slices.Clone(ve.InstanceLocation), ranks: slices.Clone(r.ranks), at: r.offset(ve, keyword), pos: r.docOffset(ve.InstanceLocation)})
 }
