@@ -75,7 +75,7 @@ func TestServeTwoInstances(t *testing.T) {
 		done.Task.Status != "DONE" || done.Task.Output != "shop.example.com created" {
 		t.Fatalf("CONFIRM on b after a stopped: %d %+v\n%s", code, done, b.out.String())
 	}
-	if !strings.Contains(b.out.String(), `"msg":"session taken over"`) {
+	if !b.shows(`"msg":"session taken over"`) {
 		t.Fatalf("b did not log the take-over:\n%s", b.out.String())
 	}
 	cms, err := mcp.Dial(context.Background(), mcp.Config{URL: mcpURL})

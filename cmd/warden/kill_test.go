@@ -39,6 +39,18 @@ type proc struct {
 	done chan struct{}
 }
 
+// shows reports whether the process's output holds s, waiting a bounded
+// time for it: the output reaches the buffer through a pipe copied by
+// another goroutine, so a line printed before an answer can arrive after.
+func (p *proc) shows(s string) bool {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.out.String(), s); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
 // start runs bin and waits until its output (stdout and stderr) matches
 // ready; it returns the first submatch. The process is killed when the
 // test ends.
@@ -212,7 +224,7 @@ func TestKillMidWrite(t *testing.T) {
 		task.Suspension == nil || task.Suspension.Kind != "VERIFY" || task.Suspension.Tool != "create_website" {
 		t.Fatalf("task after restart: %d %+v\n%s", code, task, b.out.String())
 	}
-	if !strings.Contains(b.out.String(), "UNKNOWN_PRE_CALL") {
+	if !b.shows("UNKNOWN_PRE_CALL") {
 		t.Fatalf("no recovery logged:\n%s", b.out.String())
 	}
 	var done struct {

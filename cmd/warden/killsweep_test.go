@@ -261,16 +261,33 @@ func (sw *sweep) record(t *testing.T) (asking, confirming []killStep) {
 	sess := sweepSession(t, a, base)
 	created := len(parseSteps(t, a.out.String()))
 	ap := sweepAsk(t, a, base, sess)
-	asked := len(parseSteps(t, a.out.String()))
+	asked := len(settledSteps(t, a, created))
 	var res struct{ Task struct{ Status string } }
 	if code := apiCall(t, base, "POST", "/v1/approvals/"+ap, tenantKey, `{"decision":"CONFIRM"}`, &res); code != 200 || res.Task.Status != "DONE" {
 		t.Fatalf("CONFIRM in the recording run: %d %+v\n%s", code, res, a.out.String())
 	}
-	all := parseSteps(t, a.out.String())
+	all := settledSteps(t, a, asked)
 	if len(all) <= asked {
 		t.Fatalf("no step after CONFIRM:\n%s", a.out.String())
 	}
 	return all[created:asked], all[asked:]
+}
+
+// settledSteps is the process's steps once those of a request answered
+// after step from have all been read. The task's save is printed before
+// the answer is written, but the process's output reaches the test's
+// buffer through a pipe copied by another goroutine, so the last lines can
+// lag the answer: it waits, up to a bound, for the save to show.
+func settledSteps(t *testing.T, p *proc, from int) []killStep {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		steps := parseSteps(t, p.out.String())
+		if len(steps) > from && steps[len(steps)-1].name == "dir.PutTask:done" || time.Now().After(deadline) {
+			return steps
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func parseSteps(t *testing.T, out string) []killStep {
