@@ -44,6 +44,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdPlugin(ctx, args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(ctx, args[1:], stdout, stderr)
+	case "sessions", "tasks", "approvals", "plugins":
+		return cmdClient(ctx, args[0], args[1:], stdout, stderr)
+	case "version", "--version":
+		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

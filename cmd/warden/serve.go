@@ -313,7 +313,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		defer ms.Close()
 		fmt.Fprintf(stdout, "warden: metrics on http://%s/metrics\n", mln.Addr())
 	}
-	mux.Handle("/", metrics.Middleware(srv.Handler()))
+	mountConsole(mux, traceHTTP(metrics.Middleware(srv.Handler())))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	go func() { errc <- hs.Serve(ln) }()
