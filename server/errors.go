@@ -23,6 +23,7 @@ const (
 	CodeTaskNotFound       = "task_not_found"       // 404
 	CodeApprovalNotFound   = "approval_not_found"   // 404: unknown or another tenant's approval
 	CodeSlotNotFound       = "slot_not_found"       // 404
+	CodeFeedbackOff        = "feedback_off"         // 404: no feedback store is configured
 	CodeSessionBusy        = "session_busy"         // 409: another request is running the session
 	CodeSessionElsewhere   = "session_elsewhere"    // 409: another live instance serves the session
 	CodeNoVerifyTool       = "no_verify_tool"       // 409: the write has no verify tool; answer took instead

@@ -163,6 +163,14 @@ type Options struct {
 	// recovers them. Nil recovers a session only when it is next opened.
 	Recoverable func(ctx context.Context) ([]string, error)
 
+	// Instances lists the instances sharing Directory with their leases
+	// and sessions, for GET /admin/v1/instances; nil shows this instance
+	// alone.
+	Instances func(ctx context.Context) ([]Instance, error)
+	// Feedback is where GET /v1/feedback/tools reads the feedback records
+	// the sessions' Observe sinks stored; nil answers 404 feedback_off.
+	Feedback FeedbackSource
+
 	// Limits bound each tenant's requests, sessions, runs and tool calls on
 	// this instance; the zero value limits nothing (see DefaultLimits).
 	Limits Limits
@@ -325,13 +333,16 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/follow-up", s.tenant(s.limited(s.answerFollowUp)))
 	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/verify", s.tenant(s.limited(s.answerVerify)))
 	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/resume", s.tenant(s.limited(s.resumeTask)))
+	mux.Handle("GET /v1/approvals", s.tenant(s.listApprovals))
 	mux.Handle("GET /v1/approvals/{approval}", s.tenant(s.getApproval))
 	mux.Handle("POST /v1/approvals/{approval}", s.tenant(s.limited(s.decideApproval)))
+	mux.Handle("GET /v1/feedback/tools", s.tenant(s.feedbackTools))
 
 	mux.Handle("GET /admin/v1/slots", s.admin(s.listSlots))
 	mux.Handle("GET /admin/v1/slots/{slot}", s.admin(s.getSlot))
 	mux.Handle("PUT /admin/v1/slots/{slot}", s.admin(s.installSlot))
 	mux.Handle("POST /admin/v1/slots/{slot}/rollback", s.admin(s.rollbackSlot))
+	mux.Handle("GET /admin/v1/instances", s.admin(s.listInstances))
 
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fail(http.StatusNotFound, CodeNotFound, "no route for "+r.Method+" "+r.URL.Path))

@@ -63,7 +63,10 @@ type Approval struct {
 	Tool       string          `json:"tool"`
 	Args       json.RawMessage `json:"args"`
 	ArgsDigest string          `json:"argsDigest"`
-	Question   string          `json:"question,omitempty"`
+	// ArgsSummary is the bound arguments as the question shows them, one
+	// label and value each, sensitive values masked (CONTRACT_SPEC §14.1).
+	ArgsSummary []ArgLine `json:"args_summary"`
+	Question    string    `json:"question,omitempty"`
 	// Status is PENDING until answered, then the decision (CONFIRM,
 	// REJECT, CANCEL), or STALE when the held write changed under it.
 	Status   string     `json:"status"`
@@ -906,8 +909,14 @@ func (s *Server) hold(ctx context.Context, ss *session, t *Task, exit loop.TaskE
 	a := &Approval{ID: newID("ap_"), Session: ss.id, Task: t.ID, Node: exit.Node,
 		Tool: sus.Tool, Args: sus.Args, ArgsDigest: sus.ArgsDigest, Question: sus.Question, Status: "PENDING",
 		Created: s.opt.Now().UTC().Truncate(time.Millisecond)}
-	if n, err := ss.store.Node(exit.Node); err == nil && n.Gated != nil {
+	n, err := ss.store.Node(exit.Node)
+	if err == nil && n.Gated != nil {
 		a.Tool, a.Args, a.ArgsDigest = n.Gated.Tool, n.Gated.Args, n.Gated.ArgsDigest
+	}
+	if err == nil {
+		a.ArgsSummary = argsSummary(gatedTool(n.SkillKey, n.Contract, a.Tool), a.Args)
+	} else {
+		a.ArgsSummary = []ArgLine{}
 	}
 	if a.ArgsDigest == "" && len(a.Args) > 0 {
 		a.ArgsDigest = state.ArgsDigest(a.Args)
@@ -1121,6 +1130,9 @@ func (s *Server) approvalOf(ctx context.Context, tenant, id string) (Approval, e
 		return Approval{}, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
 	}
 	a.Status = rec.Status
+	if a.ArgsSummary == nil {
+		a.ArgsSummary = []ArgLine{}
+	}
 	return a, nil
 }
 
