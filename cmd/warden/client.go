@@ -11,9 +11,3 @@ func cmdClient(_ context.Context, name string, _ []string, _, stderr io.Writer) 
 	fmt.Fprintf(stderr, "warden %s: not available in this build\n", name)
 	return 2
 }
-
-// cmdVersion prints warden's version.
-func cmdVersion(_ []string, stdout, _ io.Writer) int {
-	fmt.Fprintln(stdout, "warden (devel)")
-	return 0
-}

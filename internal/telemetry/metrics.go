@@ -78,8 +78,13 @@ func NewMetrics(o MetricsOptions) (*Metrics, error) {
 		[]string{"route"})
 	m.httpInFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "warden_http_requests_in_flight",
 		Help: "HTTP requests being served now."})
+	b := ReadBuild()
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{Name: "warden_build_info",
+		Help:        "The running binary's version, VCS revision and Go version (always 1).",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion}})
+	buildInfo.Set(1)
 	cs := []prometheus.Collector{newPluginCollector(o.Plugins), newPluginTimeCollector(o.PluginTimeRefused), m.toolCalls, m.stalls, m.suspensions, m.nodes, m.tasks,
-		m.httpRequests, m.httpDuration, m.httpInFlight}
+		m.httpRequests, m.httpDuration, m.httpInFlight, buildInfo}
 	if o.Runtime {
 		cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
