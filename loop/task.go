@@ -191,7 +191,11 @@ func (r *Runner) planAndDrive(ctx context.Context, in TaskInput, cands []string)
 	r.graphs.mu.Unlock()
 	var keys []string
 	for _, n := range p.Nodes {
-		keys = append(keys, n.ID+":"+n.SkillKey)
+		k := n.ID + ":" + n.SkillKey
+		if n.Target != "" {
+			k += ">" + n.Target
+		}
+		keys = append(keys, k)
 	}
 	msg := string(p.Source) + " " + strings.Join(keys, " ")
 	if p.Problem != "" {

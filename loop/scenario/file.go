@@ -179,7 +179,8 @@ type Expect struct {
 	// refused nothing runs and only these are checked.
 	Load []LoadRefusal `json:"load,omitempty"`
 	// Graph is every node of the tasks in the order they started, with
-	// skill, final status and delegating node (task scenarios).
+	// skill, final status, upstream nodes, delegating node and completion
+	// target (task scenarios).
 	Graph []GraphNode `json:"graph,omitempty"`
 	// Prompts checks the system prompts the model was sent.
 	Prompts *Prompts    `json:"prompts,omitempty"`

@@ -37,8 +37,9 @@ func FormatEvent(e loop.Event) string {
 
 // FormatGraph renders a task scenario's graph, one node a line:
 //
-//	t1.n1 site.builder DONE
-//	t1.n1.d1 space.finder DONE ← t1.n1
+//	t1.n1 space.finder DONE
+//	t1.n2 site.builder DONE upstream t1.n1 → create_site
+//	t1.n2.d1 space.finder DONE ← t1.n2
 func FormatGraph(g []GraphNode) string {
 	var b strings.Builder
 	for _, n := range g {

@@ -28,18 +28,36 @@ type TaskSpec struct {
 }
 
 // GraphNode is one node of a task as it ran: its id ("t1.n1", a delegated
-// "t1.n1.d1"), its skill, its final status and the node that delegated it.
+// "t1.n1.d1"), its skill, its final status, the nodes whose evidence it
+// may use (those it depends on and those it delegated, nearest first), the
+// node that delegated it, and its completion target (CONTRACT_SPEC §10.1)
+// with whether the node's first write claimed it.
 type GraphNode struct {
-	Node   string `json:"node"`
-	Skill  string `json:"skill,omitempty"`
-	Status string `json:"status,omitempty"`
-	Parent string `json:"parent,omitempty"`
+	Node     string   `json:"node"`
+	Skill    string   `json:"skill,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	Upstream []string `json:"upstream,omitempty"`
+	Parent   string   `json:"parent,omitempty"`
+	Target   string   `json:"target,omitempty"`
+	Claimed  bool     `json:"claimed,omitempty"`
 }
 
+// String is the node as one line: "t1.n2 site.builder DONE upstream t1.n1 →
+// create_site", with "(claimed)" after a target the first write claimed
+// and "← t1.n1" for the delegating node.
 func (g GraphNode) String() string {
 	s := g.Node + " " + g.Skill + " " + g.Status
+	if len(g.Upstream) > 0 {
+		s += " upstream " + strings.Join(g.Upstream, ",")
+	}
 	if g.Parent != "" {
 		s += " ← " + g.Parent
+	}
+	if g.Target != "" {
+		s += " → " + g.Target
+		if g.Claimed {
+			s += " (claimed)"
+		}
 	}
 	return s
 }
@@ -152,7 +170,8 @@ func graphOf(st *state.Memory, events []loop.Event) ([]GraphNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, GraphNode{Node: n.ID, Skill: n.SkillKey, Status: string(n.Status), Parent: n.ParentID})
+		out = append(out, GraphNode{Node: n.ID, Skill: n.SkillKey, Status: string(n.Status), Upstream: n.Upstream, Parent: n.ParentID,
+			Target: n.Target, Claimed: n.TargetClaimed})
 	}
 	return out, nil
 }
