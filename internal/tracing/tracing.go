@@ -37,8 +37,9 @@ func New(scope string) *Tracer { return &Tracer{scope: scope} }
 var noSpan = trace.SpanFromContext(context.Background())
 
 // Start starts a span on the global provider, or returns ctx and a span
-// that records nothing when that provider is off.
-func (t *Tracer) Start(ctx context.Context, name string) (context.Context, trace.Span) {
+// that records nothing when that provider is off. The span carries the
+// attributes of the task ctx names (WithTask).
+func (t *Tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	tp := otel.GetTracerProvider()
 	c := t.cached.Load()
 	if c == nil || c.tp != tp {
@@ -52,7 +53,10 @@ func (t *Tracer) Start(ctx context.Context, name string) (context.Context, trace
 	if c.off {
 		return ctx, noSpan
 	}
-	return c.t.Start(ctx, name)
+	if task, ok := TaskFrom(ctx); ok {
+		opts = append(opts, trace.WithAttributes(task.Attributes()...))
+	}
+	return c.t.Start(ctx, name, opts...)
 }
 
 // Off reports whether every span of tp is a no-op.
