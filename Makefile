@@ -12,7 +12,7 @@ FUZZTIME  ?= 50000x
 PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
 	examples/builtins/*/cmd/main.go examples/extism-guard/cmd/main.go internal/testdata/guests/*/main.go)))
 
-.PHONY: all build plugins test fuzz check bench demo quickstart clean
+.PHONY: all build plugins console test fuzz check bench demo quickstart clean
 
 all: build plugins
 
@@ -22,7 +22,7 @@ all: build plugins
 FIRSTPARTY := argpolicy argbinding paramcontract fingerprint writegate responsecontract evidence control node env
 EMBED_DIR  := internal/firstparty/wasm
 
-build: plugins
+build: plugins console
 	@rm -f $(EMBED_DIR)/*.wasm
 	@for p in $(FIRSTPARTY); do cp $(WASM_DIR)/$$p.wasm $(EMBED_DIR)/$$p.wasm || exit 1; done
 	$(GO) build -tags warden_embed -o bin/warden ./cmd/warden
@@ -39,9 +39,17 @@ plugins:
 		$(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -o $(WASM_DIR)/$$name.wasm ./$$d || exit 1; \
 	done
 
+# The web console (web/, Vite) built into console/assets/app, which warden
+# embeds; npm ci runs again only when the lock file changed.
+console: web/node_modules/.package-lock.json
+	cd web && npm run build
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+
 # Tests build the plugins they need on their own; the fuzzers run briefly on
 # their kept corpora.
-test: plugins
+test: plugins console
 	$(GO) test -count=1 -timeout=25m ./...
 	$(MAKE) fuzz
 

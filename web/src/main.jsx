@@ -1,0 +1,160 @@
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { forget, remember, session, whoami } from './api.js';
+import { ErrorNote } from './ui.jsx';
+import { Sessions } from './sessions.jsx';
+import { Session } from './session.jsx';
+import { Approvals } from './approvals.jsx';
+import { Feedback } from './feedback.jsx';
+import { Slots } from './slots.jsx';
+import { Instances } from './instances.jsx';
+import './style.css';
+
+// Routes live in the URL's hash, so the server serves one page and a
+// reload keeps the view.
+function useRoute() {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+}
+
+const views = {
+  tenant: [
+    { path: 'sessions', label: 'Sessions', key: 's' },
+    { path: 'approvals', label: 'Approvals', key: 'a' },
+    { path: 'feedback', label: 'Tool feedback', key: 'f' },
+  ],
+  admin: [
+    { path: 'slots', label: 'Plugin slots', key: 'p' },
+    { path: 'instances', label: 'Instances', key: 'i' },
+  ],
+};
+
+function Login({ onLogin }) {
+  const [key, setKey] = useState('');
+  const [err, setErr] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const input = useRef();
+  useEffect(() => input.current?.focus(), []);
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setErr(null);
+    try {
+      const k = key.trim();
+      const role = await whoami(k);
+      remember(k, role);
+      onLogin({ key: k, role });
+    } catch (e2) {
+      setErr(e2);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main id="main" class="login">
+      <h1>Warden console</h1>
+      <p class="muted">Paste an API key. A tenant key opens that tenant's sessions, approvals and tool feedback; an admin key opens the plugin slots and instances.</p>
+      <form onSubmit={submit} aria-label="Log in">
+        <label for="key">API key</label>
+        <input id="key" ref={input} type="password" autocomplete="off" spellcheck={false} value={key}
+          onInput={(e) => setKey(e.currentTarget.value)} required />
+        <button type="submit" disabled={busy || !key.trim()}>{busy ? 'Checking…' : 'Log in'}</button>
+      </form>
+      <ErrorNote error={err} />
+      <p class="muted small">The key stays in this tab's session storage and is sent only to this server.</p>
+    </main>
+  );
+}
+
+function Shell({ who, onLogout }) {
+  const route = useRoute();
+  const nav = views[who.role];
+  const [help, setHelp] = useState(false);
+  const head = route[0] || nav[0].path;
+
+  useEffect(() => {
+    const on = (e) => {
+      const t = e.target;
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) {
+        if (e.key === 'Escape') t.blur();
+        return;
+      }
+      const v = nav.find((n) => n.key === e.key);
+      if (v) {
+        location.hash = '#/' + v.path;
+        e.preventDefault();
+      } else if (e.key === '/') {
+        const s = document.querySelector('[data-search]');
+        if (s) {
+          s.focus();
+          e.preventDefault();
+        }
+      } else if (e.key === '?') {
+        setHelp((h) => !h);
+      } else if (e.key === 'Escape') {
+        setHelp(false);
+      }
+    };
+    addEventListener('keydown', on);
+    return () => removeEventListener('keydown', on);
+  }, [who.role]);
+
+  useEffect(() => {
+    document.getElementById('main')?.focus({ preventScroll: true });
+  }, [route.join('/')]);
+
+  let body;
+  if (who.role === 'tenant') {
+    if (head === 'sessions' && route[1]) body = <Session id={route[1]} task={route[2]} />;
+    else if (head === 'approvals') body = <Approvals />;
+    else if (head === 'feedback') body = <Feedback />;
+    else body = <Sessions />;
+  } else {
+    if (head === 'instances') body = <Instances />;
+    else body = <Slots />;
+  }
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+      <header class="top">
+        <span class="brand" aria-hidden="true">Warden</span>
+        <nav aria-label="Views">
+          {nav.map((n) => (
+            <a href={'#/' + n.path} aria-current={head === n.path ? 'page' : undefined} aria-keyshortcuts={n.key}>
+              {n.label} <kbd>{n.key}</kbd>
+            </a>
+          ))}
+        </nav>
+        <span class="who">{who.role === 'admin' ? 'platform (admin key)' : 'tenant key'}</span>
+        <button type="button" class="ghost" onClick={onLogout}>Log out</button>
+      </header>
+      {help && (
+        <aside class="help" role="dialog" aria-label="Keyboard shortcuts">
+          <h2>Keyboard</h2>
+          <ul>
+            {nav.map((n) => <li><kbd>{n.key}</kbd> {n.label}</li>)}
+            <li><kbd>/</kbd> search</li>
+            <li><kbd>?</kbd> this help, <kbd>Esc</kbd> close</li>
+            <li><kbd>Tab</kbd> moves through every control; forms submit on <kbd>Enter</kbd></li>
+          </ul>
+        </aside>
+      )}
+      <main id="main" tabIndex={-1}>{body}</main>
+      <footer class="muted small">Press <kbd>?</kbd> for keyboard shortcuts.</footer>
+    </>
+  );
+}
+
+function App() {
+  const [who, setWho] = useState(session());
+  if (!who) return <Login onLogin={setWho} />;
+  return <Shell who={who} onLogout={() => { forget(); location.hash = ''; setWho(null); }} />;
+}
+
+render(<App />, document.getElementById('app'));

@@ -1,0 +1,96 @@
+import { useEffect, useState } from 'preact/hooks';
+import { get, post } from './api.js';
+import { Badge, ErrorNote, Loading, When } from './ui.jsx';
+
+const PAGE = 20;
+
+// Sessions lists the tenant's sessions newest first, a page at a time, and
+// searches the pages loaded by id or by the text of their tasks.
+export function Sessions() {
+  const [rows, setRows] = useState([]);
+  const [next, setNext] = useState('');
+  const [details, setDetails] = useState({});
+  const [q, setQ] = useState('');
+  const [error, setError] = useState(null);
+  const [loading, setLoading] = useState(true);
+
+  const page = async (after) => {
+    setLoading(true);
+    try {
+      const r = await get(`/v1/sessions?limit=${PAGE}` + (after ? '&after=' + encodeURIComponent(after) : ''));
+      setRows((old) => (after ? [...old, ...r.sessions] : r.sessions));
+      setNext(r.next || '');
+      setError(null);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setLoading(false);
+    }
+  };
+  useEffect(() => { page(''); }, []);
+
+  // Each session's tasks, fetched for the rows shown, give the list its
+  // status column and the search its text.
+  useEffect(() => {
+    for (const s of rows) {
+      if (details[s.id]) continue;
+      details[s.id] = { pending: true };
+      get('/v1/sessions/' + encodeURIComponent(s.id))
+        .then((d) => setDetails((m) => ({ ...m, [s.id]: d })))
+        .catch(() => setDetails((m) => ({ ...m, [s.id]: { tasks: [] } })));
+    }
+  }, [rows]);
+
+  const create = async () => {
+    try {
+      const s = await post('/v1/sessions', {});
+      location.hash = '#/sessions/' + encodeURIComponent(s.id);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  const needle = q.trim().toLowerCase();
+  const shown = rows.filter((s) => {
+    if (!needle) return true;
+    if (s.id.toLowerCase().includes(needle)) return true;
+    const tasks = details[s.id]?.tasks || [];
+    return tasks.some((t) => [t.objective, t.output, t.reply, t.reason].some((x) => x && x.toLowerCase().includes(needle)));
+  });
+
+  return (
+    <section aria-labelledby="h-sessions">
+      <div class="bar">
+        <h1 id="h-sessions">Sessions</h1>
+        <form role="search" onSubmit={(e) => e.preventDefault()}>
+          <label for="q" class="sr">Search sessions by id or text</label>
+          <input id="q" data-search type="search" placeholder="Search by id or text  ( / )" value={q}
+            onInput={(e) => setQ(e.currentTarget.value)} />
+        </form>
+        <button type="button" onClick={create}>New session</button>
+      </div>
+      <ErrorNote error={error} />
+      <table class="list">
+        <caption class="sr">The tenant's sessions, newest first</caption>
+        <thead><tr><th scope="col">Session</th><th scope="col">Created</th><th scope="col">Tasks</th><th scope="col">Latest task</th></tr></thead>
+        <tbody>
+          {shown.map((s) => {
+            const tasks = details[s.id]?.tasks || [];
+            const last = tasks[tasks.length - 1];
+            return (
+              <tr>
+                <td><a href={'#/sessions/' + encodeURIComponent(s.id)}><code>{s.id}</code></a></td>
+                <td><When t={s.created} /></td>
+                <td>{details[s.id]?.pending ? '…' : tasks.length}</td>
+                <td>{last ? <><Badge value={last.status} /> {last.objective}</> : <span class="muted">none</span>}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {!loading && shown.length === 0 && <p class="muted">{rows.length ? 'No session loaded matches.' : 'No sessions yet.'}</p>}
+      <Loading when={loading} />
+      {next && <button type="button" onClick={() => page(next)} disabled={loading}>Load more</button>}
+    </section>
+  );
+}

@@ -1,0 +1,223 @@
+import { useRef, useState } from 'preact/hooks';
+import { get, request } from './api.js';
+import { Badge, Digest, ErrorNote, Loading, When, useLoad } from './ui.jsx';
+import { Bar, Columns, Histogram } from './charts.jsx';
+
+const enc = encodeURIComponent;
+
+// stat reads a counter from a slot's stats in the API's snake_case names
+// (older servers spelt them as Go fields).
+function stat(s, snake, go) {
+  if (!s) return 0;
+  const v = s[snake] ?? s[go];
+  return typeof v === 'number' ? v : 0;
+}
+
+const outcomes = [
+  ['pass', 'Pass', 'ok'], ['success', 'Success', 'ok'], ['failed', 'Failed', 'bad'], ['rejected', 'Rejected', 'bad'],
+  ['deferred', 'Deferred', 'wait'], ['traps', 'Traps', 'bad'], ['timeouts', 'Timeouts', 'bad'],
+  ['violations', 'Violations', 'bad'], ['unavailable', 'Unavailable', 'bad'],
+];
+
+// latency finds a stats histogram: {bounds_ms, counts}, wherever the API
+// puts it.
+function latency(s) {
+  if (!s) return null;
+  for (const v of Object.values(s)) {
+    if (v && typeof v === 'object' && Array.isArray(v.counts) && Array.isArray(v.bounds_ms)) return v;
+  }
+  if (Array.isArray(s.Latency)) return { bounds_ms: [], counts: s.Latency };
+  return null;
+}
+
+function meanMs(s) {
+  const calls = stat(s, 'calls', 'Calls');
+  if (!calls) return 0;
+  const ms = s.latency_ms_total ?? (typeof s.TotalLatency === 'number' ? s.TotalLatency / 1e6 : 0);
+  return ms / calls;
+}
+
+// Slots is the platform's view of the plugin slots: each slot's serving
+// generation, its history, the candidates it refused, its metrics, and
+// install and rollback.
+export function Slots() {
+  const { data, error, loading, reload } = useLoad(() => get('/admin/v1/slots'), []);
+  const slots = data?.slots || [];
+  return (
+    <section aria-labelledby="h-slots">
+      <div class="bar">
+        <h1 id="h-slots">Plugin slots</h1>
+        <button type="button" onClick={reload}>Refresh</button>
+      </div>
+      <ErrorNote error={error} />
+      <Install slots={slots} onDone={reload} />
+      <Loading when={loading && !data} />
+      {data && slots.length === 0 && <p class="muted">No slots: install a module to create one.</p>}
+      <div class="cards">{slots.map((s) => <Slot key={s.name} slot={s} onChange={reload} />)}</div>
+    </section>
+  );
+}
+
+function Install({ slots, onDone }) {
+  const [name, setName] = useState('');
+  const [config, setConfig] = useState('');
+  const [pin, setPin] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const [note, setNote] = useState('');
+  const file = useRef();
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    setNote('');
+    const f = file.current?.files?.[0];
+    if (!f) {
+      setError({ code: 'no_module', message: 'choose a .wasm module to install' });
+      return;
+    }
+    let cfg = config.trim();
+    if (cfg) {
+      try {
+        cfg = JSON.stringify(JSON.parse(cfg));
+      } catch (e2) {
+        setError({ code: 'invalid_config', message: 'the config is not JSON: ' + e2.message });
+        return;
+      }
+    }
+    setBusy(true);
+    try {
+      const bytes = new Uint8Array(await f.arrayBuffer());
+      const path = `/admin/v1/slots/${enc(name.trim())}`;
+      let r;
+      // The module goes as the body; a config that a header cannot carry
+      // (not ASCII) goes in the JSON form instead.
+      if (/^[\x20-\x7e]*$/.test(cfg)) {
+        const headers = { 'Content-Type': 'application/wasm' };
+        if (cfg) headers['Warden-Config'] = cfg;
+        r = await request('PUT', path + (pin.trim() ? '?sha256=' + enc(pin.trim()) : ''), { raw: bytes, headers });
+      } else {
+        let bin = '';
+        for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+        r = await request('PUT', path, { body: { module: btoa(bin), sha256: pin.trim() || undefined, config: JSON.parse(cfg) } });
+      }
+      setNote(`Installed ${r?.name ?? name}: generation ${r?.current?.number ?? '?'} (${r?.current?.ref ?? ''}) is serving.`);
+      file.current.value = '';
+      onDone();
+    } catch (e2) {
+      setError(e2);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="card install" onSubmit={submit} aria-labelledby="h-install">
+      <h2 id="h-install">Install a generation</h2>
+      <p class="muted small">The candidate is verified, compiled, configured and self-tested before it serves; a candidate that fails leaves the serving generation alone.</p>
+      <div class="grid">
+        <label for="slot-name">Slot</label>
+        <input id="slot-name" list="slot-names" value={name} required pattern="[A-Za-z][A-Za-z0-9_.\-]{0,63}"
+          onInput={(e) => setName(e.currentTarget.value)} autocomplete="off" />
+        <datalist id="slot-names">{slots.map((s) => <option value={s.name} />)}</datalist>
+        <label for="slot-module">Module (.wasm)</label>
+        <input id="slot-module" type="file" accept=".wasm,application/wasm" ref={file} required />
+        <label for="slot-pin">SHA-256 pin (optional)</label>
+        <input id="slot-pin" value={pin} onInput={(e) => setPin(e.currentTarget.value)} autocomplete="off" spellcheck={false} />
+        <label for="slot-config">Config, JSON (optional)</label>
+        <textarea id="slot-config" rows={3} value={config} onInput={(e) => setConfig(e.currentTarget.value)} spellcheck={false}
+          onKeyDown={(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) e.currentTarget.form.requestSubmit(); }} />
+      </div>
+      <button type="submit" class="primary" disabled={busy}>{busy ? 'Installing…' : 'Install'}</button>
+      {note && <p role="status" class="ok-note">{note}</p>}
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+function Slot({ slot, onChange }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const cur = slot.current;
+  const gens = [...(slot.generations || [])].sort((a, b) => b.number - a.number);
+  const rollback = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await request('POST', `/admin/v1/slots/${enc(slot.name)}/rollback`);
+      onChange();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  // Metrics per generation where the API keeps them; else the serving
+  // generation's counters.
+  const statsOf = (g) => g.stats ?? (g.number === cur.number ? slot.stats : null);
+  const withStats = gens.filter((g) => statsOf(g)).sort((a, b) => a.number - b.number);
+  const hist = latency(slot.stats);
+  return (
+    <article class="card slot" aria-labelledby={'slot-' + slot.name} data-slot={slot.name}>
+      <header>
+        <h2 id={'slot-' + slot.name}><code>{slot.name}</code></h2>
+        <span>serving <strong data-current={cur.number}>generation {cur.number}</strong> <code>{cur.ref}</code> <Digest value={cur.digest} /></span>
+        <button type="button" onClick={rollback} disabled={busy || gens.filter((g) => g.number !== cur.number).length === 0}
+          title="Serve the previous generation again">{busy ? 'Rolling back…' : 'Roll back'}</button>
+      </header>
+      <ErrorNote error={error} />
+      <div class="charts">
+        <figure>
+          <figcaption>Outcomes per generation</figcaption>
+          {withStats.map((g) => {
+            const s = statsOf(g);
+            const parts = outcomes.map(([k, go, cls]) => ({ n: stat(s, k, go), cls, k }));
+            return (
+              <div class="outcomes">
+                <span class="gen">gen {g.number}</span>
+                <Bar width={220} parts={parts} label={`generation ${g.number}: ` + parts.filter((p) => p.n).map((p) => `${p.k} ${p.n}`).join(', ')} />
+                <span class="small">{parts.filter((p) => p.n).map((p) => `${p.k} ${p.n}`).join(' · ') || 'no calls'}</span>
+              </div>
+            );
+          })}
+        </figure>
+        <figure>
+          <figcaption>Mean latency per generation</figcaption>
+          <Columns label="mean latency, ms" unit=" ms"
+            items={withStats.map((g) => { const m = meanMs(statsOf(g)); return { name: 'gen ' + g.number, value: m, text: m ? m.toFixed(2) : '0' }; })} />
+        </figure>
+        <figure>
+          <figcaption>Latency, generation {cur.number}</figcaption>
+          {hist ? <Histogram bounds={hist.bounds_ms} counts={hist.counts} label={`latency of generation ${cur.number}`} /> : <p class="muted small">No histogram.</p>}
+        </figure>
+      </div>
+      <table class="list gens">
+        <caption>Generations, newest first</caption>
+        <thead><tr><th scope="col">#</th><th scope="col">Plugin</th><th scope="col">Digest</th><th scope="col">Installed</th><th scope="col">Self-test</th><th scope="col">State</th></tr></thead>
+        <tbody>
+          {gens.map((g) => (
+            <tr data-generation={g.number}>
+              <td class="num">{g.number}</td>
+              <td><code>{g.ref}</code></td>
+              <td><Digest value={g.digest} /></td>
+              <td><When t={g.installed} /></td>
+              <td><Badge value="PASS" /></td>
+              <td>{g.number === cur.number ? <span class="badge ok">serving</span> : g.retired ? <span class="muted">retired <When t={g.retired} /></span> : <span class="muted">standby</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {slot.refused?.length > 0 && (
+        <details>
+          <summary>{slot.refused.length} refused candidate{slot.refused.length === 1 ? '' : 's'}</summary>
+          <table class="list">
+            <thead><tr><th scope="col">When</th><th scope="col">Digest</th><th scope="col">Origin</th><th scope="col">Why (load or self-test)</th></tr></thead>
+            <tbody>
+              {slot.refused.map((r) => (
+                <tr><td><When t={r.time} /></td><td><Digest value={r.digest} /></td><td>{r.origin}{r.file && <> <code>{r.file}</code></>}</td><td class="msg">{r.reason}</td></tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      )}
+    </article>
+  );
+}
