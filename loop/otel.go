@@ -56,6 +56,20 @@ func StartTaskSpan(ctx context.Context, taskID string) (context.Context, trace.S
 	return ctx, span
 }
 
+// startTaskSpan is StartTaskSpan from a context naming the task (its
+// tenant, session and id), so that every span under it carries them.
+func (r *Runner) startTaskSpan(ctx context.Context, taskID string) (context.Context, trace.Span) {
+	return StartTaskSpan(r.withTask(ctx, taskID), taskID)
+}
+
+// withTask returns ctx naming the runner's task taskID.
+func (r *Runner) withTask(ctx context.Context, taskID string) context.Context {
+	if t, ok := tracing.TaskFrom(ctx); ok && t.ID == taskID {
+		return ctx
+	}
+	return tracing.WithTask(ctx, tracing.Task{Tenant: r.cfg.Tenant, Session: r.store.SessionID(), ID: taskID})
+}
+
 // EndTaskSpan records how the task stopped (its status, and the node that
 // stopped it) and ends the span. An error, or a FAILED task, sets the
 // span's status to Error.
@@ -88,11 +102,18 @@ func startNodeSpan(ctx context.Context, nodeID string) (context.Context, trace.S
 	return ctx, span
 }
 
-// nodeSpanFor adds what the node is to the node span in ctx.
-func nodeSpanFor(ctx context.Context, n state.Node) {
+// nodeSpanFor adds what the node is to the node span in ctx, and returns
+// ctx naming the node's task: a node run on its own (a resumption) has no
+// task span above it.
+func (r *Runner) nodeSpanFor(ctx context.Context, n state.Node) context.Context {
+	_, named := tracing.TaskFrom(ctx)
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(AttrTask.String(n.TaskID), AttrSkill.String(n.SkillKey))
+		if !named {
+			span.SetAttributes(tracing.Task{Tenant: r.cfg.Tenant, Session: r.store.SessionID(), ID: n.TaskID}.Attributes()...)
+		}
 	}
+	return r.withTask(ctx, n.TaskID)
 }
 
 // endNodeSpan records how the node left the loop and ends the span. An

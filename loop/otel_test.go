@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
@@ -112,12 +113,13 @@ func TestSpansNest(t *testing.T) {
 		t.Fatalf("exit %+v, %v", exit, err)
 	}
 	got := tree(span.SpanContext().TraceID(), loop.AttrTask, loop.AttrNode, loop.AttrSkill, loop.AttrTool, loop.AttrCallID,
-		loop.AttrOutcome, loop.AttrCode, loop.AttrStatus, host.AttrPlugin, host.AttrRole, host.AttrPhase)
+		loop.AttrOutcome, loop.AttrCode, loop.AttrStatus, host.AttrPlugin, host.AttrRole, host.AttrPhase, tracing.AttrTenant, tracing.AttrTaskKey)
+	// The node, run on its own, names its task for the spans under it.
 	want := `warden.task warden.task_id=t1 warden.node_id=n1 warden.status=DONE
-  warden.node warden.task_id=t1 warden.node_id=n1 warden.skill=site.builder warden.status=DONE
-    warden.tool_call warden.task_id=t1 warden.node_id=n1 warden.tool=query_space warden.call_id=call_1_1 warden.outcome=SUCCESS
-      warden.plugin_call warden.tool=query_space warden.outcome=pass warden.plugin=good@1.0.0 warden.plugin.role=guard warden.phase=before
-    warden.tool_call warden.task_id=t1 warden.node_id=n1 warden.tool=builtin_node_finish warden.call_id=call_2_1 warden.outcome=SUCCESS
+  warden.node warden.task_id=t1 warden.node_id=n1 warden.skill=site.builder warden.status=DONE warden.tenant=acme warden.task.key=s1/t1
+    warden.tool_call warden.task_id=t1 warden.node_id=n1 warden.tool=query_space warden.call_id=call_1_1 warden.outcome=SUCCESS warden.tenant=acme warden.task.key=s1/t1
+      warden.plugin_call warden.tool=query_space warden.outcome=pass warden.plugin=good@1.0.0 warden.plugin.role=guard warden.phase=before warden.tenant=acme warden.task.key=s1/t1
+    warden.tool_call warden.task_id=t1 warden.node_id=n1 warden.tool=builtin_node_finish warden.call_id=call_2_1 warden.outcome=SUCCESS warden.tenant=acme warden.task.key=s1/t1
 `
 	if got != want {
 		t.Fatalf("spans:\n%s\nwant:\n%s", got, want)

@@ -136,7 +136,7 @@ func (r *Runner) run(ctx context.Context, nodeID string) (Exit, error) {
 	if err != nil {
 		return Exit{}, fmt.Errorf("loop: run: %w", err)
 	}
-	nodeSpanFor(ctx, n)
+	ctx = r.nodeSpanFor(ctx, n)
 	if n.Status != state.Running {
 		return exitOf(n), nil
 	}

@@ -124,7 +124,7 @@ var ErrUnknownTask = errors.New("unknown task")
 // pre-node. The task stops at the first node that suspends (resume that
 // node, then call ResumeTask), fails or is cancelled.
 func (r *Runner) RunTask(ctx context.Context, in TaskInput) (exit TaskExit, err error) {
-	ctx, span := StartTaskSpan(ctx, in.ID)
+	ctx, span := r.startTaskSpan(ctx, in.ID)
 	defer func() { EndTaskSpan(span, exit, err) }()
 	cands := slices.DeleteFunc(slices.Clone(in.Skills), func(k string) bool { _, ok := r.skills[k]; return !ok })
 	if len(in.Skills) == 0 {
@@ -158,7 +158,7 @@ func (r *Runner) RestartTask(ctx context.Context, in TaskInput) (exit TaskExit, 
 	if len(t.Graph) > 0 {
 		return r.ResumeTask(ctx, in.ID)
 	}
-	ctx, span := StartTaskSpan(ctx, in.ID)
+	ctx, span := r.startTaskSpan(ctx, in.ID)
 	defer func() { EndTaskSpan(span, exit, err) }()
 	cands := slices.DeleteFunc(slices.Clone(in.Skills), func(k string) bool { _, ok := r.skills[k]; return !ok })
 	if len(in.Skills) == 0 {
@@ -208,7 +208,7 @@ func (r *Runner) planAndDrive(ctx context.Context, in TaskInput, cands []string)
 // ResumeTask runs a task on after the node that suspended it was resumed
 // (AnswerFollowUp, Approve, AnswerVerify).
 func (r *Runner) ResumeTask(ctx context.Context, taskID string) (exit TaskExit, err error) {
-	ctx, span := StartTaskSpan(ctx, taskID)
+	ctx, span := r.startTaskSpan(ctx, taskID)
 	defer func() { EndTaskSpan(span, exit, err) }()
 	g, err := r.loadGraph(taskID)
 	if err != nil {
