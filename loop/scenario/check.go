@@ -15,7 +15,7 @@ import (
 )
 
 // check returns every expectation of e that does not hold.
-func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []string, tools *tscripted.Server, sleeps []time.Duration) []string {
+func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []prompt, tools *tscripted.Server, sleeps []time.Duration) []string {
 	var miss []string
 	add := func(format string, a ...any) { miss = append(miss, fmt.Sprintf(format, a...)) }
 	if e.Status != "" && string(n.Status) != e.Status {
@@ -79,7 +79,13 @@ func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []
 		}
 	}
 	if p := e.Prompts; p != nil {
-		for i, sys := range systems {
+		asked := 0
+		for i, pr := range systems {
+			if p.Node != "" && pr.node != p.Node && pr.skill != p.Node {
+				continue
+			}
+			asked++
+			sys := pr.text
 			for _, s := range p.Contain {
 				if !strings.Contains(sys, s) {
 					add("prompt of turn %d does not contain %q", i+1, s)
@@ -90,6 +96,9 @@ func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []
 					add("prompt of turn %d contains %q", i+1, s)
 				}
 			}
+		}
+		if asked == 0 && p.Node != "" {
+			add("no prompt was sent for %s", p.Node)
 		}
 	}
 	if tc := e.Tools; tc != nil {

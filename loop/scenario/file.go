@@ -217,6 +217,10 @@ type Event struct {
 
 // Prompts are checks on every system prompt the model was sent.
 type Prompts struct {
+	// Node limits the checks to the prompts a node sent, named by its id
+	// (t1.n2) or its skill, or "planner" for the planning requests; empty
+	// checks every request's prompt.
+	Node       string   `json:"node,omitempty"`
 	Contain    []string `json:"contain,omitempty"`
 	NotContain []string `json:"not_contain,omitempty"`
 }

@@ -240,7 +240,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if o.Sink != nil {
 		sink = loop.SinkFunc(func(e loop.Event) { rec.Emit(e); o.Sink.Emit(e) })
 	}
-	prompts := &promptLog{}
+	prompts := &promptLog{rec: rec, st: st}
 	var script *turns
 	m := o.Model
 	if m == nil {
@@ -419,15 +419,24 @@ func toolMessageIndex(st *state.Memory, rec *loop.Recorder, callID string) (stri
 	return "", -1
 }
 
-// promptLog keeps the system prompt of every model request.
+// promptLog keeps the system prompt of every model request, with who
+// asked (see asking).
 type promptLog struct {
 	mu  sync.Mutex
-	sys []string
+	sys []prompt
+	rec *loop.Recorder
+	st  *state.Memory
+}
+
+// prompt is one request's system prompt and the node (or planner) and
+// skill that sent it.
+type prompt struct {
+	text, node, skill string
 }
 
 func (p *promptLog) wrap(m model.Model) model.Model { return &promptModel{m, p} }
 
-func (p *promptLog) systems() []string {
+func (p *promptLog) systems() []prompt {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.sys)
@@ -440,8 +449,9 @@ type promptModel struct {
 
 func (m *promptModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	if len(req.Messages) > 0 && req.Messages[0].Role == model.RoleSystem {
+		node, skill := asking(m.log.rec, m.log.st, req)
 		m.log.mu.Lock()
-		m.log.sys = append(m.log.sys, req.Messages[0].Content)
+		m.log.sys = append(m.log.sys, prompt{req.Messages[0].Content, node, skill})
 		m.log.mu.Unlock()
 	}
 	return m.Model.Complete(ctx, req)

@@ -50,27 +50,37 @@ func newTurns(s Scenario, st *state.Memory, rec *loop.Recorder) (*turns, error) 
 
 // key is the models key that answers req, "" for model.
 func (t *turns) key(req model.Request) string {
-	if len(req.Tools) == 0 {
+	node, skill := asking(t.rec, t.st, req)
+	switch {
+	case node == plannerKey:
 		if t.keyed[plannerKey] != nil {
 			return plannerKey
 		}
-		return ""
+	case node != "" && t.keyed[node] != nil:
+		return node
+	case skill != "" && t.keyed[skill] != nil:
+		return skill
 	}
-	events := t.rec.Events()
-	node := ""
+	return ""
+}
+
+// asking is who sends req: the planner (a request without tools), else
+// the node of the latest event and its skill; "" when no node has run.
+func asking(rec *loop.Recorder, st *state.Memory, req model.Request) (node, skill string) {
+	if len(req.Tools) == 0 {
+		return plannerKey, ""
+	}
+	events := rec.Events()
 	for i := len(events) - 1; i >= 0 && node == ""; i-- {
 		node = events[i].Node
 	}
 	if node == "" {
-		return ""
+		return "", ""
 	}
-	if t.keyed[node] != nil {
-		return node
+	if n, err := st.Node(node); err == nil {
+		skill = n.SkillKey
 	}
-	if n, err := t.st.Node(node); err == nil && t.keyed[n.SkillKey] != nil {
-		return n.SkillKey
-	}
-	return ""
+	return node, skill
 }
 
 // Complete answers req from its sequence. The calls of a keyed turn get
