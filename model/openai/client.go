@@ -61,7 +61,9 @@ func equalJitter(d time.Duration) time.Duration {
 // Complete sends req and returns the first choice's assistant turn. See the
 // package documentation for retries and deadlines. A provider failure is a
 // *model.ProviderError, matched by its kind (model.ErrRateLimited, …).
-func (c *Client) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+func (c *Client) Complete(ctx context.Context, req model.Request) (resp model.Response, err error) {
+	ctx, span := c.startCall(ctx)
+	defer func() { endCall(span, resp, err) }()
 	if err := req.Validate(); err != nil {
 		return model.Response{}, fmt.Errorf("model/openai: %w", err)
 	}
