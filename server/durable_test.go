@@ -664,7 +664,7 @@ func TestTaskCompletedAfterCrash(t *testing.T) {
 					t.Fatalf("CONFIRM again: %d %+v, want 409 approval_used", code, eb)
 				}
 				var next server.RunResult
-				if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/messages", keyAcme, `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`, &next); code != http.StatusOK ||
+				if code, eb := b.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`, &next); code != http.StatusOK ||
 					next.Task.ID != "t2" || next.Task.Status != "SUSPENDED" || next.Approval == nil {
 					t.Fatalf("new message: %d %+v %+v", code, eb, next.Task)
 				}

@@ -73,6 +73,8 @@ type apiError struct {
 	status  int
 	code    string
 	message string
+	// retryAfter, when set, is sent as Retry-After by a run's answer.
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }

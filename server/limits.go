@@ -144,8 +144,14 @@ func (s *Server) limited(h tenantHandler) tenantHandler {
 			return fail(http.StatusTooManyRequests, CodeTenantRunLimit,
 				fmt.Sprintf("the tenant has %d runs in flight, the most it may have; retry when one ends", s.opt.Limits.MaxRuns))
 		}
-		defer release()
-		return h(w, r, tenant)
+		// A run that outlives the request (launch) takes the slot over.
+		slot := &runSlot{release: release}
+		defer func() {
+			if !slot.taken {
+				release()
+			}
+		}()
+		return h(w, r.WithContext(context.WithValue(r.Context(), runSlotKey{}, slot)), tenant)
 	}
 }
 

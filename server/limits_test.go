@@ -164,23 +164,40 @@ func TestRunLimit(t *testing.T) {
 	}})
 	const msg = `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`
 	a, b, c := f.session(t, keyAcme), f.session(t, keyAcme), f.session(t, keyGlobex)
-	first := make(chan int)
-	go func() {
-		code, _, _ := f.send(t, "POST", "/v1/sessions/"+a+"/messages", keyAcme, msg)
-		first <- code
-	}()
+	// The first run is asynchronous: answered at once, it keeps its slot
+	// while it runs.
+	f.expect(t, "POST", "/v1/sessions/"+a+"/messages", keyAcme, msg, answer{status: 202})
 	<-g.entered
 	limited := answer{429, "1", server.CodeTenantRunLimit, "the tenant has 1 runs in flight, the most it may have; retry when one ends"}
 	f.expect(t, "POST", "/v1/sessions/"+b+"/messages", keyAcme, msg, limited)
+	f.expect(t, "POST", "/v1/sessions/"+b+"/messages?wait=5m", keyAcme, msg, limited)
 	f.expect(t, "POST", "/v1/approvals/ap_unknown", keyAcme, `{"decision":"CONFIRM"}`, limited)
 	// Reading is not a run.
 	f.expect(t, "GET", "/v1/sessions/"+b, keyAcme, "", answer{status: 200})
-	f.expect(t, "POST", "/v1/sessions/"+c+"/messages", keyGlobex, msg, answer{status: 200})
+	f.expect(t, "POST", "/v1/sessions/"+c+"/messages?wait=5m", keyGlobex, msg, answer{status: 200})
 	close(g.open)
-	if code := <-first; code != 200 {
-		t.Fatalf("the first run answered %d", code)
+	f.settled(t, keyAcme, a, "t1")
+	f.expect(t, "POST", "/v1/sessions/"+b+"/messages?wait=5m", keyAcme, msg, answer{status: 200})
+}
+
+// settled polls a task until its run has settled it (it is no longer
+// RUNNING) and returns it; a minute without is a failure.
+func (f *fixture) settled(t *testing.T, key, session, task string) server.Task {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var tk server.Task
+		if code, eb := f.do(t, "GET", "/v1/sessions/"+session+"/tasks/"+task, key, "", &tk); code != http.StatusOK {
+			t.Fatalf("task %s: %d %+v", task, code, eb)
+		}
+		if tk.Status != "RUNNING" {
+			return tk
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s still RUNNING after a minute", task)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	f.expect(t, "POST", "/v1/sessions/"+b+"/messages", keyAcme, msg, answer{status: 200})
 }
 
 // TestOperator: what Operator guards (the metrics, which name every

@@ -84,7 +84,7 @@ func TestModelProviderFailures(t *testing.T) {
 				o.NewModel = func(string, string) (model.Model, error) { return m, nil }
 			}})
 			sid := f.session(t, keyAcme)
-			req, err := http.NewRequest("POST", f.ts.URL+"/v1/sessions/"+sid+"/messages", strings.NewReader(`{"text":"帮我建一个网站"}`))
+			req, err := http.NewRequest("POST", f.ts.URL+"/v1/sessions/"+sid+"/messages?wait=5m", strings.NewReader(`{"text":"帮我建一个网站"}`))
 			if err != nil {
 				t.Fatal(err)
 			}

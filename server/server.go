@@ -202,6 +202,9 @@ type Server struct {
 	stopBeat   context.CancelFunc
 	beatDone   chan struct{}
 
+	// runs counts the runs in flight (launch); Close waits for them.
+	runs sync.WaitGroup
+
 	mu       sync.Mutex
 	sessions map[string]*session
 	// openMu serialises opening sessions from the directory.
@@ -297,9 +300,11 @@ func New(o Options) (*Server, error) {
 // SetReady changes what /readyz answers (false while draining).
 func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
 
-// Close ends the instance's lease (its sessions may move at once) and
+// Close waits for the runs in flight (Drain bounds the wait), then ends the instance's lease (its sessions may move at once) and
 // retires every plugin slot.
 func (s *Server) Close() {
+	// Every run ends by its RunTimeout at the latest.
+	s.runs.Wait()
 	s.release()
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()

@@ -183,7 +183,7 @@ func (f *fixture) session(t *testing.T, key string) string {
 func (f *fixture) suspend(t *testing.T) (session string, res server.RunResult) {
 	t.Helper()
 	sid := f.session(t, keyAcme)
-	code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages", keyAcme, `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`, &res)
+	code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`, &res)
 	if code != http.StatusOK {
 		b, _ := json.MarshalIndent(res, "", " ")
 		t.Fatalf("message: %d %+v %s", code, eb, b)
@@ -439,7 +439,7 @@ func TestEventStream(t *testing.T) {
 		}
 	}()
 	var r1, r2 server.RunResult
-	f.do(t, "POST", "/v1/sessions/"+sid+"/messages", keyAcme, `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`, &r1)
+	f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`, &r1)
 	f.do(t, "POST", "/v1/approvals/"+r1.Approval.ID, keyAcme, `{"decision":"CONFIRM"}`, &r2)
 	want := append(append([]server.Event{}, r1.Events...), r2.Events...)
 	for {

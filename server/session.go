@@ -101,6 +101,24 @@ type session struct {
 	wake   chan struct{} // closed and replaced when events are added
 	tasks  []*Task
 	next   int
+	// active is the task a run is on (launch): it shows RUNNING until the
+	// run has settled it and freed the session.
+	active *Task
+}
+
+// view is a task as the API shows it now.
+func (ss *session) view(t *Task) Task {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.viewLocked(t)
+}
+
+func (ss *session) viewLocked(t *Task) Task {
+	v := *t
+	if ss.active == t {
+		v.Status, v.Suspension, v.Approval = state.Running, nil, ""
+	}
+	return v
 }
 
 // emit numbers a trace event in the session's sequence (which outlives the
@@ -201,7 +219,7 @@ func (ss *session) info() SessionInfo {
 	defer ss.mu.Unlock()
 	in := SessionInfo{ID: ss.id, Created: ss.created, Tasks: []Task{}}
 	for _, t := range ss.tasks {
-		in.Tasks = append(in.Tasks, *t)
+		in.Tasks = append(in.Tasks, ss.viewLocked(t))
 	}
 	return in
 }
@@ -798,10 +816,19 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 	if err := checkText("text", req.Text); err != nil {
 		return err
 	}
+	wait, err := parseWait(r, waitFor{})
+	if err != nil {
+		return err
+	}
 	if !ss.tryRun() {
 		return errSessionBusy
 	}
-	defer ss.run.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			ss.run.Unlock()
+		}
+	}()
 	ss.mu.Lock()
 	for _, t := range ss.tasks {
 		if t.Status == state.Suspended {
@@ -823,11 +850,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
 	}
 
-	from := ss.lastSeq()
-	ctx, cancel := s.runContext(r)
-	defer cancel()
-	exit, err := ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text})
-	return s.settle(w, ss, t, from, exit, err)
+	locked = false
+	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
+		return ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text})
+	})
 }
 
 func checkText(field, v string) error {
@@ -849,8 +875,8 @@ func (s *Server) runContext(r *http.Request) (context.Context, context.CancelFun
 }
 
 // settle records how a run left the task, holds a new approval if it asks
-// for one, and answers with the run's events.
-func (s *Server) settle(w http.ResponseWriter, ss *session, t *Task, from int64, exit loop.TaskExit, runErr error) error {
+// for one, and returns the answer: the run's events, or the error.
+func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, runErr error) runAnswer {
 	var ap *Approval
 	ss.mu.Lock()
 	modelErr, retryAfter := modelFailure(runErr)
@@ -871,33 +897,30 @@ func (s *Server) settle(w http.ResponseWriter, ss *session, t *Task, from int64,
 			s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
 		}
 		if modelErr != nil {
-			setRetryAfter(w, retryAfter)
-			return modelErr
+			return runAnswer{err: modelErr, retryAfter: retryAfter}
 		}
-		return fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task")
+		return runAnswer{err: fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task")}
 	}
 	if exit.Status == state.Suspended && exit.Suspension != nil && exit.Suspension.Kind == abi.SuspendApproval {
 		var err error
 		if ap, err = s.hold(ctx, ss, t, exit); err != nil {
 			s.log.Error("approval not stored", "session", ss.id, "task", t.ID, "err", err)
-			return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+			return runAnswer{err: fail(http.StatusInternalServerError, CodeInternal, "the session store failed")}
 		}
 	}
 	if err := ss.saveTask(ctx, t); err != nil {
 		s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
-		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+		return runAnswer{err: fail(http.StatusInternalServerError, CodeInternal, "the session store failed")}
 	}
 	evs, _ := ss.since(from)
-	res := RunResult{Events: evs}
+	res := RunResult{Events: evs, Approval: ap}
 	if res.Events == nil {
 		res.Events = []Event{}
 	}
 	ss.mu.Lock()
 	res.Task = *t
 	ss.mu.Unlock()
-	res.Approval = ap
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return runAnswer{res: res}
 }
 
 // hold records the approval a suspended task asks for: the write the store
@@ -983,10 +1006,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request, tenant string) 
 	if err != nil {
 		return err
 	}
-	ss.mu.Lock()
-	out := *t
-	ss.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, ss.view(t))
 	return nil
 }
 
@@ -1009,6 +1029,10 @@ func (s *Server) getTrace(w http.ResponseWriter, r *http.Request, tenant string)
 // resume answers a task's suspension of the given kind with answer, then
 // runs the task on.
 func (s *Server) resume(w http.ResponseWriter, r *http.Request, tenant, kind string, answer func(ctx context.Context, ss *session, node string) error) error {
+	wait, err := parseWait(r, waitFor{forever: true})
+	if err != nil {
+		return err
+	}
 	ss, t, err := s.taskOf(r, tenant)
 	if err != nil {
 		return err
@@ -1016,36 +1040,42 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, tenant, kind str
 	if !ss.tryRun() {
 		return errSessionBusy
 	}
-	defer ss.run.Unlock()
 	ss.mu.Lock()
 	waiting := t.Status == state.Suspended && t.Suspension != nil && t.Suspension.Kind == kind
 	node := t.Node
 	ss.mu.Unlock()
 	if !waiting {
+		ss.run.Unlock()
 		return fail(http.StatusConflict, CodeNotSuspended, fmt.Sprintf("task %s does not wait for %s", t.ID, kind))
 	}
-	from := ss.lastSeq()
-	ctx, cancel := s.runContext(r)
-	defer cancel()
+	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
+		return s.answerRun(ctx, ss, t, kind, node, answer)
+	})
+}
+
+// answerRun answers a suspension and runs the task on: an answer the
+// runtime refuses is the request's error, and leaves the task waiting.
+func (s *Server) answerRun(ctx context.Context, ss *session, t *Task, kind, node string,
+	answer func(ctx context.Context, ss *session, node string) error) (loop.TaskExit, error) {
 	if err := answer(ctx, ss, node); err != nil {
 		if errors.Is(err, loop.ErrNotSuspended) || errors.Is(err, state.ErrNotSuspended) {
-			return fail(http.StatusConflict, CodeNotSuspended, fmt.Sprintf("task %s does not wait for %s", t.ID, kind))
+			return loop.TaskExit{}, fail(http.StatusConflict, CodeNotSuspended, fmt.Sprintf("task %s does not wait for %s", t.ID, kind))
 		}
 		if errors.Is(err, state.ErrDigestMismatch) || errors.Is(err, state.ErrNotGated) {
-			return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one to approve")
+			return loop.TaskExit{}, fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one to approve")
 		}
 		if errors.Is(err, loop.ErrNoVerifyTool) {
-			return fail(http.StatusConflict, CodeNoVerifyTool, "the write has no verify tool: answer whether it took effect with took true or false")
+			return loop.TaskExit{}, fail(http.StatusConflict, CodeNoVerifyTool, "the write has no verify tool: answer whether it took effect with took true or false")
 		}
 		var early *loop.VerifyTooEarlyError
 		if errors.As(err, &early) {
-			setRetryAfter(w, early.RetryAfter)
-			return fail(http.StatusConflict, CodeVerifyTooEarly, early.Observation.Message())
+			ae := fail(http.StatusConflict, CodeVerifyTooEarly, early.Observation.Message())
+			ae.retryAfter = early.RetryAfter
+			return loop.TaskExit{}, ae
 		}
-		return s.settle(w, ss, t, from, loop.TaskExit{}, err)
+		return loop.TaskExit{}, err
 	}
-	exit, err := ss.runner.ResumeTask(ctx, t.ID)
-	return s.settle(w, ss, t, from, exit, err)
+	return ss.runner.ResumeTask(ctx, t.ID)
 }
 
 func (s *Server) answerFollowUp(w http.ResponseWriter, r *http.Request, tenant string) error {
@@ -1097,21 +1127,23 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
+	wait, err := parseWait(r, waitFor{forever: true})
+	if err != nil {
+		return err
+	}
 	if !ss.tryRun() {
 		return errSessionBusy
 	}
-	defer ss.run.Unlock()
 	ss.mu.Lock()
 	status := t.Status
 	ss.mu.Unlock()
 	if status != state.Running {
+		ss.run.Unlock()
 		return fail(http.StatusConflict, CodeNotInterrupted, fmt.Sprintf("task %s was not interrupted (%s)", t.ID, status))
 	}
-	from := ss.lastSeq()
-	ctx, cancel := s.runContext(r)
-	defer cancel()
-	exit, err := ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective})
-	return s.settle(w, ss, t, from, exit, err)
+	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
+		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective})
+	})
 }
 
 // approvalOf returns the tenant's approval; a foreign one is not found.
@@ -1160,6 +1192,10 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	if d != loop.Confirm && d != loop.Reject && d != loop.Cancel {
 		return fail(http.StatusBadRequest, CodeInvalidRequest, "decision must be CONFIRM, REJECT or CANCEL")
 	}
+	wait, err := parseWait(r, waitFor{forever: true})
+	if err != nil {
+		return err
+	}
 	ss, err := s.lookup(r.Context(), tenant, view.Session)
 	if err != nil {
 		var ae *apiError
@@ -1171,7 +1207,12 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	if !ss.tryRun() {
 		return errSessionBusy
 	}
-	defer ss.run.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			ss.run.Unlock()
+		}
+	}()
 	// Under the session's run lock, on the instance that holds the
 	// session, the approval's status cannot change except here: read it
 	// again, check it, and use it up before anything runs.
@@ -1204,18 +1245,17 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	if !moved {
 		return fail(http.StatusConflict, CodeApprovalUsed, "this approval was already answered")
 	}
-	from := ss.lastSeq()
-	ctx, cancel := s.runContext(r)
-	defer cancel()
-	if _, err := ss.runner.Approve(ctx, view.Node, d); err != nil {
-		if errors.Is(err, loop.ErrNotSuspended) || errors.Is(err, state.ErrNotSuspended) ||
-			errors.Is(err, state.ErrDigestMismatch) || errors.Is(err, state.ErrNotGated) {
-			return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one this approval was asked for")
+	locked = false
+	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
+		if _, err := ss.runner.Approve(ctx, view.Node, d); err != nil {
+			if errors.Is(err, loop.ErrNotSuspended) || errors.Is(err, state.ErrNotSuspended) ||
+				errors.Is(err, state.ErrDigestMismatch) || errors.Is(err, state.ErrNotGated) {
+				return loop.TaskExit{}, fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one this approval was asked for")
+			}
+			return loop.TaskExit{}, err
 		}
-		return s.settle(w, ss, t, from, loop.TaskExit{}, err)
-	}
-	exit, err := ss.runner.ResumeTask(ctx, view.Task)
-	return s.settle(w, ss, t, from, exit, err)
+		return ss.runner.ResumeTask(ctx, view.Task)
+	})
 }
 
 // streamEvents sends the session's events as server-sent events, from

@@ -260,7 +260,7 @@ func (r *swapRig) session(ctx context.Context) (string, error) {
 func (r *swapRig) write(ctx context.Context, session, id string) error {
 	var res server.RunResult
 	body := []byte(`{"text":"write ` + id + `"}`)
-	if err := r.call(ctx, "POST", "/v1/sessions/"+session+"/messages", swapTenantKey, body, http.StatusOK, &res); err != nil {
+	if err := r.call(ctx, "POST", "/v1/sessions/"+session+"/messages?wait=5m", swapTenantKey, body, http.StatusOK, &res); err != nil {
 		return err
 	}
 	writes, ok := 0, 0

@@ -51,7 +51,7 @@ func TestServeTwoInstances(t *testing.T) {
 		Task     struct{ Status string }
 		Approval struct{ ID string }
 	}
-	if code := apiCall(t, baseA, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"create the website Shop with domain shop.example.com in space sp-1"}`, &res); code != 200 ||
+	if code := apiCall(t, baseA, "POST", "/v1/sessions/"+sess.ID+"/messages?wait=5m", tenantKey, `{"text":"create the website Shop with domain shop.example.com in space sp-1"}`, &res); code != 200 ||
 		res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
 		t.Fatalf("message on a: %d %+v\n%s", code, res, a.out.String())
 	}

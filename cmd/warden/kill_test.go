@@ -169,7 +169,7 @@ func TestKillMidWrite(t *testing.T) {
 		Task     struct{ Status string }
 		Approval struct{ ID string }
 	}
-	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"create the website Shop with domain shop.example.com in space sp-1"}`, &res); code != 200 ||
+	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages?wait=5m", tenantKey, `{"text":"create the website Shop with domain shop.example.com in space sp-1"}`, &res); code != 200 ||
 		res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
 		t.Fatalf("message: %d %+v\n%s", code, res, a.out.String())
 	}

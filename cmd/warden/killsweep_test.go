@@ -319,7 +319,7 @@ func sweepAsk(t *testing.T, p *proc, base, sess string) string {
 		Task     struct{ Status string }
 		Approval struct{ ID string }
 	}
-	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess+"/messages", tenantKey, sweepShop, &res); code != 200 ||
+	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess+"/messages?wait=5m", tenantKey, sweepShop, &res); code != 200 ||
 		res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
 		t.Fatalf("message: %d %+v\n%s", code, res, p.out.String())
 	}
@@ -375,7 +375,7 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 		ap := sweepAsk(t, a, base, sess)
 		sweepDie(t, a, base, "/v1/approvals/"+ap, `{"decision":"CONFIRM"}`, p)
 	} else {
-		sweepDie(t, a, base, "/v1/sessions/"+sess+"/messages", sweepShop, p)
+		sweepDie(t, a, base, "/v1/sessions/"+sess+"/messages?wait=5m", sweepShop, p)
 	}
 	select {
 	case <-a.done:
@@ -474,7 +474,7 @@ func (sw *sweep) point(t *testing.T, kind string, p killPoint) {
 		Task     sweepTask
 		Approval struct{ ID string }
 	}{}
-	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess+"/messages", tenantKey, sweepBlog, &res); code != 200 ||
+	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess+"/messages?wait=5m", tenantKey, sweepBlog, &res); code != 200 ||
 		res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
 		t.Fatalf("new message after restart: %d %+v\n%s", code, res, b.out.String())
 	}

@@ -137,13 +137,13 @@ func TestServeOpenAI(t *testing.T) {
 			Output any    `json:"output"`
 		} `json:"task"`
 	}
-	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"find Marketing"}`, &res); code != http.StatusOK || res.Task.Status != "DONE" {
+	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages?wait=5m", tenantKey, `{"text":"find Marketing"}`, &res); code != http.StatusOK || res.Task.Status != "DONE" {
 		t.Fatalf("message: %d %+v", code, res)
 	}
 	var eb struct {
 		Error struct{ Code, Message string } `json:"error"`
 	}
-	code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"and again"}`, &eb)
+	code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages?wait=5m", tenantKey, `{"text":"and again"}`, &eb)
 	const msg = "model: context length exceeded: HTTP 400 (context_length_exceeded): This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages."
 	if code != http.StatusUnprocessableEntity || eb.Error.Code != "context_length_exceeded" || eb.Error.Message != msg {
 		t.Errorf("context length: %d %+v", code, eb)

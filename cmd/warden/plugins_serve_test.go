@@ -58,7 +58,7 @@ func TestServePlugins(t *testing.T) {
 		var res struct {
 			Task struct{ Status, Output string }
 		}
-		if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", tenantKey, `{"text":"find space sp-1"}`, &res); code != 200 ||
+		if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages?wait=5m", tenantKey, `{"text":"find space sp-1"}`, &res); code != 200 ||
 			res.Task.Status != "DONE" || res.Task.Output != "found Marketing" {
 			t.Fatalf("message: %d %+v", code, res)
 		}

@@ -467,7 +467,7 @@ func readmeTagsCall(t *testing.T, base, key string, fake *fakeOpenAI, model stri
 			Tool, Outcome string
 		}
 	}
-	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages", key, `{"text":"which tags are there?"}`, &res); code != 200 {
+	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages?wait=5m", key, `{"text":"which tags are there?"}`, &res); code != 200 {
 		t.Fatalf("message: %d %+v", code, res)
 	}
 	if res.Task.Status != "DONE" || res.Task.Output != fakeAnswer {

@@ -79,7 +79,7 @@ func TestServeMCPServers(t *testing.T) {
 		return out
 	}
 	sess := post("/v1/sessions", "")
-	res := post("/v1/sessions/"+sess["id"].(string)+"/messages", `{"text":"find space sp-1"}`)
+	res := post("/v1/sessions/"+sess["id"].(string)+"/messages?wait=5m", `{"text":"find space sp-1"}`)
 	if task, _ := res["task"].(map[string]any); task["status"] != "DONE" || task["output"] != "found Marketing" {
 		t.Fatalf("message: %v", res)
 	}

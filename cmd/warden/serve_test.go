@@ -152,7 +152,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("create session: %d %v", code, sess)
 	}
-	code, res := call("POST", "/v1/sessions/"+sess["id"].(string)+"/messages", tenantKey, `{"text":"find space sp-1"}`)
+	code, res := call("POST", "/v1/sessions/"+sess["id"].(string)+"/messages?wait=5m", tenantKey, `{"text":"find space sp-1"}`)
 	if code != 200 {
 		t.Fatalf("message: %d %v", code, res)
 	}
@@ -363,7 +363,7 @@ func TestServeDurableStore(t *testing.T) {
 		t.Fatalf("create session: %d %v", code, sess)
 	}
 	sid := sess["id"].(string)
-	code, res := call("POST", "/v1/sessions/"+sid+"/messages", `{"text":"create website Spring in sp-1 on spring.example"}`)
+	code, res := call("POST", "/v1/sessions/"+sid+"/messages?wait=5m", `{"text":"create website Spring in sp-1 on spring.example"}`)
 	if code != 200 {
 		t.Fatalf("message: %d %v", code, res)
 	}
