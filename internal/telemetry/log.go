@@ -6,11 +6,15 @@ import (
 	"io"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentwarden/warden/loop"
 )
 
 // NewLogger returns a logger writing JSON lines to w at level: "debug",
-// "info", "warn" or "error".
+// "info", "warn" or "error". A record logged with a context that holds a
+// span (the ...Context methods, or Log and LogAttrs) carries its trace_id
+// and span_id (NewTraceHandler).
 func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	switch level {
@@ -25,7 +29,37 @@ func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("telemetry: log level %q (want debug, info, warn or error): %w", level, ErrLogLevel)
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(NewTraceHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))), nil
+}
+
+// Keys of the trace and span ids a record logged in a traced context
+// carries: the W3C hex forms, as OpenTelemetry's log data model names them.
+const (
+	LogTraceID = "trace_id"
+	LogSpanID  = "span_id"
+)
+
+// NewTraceHandler wraps h so that a record whose context holds a valid span
+// context carries LogTraceID and LogSpanID, beside the record's own
+// attributes (inside the groups the logger opened, like them).
+func NewTraceHandler(h slog.Handler) slog.Handler { return traceHandler{h} }
+
+type traceHandler struct{ slog.Handler }
+
+func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r = r.Clone()
+		r.AddAttrs(slog.String(LogTraceID, sc.TraceID().String()), slog.String(LogSpanID, sc.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return traceHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h traceHandler) WithGroup(name string) slog.Handler {
+	return traceHandler{h.Handler.WithGroup(name)}
 }
 
 // LogMessage is the message of every record LogSink writes.

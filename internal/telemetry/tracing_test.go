@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -134,5 +137,61 @@ func TestSetupTracingOTLP(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 1 || got[0] != "POST /v1/traces application/x-protobuf true" {
 		t.Fatalf("the collector got %q", got)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the exporter's goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestOTelErrorsLogged points the exporter at a closed port: the failed
+// export is one JSON record of the logger LogOTel named, not plain text on
+// standard error.
+func TestOTelErrorsLogged(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var buf lockedBuffer
+	log, err := telemetry.NewLogger(&buf, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	telemetry.LogOTel(log)
+	t.Cleanup(func() { telemetry.LogOTel(slog.New(slog.DiscardHandler)) })
+	shutdown, err := telemetry.SetupOTLPNoRetry("http://" + addr + "/v1/traces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := otel.Tracer("test").Start(context.Background(), "warden.task")
+	span.End()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var rec struct{ Level, Msg, Err string }
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &rec) != nil {
+		t.Fatalf("logged %q, want one JSON record", buf.String())
+	}
+	if rec.Level != "ERROR" || rec.Msg != telemetry.OTelErrorMessage || !strings.Contains(rec.Err, addr) || !strings.Contains(rec.Err, "connection refused") {
+		t.Fatalf("record %+v", rec)
 	}
 }
