@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// apiGeneration is one generation of a plugin slot.
+type apiGeneration struct {
+	Number    uint64     `json:"number"`
+	Ref       string     `json:"ref"`
+	Digest    string     `json:"digest"`
+	Installed time.Time  `json:"installed"`
+	Retired   *time.Time `json:"retired"`
+}
+
+// apiSlot is a plugin slot as the admin API shows it. Stats is kept as
+// the API names its counters, and printed as it comes.
+type apiSlot struct {
+	Name        string          `json:"name"`
+	Current     apiGeneration   `json:"current"`
+	Generations []apiGeneration `json:"generations"`
+	Refused     []struct {
+		Digest string    `json:"digest"`
+		Reason string    `json:"reason"`
+		Origin string    `json:"origin"`
+		Time   time.Time `json:"time"`
+	} `json:"refused"`
+	Stats map[string]json.RawMessage `json:"stats"`
+}
+
+type installOpts struct {
+	sha256, config *string
+}
+
+var pluginCommands = map[string]clientCommand{
+	"list": {args: "", help: "list the plugin slots and the generation each serves (admin key)", run: pluginsList},
+	"show": {args: "SLOT", help: "show a slot: its generations, refused candidates and the serving plugin's counters (admin key)",
+		nargs: 1, run: pluginsShow},
+	"install": {args: "[--sha256 HEX] [--config FILE] SLOT FILE.wasm", nargs: 2, run: pluginsInstall,
+		help: "upload a module as the slot's next generation; it serves once verified, compiled, configured and self-tested (admin key)",
+		flags: func(fs *flag.FlagSet) any {
+			return &installOpts{sha256: fs.String("sha256", "", ""), config: fs.String("config", "", "")}
+		}},
+	"rollback": {args: "SLOT", help: "serve the slot's previous generation again (admin key)", nargs: 1, run: pluginsRollback},
+}
+
+// short cuts a digest to the length a table shows.
+func short(digest string) string {
+	digest = strings.TrimPrefix(digest, "sha256:")
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
+func pluginsList(ctx context.Context, c *apiClient, _ []string, _ any) error {
+	var list struct {
+		Slots []apiSlot `json:"slots"`
+	}
+	if printed, err := c.get(ctx, "/admin/v1/slots", nil, &list); printed || err != nil {
+		return err
+	}
+	if len(list.Slots) == 0 {
+		fmt.Fprintln(c.stdout, "no plugin slots")
+		return nil
+	}
+	rows := [][]string{{"SLOT", "GENERATION", "PLUGIN", "DIGEST", "INSTALLED", "GENERATIONS"}}
+	for _, s := range list.Slots {
+		rows = append(rows, []string{s.Name, strconv.FormatUint(s.Current.Number, 10), s.Current.Ref, short(s.Current.Digest),
+			stamp(s.Current.Installed), strconv.Itoa(len(s.Generations))})
+	}
+	c.table(rows)
+	return nil
+}
+
+func pluginsShow(ctx context.Context, c *apiClient, args []string, _ any) error {
+	var s apiSlot
+	if printed, err := c.get(ctx, "/admin/v1/slots/"+pathID(args[0]), nil, &s); printed || err != nil {
+		return err
+	}
+	c.printSlot(s)
+	return nil
+}
+
+// printSlot prints a slot: what serves, its generations, what it refused
+// and the serving plugin's counters.
+func (c *apiClient) printSlot(s apiSlot) {
+	c.fields("slot", s.Name, "serving", fmt.Sprintf("generation %d, %s", s.Current.Number, s.Current.Ref),
+		"digest", s.Current.Digest)
+	fmt.Fprintln(c.stdout)
+	rows := [][]string{{"GENERATION", "PLUGIN", "DIGEST", "INSTALLED", "RETIRED"}}
+	for _, g := range s.Generations {
+		retired := ""
+		if g.Retired != nil {
+			retired = stamp(*g.Retired)
+		}
+		rows = append(rows, []string{strconv.FormatUint(g.Number, 10), g.Ref, short(g.Digest), stamp(g.Installed), retired})
+	}
+	c.table(rows)
+	if len(s.Refused) > 0 {
+		fmt.Fprintln(c.stdout)
+		rows := [][]string{{"REFUSED", "DIGEST", "ORIGIN", "REASON"}}
+		for _, r := range s.Refused {
+			rows = append(rows, []string{stamp(r.Time), short(r.Digest), r.Origin, oneLine(r.Reason)})
+		}
+		c.table(rows)
+	}
+	if len(s.Stats) > 0 {
+		fmt.Fprintln(c.stdout)
+		names := make([]string, 0, len(s.Stats))
+		for n := range s.Stats {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		rows := [][]string{{"COUNTER", "VALUE"}}
+		for _, n := range names {
+			rows = append(rows, []string{n, compactJSON(s.Stats[n])})
+		}
+		c.table(rows)
+	}
+}
+
+func pluginsInstall(ctx context.Context, c *apiClient, args []string, opts any) error {
+	o := opts.(*installOpts)
+	module, err := os.ReadFile(args[1])
+	if err != nil {
+		return usagef("the module: %v", err)
+	}
+	// Pinned always: the operator's digest when given (a release's), else
+	// the file's own, so that the server installs exactly what was read.
+	pin := strings.TrimPrefix(*o.sha256, "sha256:")
+	if pin == "" {
+		sum := sha256.Sum256(module)
+		pin = hex.EncodeToString(sum[:])
+	}
+	header := http.Header{}
+	if *o.config != "" {
+		cfg, err := os.ReadFile(*o.config)
+		if err != nil {
+			return usagef("--config: %v", err)
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, cfg); err != nil {
+			return usagef("--config %s is not JSON: %v", *o.config, err)
+		}
+		header.Set("Warden-Config", buf.String())
+	}
+	r := request{method: http.MethodPut, path: "/admin/v1/slots/" + pathID(args[0]), query: url.Values{"sha256": {pin}},
+		body: module, contentType: "application/wasm", header: header}
+	status, b, err := c.send(ctx, r)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		c.printRaw(b)
+		return nil
+	}
+	var s apiSlot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("the answer to the install is not what the client reads: %w", err)
+	}
+	verb := "installed"
+	if status == http.StatusCreated {
+		verb = "created"
+	}
+	fmt.Fprintf(c.stdout, "slot %s %s: generation %d serves %s (%s)\n", s.Name, verb, s.Current.Number, s.Current.Ref, short(s.Current.Digest))
+	return nil
+}
+
+func pluginsRollback(ctx context.Context, c *apiClient, args []string, _ any) error {
+	var s apiSlot
+	if printed, err := c.call(ctx, request{method: http.MethodPost, path: "/admin/v1/slots/" + pathID(args[0]) + "/rollback"}, &s); printed || err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "slot %s rolled back: generation %d serves %s (%s)\n", s.Name, s.Current.Number, s.Current.Ref, short(s.Current.Digest))
+	return nil
+}
+
+var instanceCommands = map[string]clientCommand{
+	"list": {args: "", help: "list the instances serving the API and their leases (admin key)", run: instancesList},
+}
+
+func instancesList(ctx context.Context, c *apiClient, _ []string, _ any) error {
+	var list struct {
+		Instances []struct {
+			ID         string    `json:"id"`
+			LeaseUntil time.Time `json:"lease_until"`
+			Sessions   int       `json:"sessions"`
+			Self       bool      `json:"self"`
+		} `json:"instances"`
+	}
+	if printed, err := c.get(ctx, "/admin/v1/instances", nil, &list); printed || err != nil {
+		return err
+	}
+	if len(list.Instances) == 0 {
+		fmt.Fprintln(c.stdout, "no instances")
+		return nil
+	}
+	rows := [][]string{{"INSTANCE", "LEASE UNTIL", "SESSIONS", ""}}
+	for _, in := range list.Instances {
+		self := ""
+		if in.Self {
+			self = "(this one)"
+		}
+		rows = append(rows, []string{in.ID, stamp(in.LeaseUntil), strconv.Itoa(in.Sessions), self})
+	}
+	c.table(rows)
+	return nil
+}
