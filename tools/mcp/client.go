@@ -354,7 +354,9 @@ func convertTool(t *sdk.Tool) (tools.Tool, error) {
 
 // CallTool calls the tool. See the package doc for how results and failures
 // map to chain.Response and the chain sentinels.
-func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage) (chain.Response, error) {
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage) (res chain.Response, err error) {
+	ctx, span := c.startCall(ctx, name)
+	defer func() { endCall(span, res, err) }()
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
