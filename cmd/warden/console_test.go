@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/tools/mcp"
+)
+
+// needTool finds an external tool a test drives: missing, it fails the
+// test under CI=true and skips it otherwise.
+func needTool(t *testing.T, name string, candidates ...string) string {
+	t.Helper()
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required under CI=true (tried %s)", name, strings.Join(candidates, ", "))
+	}
+	t.Skipf("%s not found (tried %s)", name, strings.Join(candidates, ", "))
+	return ""
+}
+
+// newestUnder is the latest modification time of the files under paths.
+func newestUnder(t *testing.T, paths ...string) time.Time {
+	t.Helper()
+	var newest time.Time
+	for _, p := range paths {
+		err := filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if info, err := d.Info(); err == nil && info.ModTime().After(newest) {
+				newest = info.ModTime()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return newest
+}
+
+func modTime(p string) time.Time {
+	info, err := os.Stat(p)
+	if err != nil {
+		return time.Time{}
+	}
+	return info.ModTime()
+}
+
+// ensureConsole builds what make console would when it is missing or older
+// than its sources, as internal/testdata builds wasm: npm ci for the
+// front end's packages (playwright-core among them), then the Vite build
+// into console/assets/app, which the warden built next embeds.
+func ensureConsole(t *testing.T, npm string) string {
+	t.Helper()
+	root := testdata.Root()
+	web := filepath.Join(root, "web")
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(npm, args...)
+		cmd.Dir = web
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	lock := filepath.Join(web, "package-lock.json")
+	if installed := modTime(filepath.Join(web, "node_modules", ".package-lock.json")); installed.IsZero() || installed.Before(modTime(lock)) {
+		run("ci", "--no-audit", "--no-fund")
+	}
+	index := filepath.Join(root, "console", "assets", "app", "index.html")
+	src := newestUnder(t, filepath.Join(web, "src"), filepath.Join(web, "index.html"), filepath.Join(web, "vite.config.js"), lock)
+	if built := modTime(index); built.IsZero() || built.Before(src) {
+		run("run", "build")
+	}
+	return web
+}
+
+// consoleFixture is killFixture's skill with the website's name marked
+// sensitive, and keys for a tenant and an admin.
+func consoleFixture(t *testing.T) (skills, keys, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	skills = filepath.Join(dir, "skills")
+	if err := os.MkdirAll(skills, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"agent_profile.yaml":       "- {id: 1, agent_code: cms, agent_name: CMS, status: ACTIVE}\n",
+		"agent_skill_binding.yaml": "- {agent_id: 1, skill_id: 20, enabled_flag: 1}\n",
+		"skill_tool_binding.yaml":  "- {skill_id: 20, tool_name: find_website, enabled_flag: 1}\n- {skill_id: 20, tool_name: create_website, enabled_flag: 1}\n",
+		"skill_profile.yaml": `- id: 20
+  skill_key: cms.website
+  skill_name: Website creation
+  skill_manual: Create the website the user asks for.
+  skill_contract:
+    tools:
+      find_website:
+        label: Find a website
+        success: {path: code, op: EQ, value: 200}
+      create_website:
+        label: Create a website
+        sideEffect: WRITE
+        idempotencyKey: [domain]
+        timeoutMs: 60000
+        args:
+          name: {label: Website name, sensitive: true, sources: [USER, MODEL]}
+        success: {path: code, op: EQ, value: 200}
+        error: {code: code, message: msg}
+        verify: {tool: find_website, args: {domain: {from: call.domain}}}
+  status: ACTIVE
+`,
+	} {
+		writeFile(t, filepath.Join(skills, name), body)
+	}
+	keys = filepath.Join(dir, "keys.json")
+	writeFile(t, keys, `{"tenants":[{"tenant":"acme","agent":"cms","keys":["`+tenantKey+`"]}],"admin_keys":["`+adminKey+`"]}`)
+	script = filepath.Join(dir, "script.json")
+	writeFile(t, script, `[
+		{"tool_calls":[{"name":"create_website","arguments":{"spaceId":"sp-1","name":"Shop Front Site","domain":"shop.example.com"}}]},
+		{"expect":{"tool":"create_website","code":"APPROVAL_REQUIRED"},"tool_calls":[{"name":"builtin_node_approval","arguments":{"summary":"create shop.example.com","toolName":"create_website"}}]},
+		{"expect":{"tool":"create_website","outcome":"SUCCESS"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"shop.example.com created"}}]}]`)
+	return skills, keys, script
+}
+
+// TestConsoleBrowser drives the console in headless Chromium
+// (web/tests/console.mjs, playwright-core) against a warden serve over the
+// example MCP server: a bad key refused, a tenant's login, a message whose
+// write is held, the pending approval with its masked summary, CONFIRM,
+// the task reaching DONE in a tab that follows the event stream, and, as
+// admin, two generations of a slot installed and rolled back. Screenshots
+// go to $WARDEN_ARTIFACTS, or a directory the test logs.
+func TestConsoleBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds warden and the console, drives Chromium")
+	}
+	t.Parallel()
+	chromium := needTool(t, "chromium", os.Getenv("WARDEN_CHROMIUM"), "/usr/bin/chromium", "chromium")
+	node := needTool(t, "node", "node")
+	npm := needTool(t, "npm", "npm")
+	web := ensureConsole(t, npm)
+
+	artifacts := os.Getenv("WARDEN_ARTIFACTS")
+	if artifacts == "" {
+		dir, err := os.MkdirTemp("", "console-artifacts-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		artifacts = dir
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", artifacts)
+
+	warden := buildBin(t, "warden", ".")
+	cmsBin := buildBin(t, "mcp-cms", "../../examples/mcp-cms")
+	moduleA, moduleB := testdata.Wasm(t, "good"), testdata.Wasm(t, "goodv2")
+	a, err := os.ReadFile(moduleA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumA := sha256.Sum256(a)
+
+	_, mcpURL := start(t, regexp.MustCompile(`listening on (http://\S+)`), cmsBin, "-http", "127.0.0.1:0")
+	skills, keys, script := consoleFixture(t)
+	srv, base := start(t, regexp.MustCompile(`serving on (http://\S+)`), warden,
+		"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", "sqlite:"+filepath.Join(t.TempDir(), "warden.db"),
+		"--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("tests", "console.mjs"))
+	cmd.Dir = web
+	cmd.Env = append(os.Environ(), "WARDEN_URL="+base, "TENANT_KEY="+tenantKey, "ADMIN_KEY="+adminKey, "CHROMIUM="+chromium,
+		"ARTIFACTS="+artifacts, "MODULE_A="+moduleA, "MODULE_B="+moduleB, "DIGEST_A="+hex.EncodeToString(sumA[:]))
+	// The browser is the script's child: stop the whole group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	began := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser script (%v):\n%s", time.Since(began).Round(time.Millisecond), out)
+	if err != nil {
+		t.Fatalf("browser script: %v\nwarden:\n%s", err, srv.out.String())
+	}
+
+	// What the browser did, as the API and the MCP server see it.
+	var list struct {
+		Sessions []struct{ ID string }
+	}
+	if code := apiCall(t, base, "GET", "/v1/sessions", tenantKey, "", &list); code != 200 || len(list.Sessions) != 1 {
+		t.Fatalf("sessions: %d %+v", code, list)
+	}
+	var sess struct {
+		Tasks []struct{ Status, Output string }
+	}
+	if code := apiCall(t, base, "GET", "/v1/sessions/"+list.Sessions[0].ID, tenantKey, "", &sess); code != 200 ||
+		len(sess.Tasks) != 1 || sess.Tasks[0].Status != "DONE" || sess.Tasks[0].Output != "shop.example.com created" {
+		t.Fatalf("session: %d %+v", code, sess)
+	}
+	var slot struct {
+		Current struct {
+			Number int
+			Digest string
+		}
+	}
+	if code := apiCall(t, base, "GET", "/admin/v1/slots/Probe", adminKey, "", &slot); code != 200 || slot.Current.Number != 3 ||
+		strings.TrimPrefix(slot.Current.Digest, "sha256:") != hex.EncodeToString(sumA[:]) {
+		t.Fatalf("slot Probe: %d %+v", code, slot)
+	}
+	cms, err := mcp.Dial(context.Background(), mcp.Config{URL: mcpURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cms.Close()
+	r, err := cms.CallTool(context.Background(), "admin_stats", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Data struct{ Calls map[string]int } `json:"data"`
+	}
+	if err := json.Unmarshal(r.Content, &st); err != nil || st.Data.Calls["create_website"] != 1 {
+		t.Fatalf("admin_stats: %v: %s", err, r.Content)
+	}
+	r, err = cms.CallTool(context.Background(), "list_websites", json.RawMessage(`{"spaceId":"sp-1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(r.Content), `"shop.example.com"`); n != 1 {
+		t.Fatalf("shop.example.com exists %d times: %s", n, r.Content)
+	}
+}

@@ -1,0 +1,147 @@
+// The console's browser test, run by cmd/warden's TestConsoleBrowser
+// against a live warden serve: it drives headless Chromium through
+// playwright-core (no browser download) and saves a screenshot per step.
+//
+// Environment: WARDEN_URL, TENANT_KEY, ADMIN_KEY, CHROMIUM, ARTIFACTS,
+// MODULE_A and MODULE_B (two .wasm builds to install as one slot's
+// generations), DIGEST_A (MODULE_A's hex sha256). Each step prints one line
+// "step <name>"; a failure prints "FAIL <message>", saves failure.png and
+// exits 1.
+import { chromium } from 'playwright-core';
+import path from 'node:path';
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set`);
+  return v;
+};
+const base = env('WARDEN_URL');
+const tenantKey = env('TENANT_KEY');
+const adminKey = env('ADMIN_KEY');
+const artifacts = env('ARTIFACTS');
+const wait = 30_000;
+
+const browser = await chromium.launch({
+  executablePath: env('CHROMIUM'),
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+});
+let current;
+const shot = (page, name) => page.screenshot({ path: path.join(artifacts, name + '.png'), fullPage: true });
+const step = (name) => console.log('step ' + name);
+
+function check(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+async function login(page, key) {
+  await page.goto(base + '/');
+  await page.getByLabel('API key', { exact: true }).fill(key);
+  await page.getByLabel('API key', { exact: true }).press('Enter');
+}
+
+try {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await ctx.newPage();
+  current = page;
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+
+  // A bad key is refused with the API's own error.
+  await login(page, 'not-a-key');
+  const refused = page.getByRole('alert');
+  await refused.waitFor({ timeout: wait });
+  const text = await refused.innerText();
+  check(text.includes('unauthorized') && text.includes('a valid tenant API key is required'), 'bad key: ' + text);
+  await shot(page, '01-login-refused');
+  step('bad key refused');
+
+  // A tenant key opens the tenant's views.
+  await login(page, tenantKey);
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await page.getByRole('button', { name: 'New session' }).click();
+  await page.getByRole('heading', { name: /^Session / }).waitFor({ timeout: wait });
+  await page.getByText('● live').waitFor({ timeout: wait });
+  const sessionURL = page.url();
+  const sessionID = decodeURIComponent(sessionURL.split('#/sessions/')[1].split('/')[0]);
+  await shot(page, '02-session-open');
+  step('tenant login, session ' + sessionID);
+
+  // A message whose write is held: the trace shows the held call as it
+  // happens, over the event stream.
+  await page.getByLabel('Message', { exact: true }).fill('create the website Shop Front Site with domain shop.example.com in space sp-1');
+  await page.getByLabel('Message', { exact: true }).press('Enter');
+  await page.locator('tr[data-tool="create_website"]', { hasText: 'APPROVAL_REQUIRED' }).waitFor({ timeout: wait });
+  await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: wait });
+  await shot(page, '03-write-held');
+  step('write held');
+
+  // The pending approval, in a second tab, shows the masked summary.
+  await page.evaluate(() => { window.__stayed = true; });
+  const tab = await ctx.newPage();
+  current = tab;
+  tab.on('pageerror', (e) => errors.push(e.message));
+  await login(tab, tenantKey);
+  await tab.getByRole('link', { name: /Approvals/ }).click();
+  const card = tab.locator('article.approval', { hasText: 'create_website' });
+  await card.waitFor({ timeout: wait });
+  const summary = await card.innerText();
+  check(summary.includes('Sho****Site'), 'no masked name in the approval: ' + summary);
+  check(!(await tab.content()).includes('Shop Front Site'), 'the sensitive name shows unmasked on the approvals page');
+  await shot(tab, '04-approval-pending');
+  step('approval pending, masked');
+  await card.getByRole('button', { name: 'Confirm' }).click();
+  await tab.getByText('No pending approvals.').waitFor({ timeout: wait });
+  step('confirmed');
+
+  // The first tab, never reloaded, sees the write succeed and the task
+  // finish from the event stream.
+  current = page;
+  await page.locator('tr[data-tool="create_website"]', { hasText: 'SUCCESS' }).waitFor({ timeout: wait });
+  await page.locator('#h-task .badge', { hasText: 'DONE' }).waitFor({ timeout: wait });
+  check(await page.evaluate(() => window.__stayed === true), 'the session page reloaded');
+  await page.locator('.graph .node.s-DONE').first().waitFor({ timeout: wait });
+  await shot(page, '05-task-done-live');
+  step('task done, live');
+  await tab.close();
+
+  // The platform's views: install two generations of a slot, roll back.
+  const admin = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: 'dark' });
+  const ap = await admin.newPage();
+  current = ap;
+  ap.on('pageerror', (e) => errors.push(e.message));
+  await login(ap, adminKey);
+  await ap.getByRole('heading', { name: 'Plugin slots' }).waitFor({ timeout: wait });
+  const install = async (file) => {
+    await ap.getByLabel('Slot', { exact: true }).fill('Probe');
+    await ap.getByLabel('Module (.wasm)').setInputFiles(file);
+    await ap.getByRole('button', { name: 'Install', exact: true }).click();
+    await ap.getByRole('status').filter({ hasText: 'Installed Probe' }).waitFor({ timeout: wait });
+  };
+  const serving = (n) => ap.locator(`article[data-slot="Probe"] [data-current="${n}"]`).waitFor({ timeout: wait });
+  await install(env('MODULE_A'));
+  await serving(1);
+  await install(env('MODULE_B'));
+  await serving(2);
+  await ap.locator('article[data-slot="Probe"] tr[data-generation="2"]').waitFor({ timeout: wait });
+  await shot(ap, '06-slot-two-generations');
+  step('installed generations 1 and 2');
+  await ap.locator('article[data-slot="Probe"]').getByRole('button', { name: 'Roll back' }).click();
+  await serving(3);
+  const digest = await ap.locator('article[data-slot="Probe"] header .digest').getAttribute('title');
+  check(digest.replace(/^sha256:/, '') === env('DIGEST_A'), `rolled back to ${digest}, want ${env('DIGEST_A')}`);
+  await shot(ap, '07-slot-rolled-back');
+  step('rolled back');
+  await ap.keyboard.press('i');
+  await ap.getByRole('heading', { name: 'Instances' }).waitFor({ timeout: wait });
+  await ap.locator('td', { hasText: 'this instance' }).waitFor({ timeout: wait });
+  await shot(ap, '08-instances');
+  step('instances');
+
+  check(errors.length === 0, 'page errors: ' + errors.join('; '));
+  await browser.close();
+} catch (e) {
+  console.log('FAIL ' + (e?.message || e));
+  if (current) await shot(current, 'failure').catch(() => {});
+  await browser.close().catch(() => {});
+  process.exit(1);
+}
