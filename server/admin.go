@@ -41,8 +41,75 @@ type SlotInfo struct {
 	// directory), oldest first, from the generation log: with a shared
 	// store, every instance's.
 	Refused []GenerationRecord `json:"refused,omitempty"`
-	Stats   host.Stats         `json:"stats"`
+	Stats   SlotStats          `json:"stats"`
 }
+
+// SlotStats are the serving plugin's counters as the admin API shows
+// them (host.Stats, in snake_case with units in the names).
+type SlotStats struct {
+	Plugin string `json:"plugin"`
+	Digest string `json:"digest"`
+	// Results the plugin reported, by kind.
+	Pass     uint64 `json:"pass"`
+	Success  uint64 `json:"success"`
+	Failed   uint64 `json:"failed"`
+	Rejected uint64 `json:"rejected"`
+	Deferred uint64 `json:"deferred"`
+	// Failures of the plugin itself.
+	Traps          uint64 `json:"traps"`
+	Timeouts       uint64 `json:"timeouts"`
+	MemoryLimits   uint64 `json:"memory_limits"`
+	Violations     uint64 `json:"violations"`
+	OutputTooLarge uint64 `json:"output_too_large"`
+	InputTooLarge  uint64 `json:"input_too_large"`
+	Unavailable    uint64 `json:"unavailable"`
+	// Failure-policy outcomes of guards.
+	FailOpen      uint64 `json:"fail_open"`
+	ShadowDiffers uint64 `json:"shadow_differs"`
+	// Instances alive now (idle and busy), idle in the pool, created and
+	// closed since load; calls running now.
+	InstancesLive    int64  `json:"instances_live"`
+	InstancesIdle    int    `json:"instances_idle"`
+	InstancesCreated uint64 `json:"instances_created"`
+	InstancesClosed  uint64 `json:"instances_closed"`
+	InFlight         int64  `json:"in_flight"`
+	// Calls and their total latency cover every call; Latency counts them
+	// per bound.
+	Calls          uint64    `json:"calls"`
+	LatencyMsTotal float64   `json:"latency_ms_total"`
+	Latency        Histogram `json:"latency"`
+	// MemoryLimitPages is the per-instance memory limit in 64 KiB pages;
+	// InstanceMemoryBytesMax the largest linear memory an instance reached.
+	MemoryLimitPages       int   `json:"memory_limit_pages"`
+	InstanceMemoryBytesMax int64 `json:"instance_memory_bytes_max"`
+}
+
+// Histogram counts calls by latency: Counts[i] the calls of at most
+// BoundsMs[i] milliseconds (and above the bound before); the last count,
+// one more than the bounds, the calls above the last bound.
+type Histogram struct {
+	BoundsMs []float64 `json:"bounds_ms"`
+	Counts   []uint64  `json:"counts"`
+}
+
+func slotStats(st host.Stats) SlotStats {
+	h := Histogram{BoundsMs: make([]float64, 0, len(host.LatencyBuckets)), Counts: append([]uint64{}, st.Latency...)}
+	for _, b := range host.LatencyBuckets {
+		h.BoundsMs = append(h.BoundsMs, ms(b))
+	}
+	return SlotStats{Plugin: st.Plugin, Digest: st.Digest,
+		Pass: st.Pass, Success: st.Success, Failed: st.Failed, Rejected: st.Rejected, Deferred: st.Deferred,
+		Traps: st.Traps, Timeouts: st.Timeouts, MemoryLimits: st.MemoryLimits, Violations: st.Violations,
+		OutputTooLarge: st.OutputTooLarge, InputTooLarge: st.InputTooLarge, Unavailable: st.Unavailable,
+		FailOpen: st.FailOpen, ShadowDiffers: st.ShadowDiffers,
+		InstancesLive: st.InstancesLive, InstancesIdle: st.InstancesIdle, InstancesCreated: st.InstancesCreated,
+		InstancesClosed: st.InstancesClosed, InFlight: st.InFlight,
+		Calls: st.Calls, LatencyMsTotal: ms(st.TotalLatency), Latency: h,
+		MemoryLimitPages: st.MemoryPages, InstanceMemoryBytesMax: st.InstanceMemoryBytes}
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func generation(g host.GenerationInfo) Generation {
 	out := Generation{Number: g.Number, Ref: g.Ref, Digest: g.Digest, Installed: g.Installed}
@@ -55,7 +122,7 @@ func generation(g host.GenerationInfo) Generation {
 
 func (s *Server) slotInfo(ctx context.Context, name string, sl *host.Slot) SlotInfo {
 	in := SlotInfo{Name: name, Current: generation(sl.Current()), Generations: []Generation{},
-		Refused: s.refusals(ctx, name), Stats: sl.Plugin().Stats()}
+		Refused: s.refusals(ctx, name), Stats: slotStats(sl.Plugin().Stats())}
 	for _, g := range sl.History() {
 		in.Generations = append(in.Generations, generation(g))
 	}

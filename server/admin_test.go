@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/agentwarden/warden/host"
@@ -149,5 +150,51 @@ func TestAdminRawModule(t *testing.T) {
 				t.Fatalf("serving #%d, want #%d", cur.Current.Number, st.number)
 			}
 		})
+	}
+}
+
+// TestSlotStatsShape: a slot's counters are snake_case with their units in
+// the names, and the latency histogram carries its bounds.
+func TestSlotStatsShape(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if code, eb := f.do(t, "PUT", "/admin/v1/slots/Good", keyAdmin, install(t, "good", ""), nil); code != http.StatusCreated {
+		t.Fatalf("install: %d %+v", code, eb)
+	}
+	var raw struct {
+		Stats map[string]json.RawMessage `json:"stats"`
+	}
+	if code, eb := f.do(t, "GET", "/admin/v1/slots/Good", keyAdmin, "", &raw); code != http.StatusOK {
+		t.Fatalf("get slot: %d %+v", code, eb)
+	}
+	var keys []string
+	for k := range raw.Stats {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"calls", "deferred", "digest", "fail_open", "failed", "in_flight", "input_too_large",
+		"instance_memory_bytes_max", "instances_closed", "instances_created", "instances_idle", "instances_live",
+		"latency", "latency_ms_total", "memory_limit_pages", "memory_limits", "output_too_large", "pass", "plugin",
+		"rejected", "shadow_differs", "success", "timeouts", "traps", "unavailable", "violations"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("stats keys %v, want %v", keys, want)
+	}
+	var h server.Histogram
+	if err := json.Unmarshal(raw.Stats["latency"], &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.BoundsMs) != len(host.LatencyBuckets) || len(h.Counts) != len(h.BoundsMs)+1 || h.BoundsMs[0] != 0.01 || h.BoundsMs[len(h.BoundsMs)-1] != 1000 {
+		t.Fatalf("latency histogram %+v", h)
+	}
+	var calls uint64
+	for _, c := range h.Counts {
+		calls += c
+	}
+	var st server.SlotStats
+	f.do(t, "GET", "/admin/v1/slots/Good", keyAdmin, "", &struct {
+		Stats *server.SlotStats `json:"stats"`
+	}{&st})
+	if st.Calls == 0 || calls != st.Calls || st.LatencyMsTotal <= 0 {
+		t.Fatalf("calls %d, histogram %d, latency %v ms", st.Calls, calls, st.LatencyMsTotal)
 	}
 }
