@@ -433,7 +433,7 @@ func (p *Plugin) guard(ctx context.Context, tenant string, req *abi.Request, env
 	}
 	switch p.policy.Failure {
 	case Shadow:
-		p.host.log.Info("shadow guard verdict", "plugin", p.ref, "tool", req.Tool, "phase", req.Phase, "verdict", verdictSummary(v, err))
+		p.host.log.InfoContext(ctx, "shadow guard verdict", "plugin", p.ref, "tool", req.Tool, "phase", req.Phase, "verdict", verdictSummary(v, err))
 		if err != nil || !v.Pass {
 			p.stats.shadowDiffers.Add(1)
 		}
@@ -441,7 +441,7 @@ func (p *Plugin) guard(ctx context.Context, tenant string, req *abi.Request, env
 	case FailOpen:
 		if err != nil {
 			p.stats.failOpen.Add(1)
-			p.host.log.Warn("guard failed open", "plugin", p.ref, "tool", req.Tool, "err", err)
+			p.host.log.WarnContext(ctx, "guard failed open", "plugin", p.ref, "tool", req.Tool, "err", err)
 			return abi.Verdict{Pass: true}, err
 		}
 	}
