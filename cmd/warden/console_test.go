@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,11 +15,62 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/fstest"
 	"time"
 
+	"github.com/agentwarden/warden/console"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/tools/mcp"
 )
+
+// TestConsoleRoutes sends the console's page and files to the console and
+// every other request, whatever the console embeds, to the API.
+func TestConsoleRoutes(t *testing.T) {
+	t.Parallel()
+	ui, err := console.New(fstest.MapFS{
+		"index.html":       {Data: []byte("<title>console</title>")},
+		"assets/index.js":  {Data: []byte("1")},
+		"v1/sessions":      {Data: []byte("shadow")},
+		"healthz":          {Data: []byte("shadow")},
+		"metrics/x":        {Data: []byte("shadow")},
+		"openapi.json":     {Data: []byte("shadow")},
+		"admin/v1/slots":   {Data: []byte("shadow")},
+		"readyz/index.htm": {Data: []byte("shadow")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("api")) })
+	h := consoleRoutes(ui, api)
+	tests := []struct {
+		name, method, path, want string
+	}{
+		{"page", "GET", "/", "console"},
+		{"page by name", "GET", "/index.html", "console"},
+		{"page, HEAD", "HEAD", "/", ""},
+		{"asset", "GET", "/assets/index.js", "1"},
+		{"unknown asset", "GET", "/assets/nope.js", "api"},
+		{"POST /", "POST", "/", "api"},
+		{"API route", "GET", "/v1/sessions", "api"},
+		{"API prefix alone", "GET", "/v1", "api"},
+		{"admin", "GET", "/admin/v1/slots", "api"},
+		{"healthz", "GET", "/healthz", "api"},
+		{"readyz below", "GET", "/readyz/index.htm", "api"},
+		{"openapi", "GET", "/openapi.json", "api"},
+		{"metrics below", "GET", "/metrics/x", "api"},
+		{"unknown path", "GET", "/nope", "api"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+			if got := rec.Body.String(); !strings.Contains(got, tt.want) || (tt.want == "" && got != "") || (tt.want != "api" && got == "api") {
+				t.Fatalf("%s %s: %q, want %q", tt.method, tt.path, got, tt.want)
+			}
+		})
+	}
+}
 
 // needTool finds an external tool a test drives: missing, it fails the
 // test under CI=true and skips it otherwise.

@@ -25,7 +25,8 @@ export function Histogram({ bounds, counts, label }) {
   const bw = 26;
   const h = 90;
   const width = counts.length * bw + 10;
-  const name = (i) => (i < bounds.length ? '≤' + fmt(bounds[i]) : '>' + fmt(bounds[bounds.length - 1] ?? 0));
+  // Without bounds (an older server) the buckets are only numbered.
+  const name = (i) => (!bounds.length ? '#' + (i + 1) : i < bounds.length ? '≤' + fmt(bounds[i]) : '>' + fmt(bounds[bounds.length - 1]));
   return (
     <svg class="histogram" width={width} height={h + 34} role="img" aria-label={label + ': ' + counts.map((c, i) => `${name(i)} ms ${c}`).join(', ')}>
       {counts.map((c, i) => {
@@ -38,7 +39,7 @@ export function Histogram({ bounds, counts, label }) {
           </g>
         );
       })}
-      <text x="5" y={h + 28} class="tick axis">latency, ms</text>
+      <text x="5" y={h + 28} class="tick axis">{bounds.length ? 'latency, ms' : 'latency bucket'}</text>
     </svg>
   );
 }

@@ -193,7 +193,7 @@ function Trace({ events }) {
           {shown.map((e) => (
             <tr class={'k-' + e.kind + (e.level === 'WARN' ? ' warn' : '')} data-seq={e.seq} data-kind={e.kind} data-tool={e.tool || ''}>
               <td class="num">{e.seq}</td>
-              <td>{e.kind}{e.status && <> <Badge value={e.status} /></>}</td>
+              <td>{e.kind}{e.status && (e.kind !== 'TOOL' || e.status === 'SKIPPED') && <> <Badge value={e.status} /></>}</td>
               <td><code>{(e.node || '').replace(/^t\d+\./, '')}</code></td>
               <td>{e.tool && <code title={e.label || ''}>{e.tool}</code>}{e.label && <div class="muted small">{e.label}</div>}</td>
               <td><Badge value={e.outcome} /></td>

@@ -30,15 +30,32 @@ export function Sessions() {
   useEffect(() => { page(''); }, []);
 
   // Each session's tasks, fetched for the rows shown, give the list its
-  // status column and the search its text.
+  // status column and the search its text. Two at a time, waiting out a
+  // 429: the tenant's request rate covers the console too.
   useEffect(() => {
-    for (const s of rows) {
-      if (details[s.id]) continue;
-      details[s.id] = { pending: true };
-      get('/v1/sessions/' + encodeURIComponent(s.id))
-        .then((d) => setDetails((m) => ({ ...m, [s.id]: d })))
-        .catch(() => setDetails((m) => ({ ...m, [s.id]: { tasks: [] } })));
-    }
+    let stop = false;
+    const todo = rows.filter((s) => !details[s.id]).map((s) => s.id);
+    const worker = async () => {
+      while (!stop && todo.length) {
+        const id = todo.shift();
+        for (let attempt = 0; attempt < 4 && !stop; attempt++) {
+          try {
+            const d = await get('/v1/sessions/' + encodeURIComponent(id));
+            setDetails((m) => ({ ...m, [id]: d }));
+            break;
+          } catch (e) {
+            if (e.status !== 429) {
+              setDetails((m) => ({ ...m, [id]: { tasks: [] } }));
+              break;
+            }
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+        }
+      }
+    };
+    worker();
+    worker();
+    return () => { stop = true; };
   }, [rows]);
 
   const create = async () => {
@@ -81,7 +98,7 @@ export function Sessions() {
               <tr>
                 <td><a href={'#/sessions/' + encodeURIComponent(s.id)}><code>{s.id}</code></a></td>
                 <td><When t={s.created} /></td>
-                <td>{details[s.id]?.pending ? '…' : tasks.length}</td>
+                <td>{details[s.id] ? tasks.length : '…'}</td>
                 <td>{last ? <><Badge value={last.status} /> {last.objective}</> : <span class="muted">none</span>}</td>
               </tr>
             );
