@@ -210,6 +210,7 @@ func TestConsoleBrowser(t *testing.T) {
 	chromium := needTool(t, "chromium", os.Getenv("WARDEN_CHROMIUM"), "/usr/bin/chromium", "chromium")
 	node := needTool(t, "node", "node")
 	npm := needTool(t, "npm", "npm")
+	began := time.Now()
 	web := ensureConsole(t, npm)
 
 	artifacts := os.Getenv("WARDEN_ARTIFACTS")
@@ -226,6 +227,7 @@ func TestConsoleBrowser(t *testing.T) {
 	t.Logf("screenshots in %s", artifacts)
 
 	warden := buildBin(t, "warden", ".")
+	t.Logf("console and warden built: %v", time.Since(began).Round(time.Millisecond))
 	cmsBin := buildBin(t, "mcp-cms", "../../examples/mcp-cms")
 	moduleA, moduleB := testdata.Wasm(t, "good"), testdata.Wasm(t, "goodv2")
 	a, err := os.ReadFile(moduleA)
@@ -240,6 +242,7 @@ func TestConsoleBrowser(t *testing.T) {
 		"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", "sqlite:"+filepath.Join(t.TempDir(), "warden.db"),
 		"--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL)
 
+	t.Logf("warden serving: %v", time.Since(began).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("tests", "console.mjs"))
@@ -249,9 +252,9 @@ func TestConsoleBrowser(t *testing.T) {
 	// The browser is the script's child: stop the whole group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	began := time.Now()
+	browsing := time.Now()
 	out, err := cmd.CombinedOutput()
-	t.Logf("browser script (%v):\n%s", time.Since(began).Round(time.Millisecond), out)
+	t.Logf("browser script (%v):\n%s", time.Since(browsing).Round(time.Millisecond), out)
 	if err != nil {
 		t.Fatalf("browser script: %v\nwarden:\n%s", err, srv.out.String())
 	}
