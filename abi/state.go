@@ -242,8 +242,12 @@ type EntitiesView struct {
 
 // Entity is one recognised business object (also the entity.record payload).
 type Entity struct {
-	Type   string                     `json:"type"`
-	ID     string                     `json:"id"`
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	// IDJSON is the id as the value had it when that was not a string (a
+	// number or a boolean), so that prior.<type>.id binds it with its
+	// type; ID is then its text.
+	IDJSON json.RawMessage            `json:"idJson,omitempty"`
 	Name   string                     `json:"name,omitempty"`
 	Attrs  map[string]json.RawMessage `json:"attrs,omitempty"`
 	TaskID string                     `json:"taskId,omitempty"`

@@ -40,10 +40,13 @@ type EvidenceValue struct {
 
 // Entity is an entity of the session's entity index (§6.3, §8).
 type Entity struct {
-	Type  string
-	ID    string
-	Name  string
-	Attrs map[string]json.RawMessage // simple-valued fields other than id and name
+	Type string
+	ID   string
+	// IDJSON is the id's JSON when the value's id was not a string (a
+	// number or a boolean): prior.<type>.id reads it with its type.
+	IDJSON json.RawMessage
+	Name   string
+	Attrs  map[string]json.RawMessage // simple-valued fields other than id and name
 }
 
 // Ref is the entity's type:id reference.
@@ -136,6 +139,9 @@ func (e Entity) attr(name string) gjson.Result {
 	case "", "displayName":
 		return jsonString(e.Name)
 	case "id":
+		if len(e.IDJSON) > 0 {
+			return gjson.ParseBytes(e.IDJSON)
+		}
 		return jsonString(e.ID)
 	}
 	raw, ok := e.Attrs[name]

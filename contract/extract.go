@@ -150,6 +150,9 @@ func (e *EntitySpec) entities(r gjson.Result, base gjson.Result) []Entity {
 			return
 		}
 		ent := Entity{Type: e.Type, ID: id.String(), Attrs: make(map[string]json.RawMessage, len(f.kv))}
+		if id.Type != gjson.String {
+			ent.IDJSON = json.RawMessage(id.Raw)
+		}
 		if n := f.get(e.Name); hasValue(n) && !n.IsObject() && !n.IsArray() {
 			ent.Name = n.String()
 		}

@@ -199,8 +199,20 @@ func TestOutputEntities(t *testing.T) {
 	if e := c.Outputs["articleId"].Entity.Entities([]byte(`"A-9"`)); len(e) != 1 || e[0].Ref() != "article:A-9" {
 		t.Errorf("scalar output entity = %+v", e)
 	}
-	if e := c.Outputs["spaces"].Entity.Entities([]byte(`[{"spaceId":1},{"spaceId":2}]`)); len(e) != 2 || e[1].ID != "2" {
+	if e := c.Outputs["spaces"].Entity.Entities([]byte(`[{"spaceId":1},{"spaceId":2}]`)); len(e) != 2 || e[1].ID != "2" || string(e[1].IDJSON) != "2" {
 		t.Errorf("list output entities = %+v", e)
+	}
+	// prior.<type>.id reads the id with the type the value gave it.
+	for _, tt := range []struct{ value, id, idJSON, attr string }{
+		{`{"spaceId":42}`, "42", "42", "42"},
+		{`{"spaceId":"42"}`, "42", "", `"42"`},
+		{`{"spaceId":true}`, "true", "true", "true"},
+		{`{"spaceId":4.50}`, "4.5", "4.50", "4.50"},
+	} {
+		e := c.Outputs["spaces"].Entity.Entities([]byte(tt.value))
+		if len(e) != 1 || e[0].ID != tt.id || string(e[0].IDJSON) != tt.idJSON || e[0].attr("id").Raw != tt.attr {
+			t.Errorf("entities of %s = %+v, want id %q, idJSON %q, attr %s", tt.value, e, tt.id, tt.idJSON, tt.attr)
+		}
 	}
 }
 

@@ -296,6 +296,9 @@ func prior(entities []abi.Entity, e *contract.Expr) json.RawMessage {
 		case "", "displayName":
 			s = en.Name
 		case "id":
+			if len(en.IDJSON) > 0 {
+				return en.IDJSON
+			}
 			s = en.ID
 		default:
 			return en.Attrs[e.Attr]

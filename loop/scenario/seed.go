@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,13 +22,64 @@ type State struct {
 	// node defaults to the node that runs.
 	Evidence []json.RawMessage `json:"evidence,omitempty"`
 	// Entities of the session's entity index, newest last.
-	Entities []abi.Entity `json:"entities,omitempty"`
+	Entities []SeedEntity `json:"entities,omitempty"`
 	// Scratch values of the node (builtin_state_set's keys).
 	Scratch map[string]json.RawMessage `json:"scratch,omitempty"`
 	// Shared values (CONTRACT_SPEC §8): key → value and scope, as a
 	// finished node's output with share TASK (the task's values) or
 	// SESSION (the session's values) leaves them.
 	Shared map[string]SeedShare `json:"shared,omitempty"`
+}
+
+// SeedEntity is one entity of the session's index. Its id is a string, a
+// number or a boolean, kept with its type as an entity recognised in a
+// response keeps it (prior.<type>.id binds it so).
+type SeedEntity struct {
+	Type  string                     `json:"type"`
+	ID    json.RawMessage            `json:"id"`
+	Name  string                     `json:"name,omitempty"`
+	Attrs map[string]json.RawMessage `json:"attrs,omitempty"`
+}
+
+// entity is e as the entity index holds it.
+func (e SeedEntity) entity() (abi.Entity, error) {
+	out := abi.Entity{Type: e.Type, Name: e.Name, Attrs: e.Attrs}
+	if e.Type == "" || len(e.ID) == 0 {
+		return out, errors.New("type and id are required")
+	}
+	var v any
+	if err := json.Unmarshal(e.ID, &v); err != nil {
+		return out, fmt.Errorf("id: %w", err)
+	}
+	switch id := v.(type) {
+	case string:
+		out.ID = id
+	case float64, bool:
+		var b bytes.Buffer
+		if err := json.Compact(&b, e.ID); err != nil {
+			return out, fmt.Errorf("id: %w", err)
+		}
+		out.ID, out.IDJSON = b.String(), json.RawMessage(b.Bytes())
+	default:
+		return out, fmt.Errorf("id %s: a string, a number or a boolean", e.ID)
+	}
+	if out.ID == "" {
+		return out, errors.New("type and id are required")
+	}
+	return out, nil
+}
+
+// entities converts the seeded entities, naming the bad one.
+func entities(list []SeedEntity) ([]abi.Entity, error) {
+	var out []abi.Entity
+	for i, e := range list {
+		ent, err := e.entity()
+		if err != nil {
+			return nil, fmt.Errorf("state.entities[%d]: %w", i, err)
+		}
+		out = append(out, ent)
+	}
+	return out, nil
 }
 
 // SeedShare is one shared value and its scope: TASK or SESSION.
@@ -92,16 +144,21 @@ func (s State) validate() error {
 			return fmt.Errorf("state.shared.%s: a JSON value is required", k)
 		}
 	}
-	return nil
+	_, err := entities(s.Entities)
+	return err
 }
 
 // seedShared leaves the shared values as the outputs of node id of task,
 // created with a contract that shares each with its scope, then finished
 // (the store shares a node's outputs when it finishes, §8); the entities
 // are recorded by the same node.
-func seedShared(st *state.Memory, task, id string, shared map[string]SeedShare, entities []abi.Entity) error {
-	if len(shared)+len(entities) == 0 {
+func seedShared(st *state.Memory, task, id string, shared map[string]SeedShare, seeded []SeedEntity) error {
+	if len(shared)+len(seeded) == 0 {
 		return nil
+	}
+	ents, err := entities(seeded)
+	if err != nil {
+		return err
 	}
 	outputs := map[string]any{}
 	var effects []abi.Effect
@@ -113,7 +170,7 @@ func seedShared(st *state.Memory, task, id string, shared map[string]SeedShare, 
 		}
 		effects = append(effects, abi.Effect{Kind: abi.EffectOutputWrite, Payload: b})
 	}
-	for _, e := range entities {
+	for _, e := range ents {
 		b, err := json.Marshal(e)
 		if err != nil {
 			return err
@@ -188,7 +245,11 @@ func seed(st *state.Memory, s State, run Skill, c *contract.Contract, now time.T
 	for _, e := range s.Evidence {
 		effects[nodeID] = append(effects[nodeID], abi.Effect{Kind: abi.EffectEvidenceRegister, Payload: e})
 	}
-	for _, e := range s.Entities {
+	ents, err := entities(s.Entities)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
 		if err := add(nodeID, abi.EffectEntityRecord, e); err != nil {
 			return err
 		}

@@ -156,7 +156,7 @@ func share(d *data, t *task, n *node) {
 		}
 		if o.Entity != nil {
 			for _, e := range o.Entity.Entities(w.Value) {
-				recordEntity(d, abi.Entity{Type: e.Type, ID: e.ID, Name: e.Name, Attrs: e.Attrs, TaskID: t.ID})
+				recordEntity(d, abi.Entity{Type: e.Type, ID: e.ID, IDJSON: e.IDJSON, Name: e.Name, Attrs: e.Attrs, TaskID: t.ID})
 			}
 		}
 	}

@@ -8,6 +8,14 @@ import (
 	"github.com/agentwarden/warden/abi"
 )
 
+func isNumberOrBool(v any) bool {
+	switch v.(type) {
+	case float64, bool:
+		return true
+	}
+	return false
+}
+
 // DecodeEffect decodes an effect's payload into its abi type and checks
 // what the payload alone must satisfy (required fields, enum values). What
 // depends on stored state (the ledger entry, reserved keys, the node's
@@ -47,7 +55,16 @@ func DecodeEffect(e abi.Effect) (any, error) {
 		return p, nil
 	case abi.EffectEntityRecord:
 		p := new(abi.Entity)
-		return check(e, p, func() bool { return p.Type == "" || p.ID == "" }, "type", "id")
+		if _, err := check(e, p, func() bool { return p.Type == "" || p.ID == "" }, "type", "id"); err != nil {
+			return nil, err
+		}
+		if len(p.IDJSON) > 0 {
+			var v any
+			if err := json.Unmarshal(p.IDJSON, &v); err != nil || !isNumberOrBool(v) {
+				return nil, fmt.Errorf("%w: entity idJson %s: only a number or a boolean", ErrInvalidEffect, p.IDJSON)
+			}
+		}
+		return p, nil
 	case abi.EffectNodeSuspend:
 		p := new(abi.NodeSuspend)
 		if err := decode(e, p); err != nil {

@@ -114,6 +114,13 @@ func TestApply(t *testing.T) {
 			}
 		}},
 		{name: "entity without id", effects: []abi.Effect{raw(abi.EffectEntityRecord, `{"type":"space"}`)}, err: ErrInvalidEffect, errText: "type, id required"},
+		{name: "entity with a number id", effects: []abi.Effect{raw(abi.EffectEntityRecord, `{"type":"space","id":"42","idJson":42}`)}, check: func(t *testing.T, m *Memory) {
+			if e := m.Entities(); len(e) != 1 || string(e[0].IDJSON) != "42" {
+				t.Fatalf("entities %+v", e)
+			}
+		}},
+		{name: "entity with a string idJson", effects: []abi.Effect{raw(abi.EffectEntityRecord, `{"type":"space","id":"42","idJson":"42"}`)},
+			err: ErrInvalidEffect, errText: `entity idJson "42": only a number or a boolean`},
 		{name: "suspend for approval", effects: []abi.Effect{effect(abi.EffectNodeSuspend, abi.NodeSuspend{Kind: abi.SuspendApproval, Question: "建站？", Tool: "create_site", ArgsDigest: "d"})},
 			check: func(t *testing.T, m *Memory) {
 				n, _ := m.Node("n1")

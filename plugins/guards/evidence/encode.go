@@ -105,6 +105,10 @@ func appendEntity(b []byte, e *abi.Entity) []byte {
 	b = appendString(b, e.Type)
 	b = append(b, `,"id":`...)
 	b = appendString(b, e.ID)
+	if len(e.IDJSON) > 0 {
+		b = append(b, `,"idJson":`...)
+		b = appendCompact(b, e.IDJSON, true, -1)
+	}
 	if e.Name != "" {
 		b = append(b, `,"name":`...)
 		b = appendString(b, e.Name)

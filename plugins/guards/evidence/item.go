@@ -203,7 +203,7 @@ func (e *call) entities() [][]byte {
 	}
 	var out [][]byte
 	for _, ent := range e.extraction().Entities() {
-		out = append(out, appendEntity(nil, &abi.Entity{Type: ent.Type, ID: ent.ID, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)}))
+		out = append(out, appendEntity(nil, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)}))
 	}
 	return out
 }

@@ -85,6 +85,9 @@ func (s *Scope) Prior(entityType, id string) (contract.Entity, bool) {
 			return true
 		}
 		out = contract.Entity{Type: entityType, ID: e.Get("id").String(), Name: e.Get("name").String()}
+		if raw := e.Get("idJson"); raw.Exists() {
+			out.IDJSON = json.RawMessage(raw.Raw)
+		}
 		if attrs := e.Get("attrs"); attrs.IsObject() {
 			out.Attrs = map[string]json.RawMessage{}
 			attrs.ForEach(func(k, v gjson.Result) bool {
