@@ -214,7 +214,7 @@ ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`, t.s.opt.Ses
 		}
 		if o.Entity != nil {
 			for _, e := range o.Entity.Entities(w.Value) {
-				if err := t.recordEntity(abi.Entity{Type: e.Type, ID: e.ID, Name: e.Name, Attrs: e.Attrs, TaskID: tk.ID}); err != nil {
+				if err := t.recordEntity(abi.Entity{Type: e.Type, ID: e.ID, IDJSON: e.IDJSON, Name: e.Name, Attrs: e.Attrs, TaskID: tk.ID}); err != nil {
 					return err
 				}
 			}

@@ -201,7 +201,7 @@ func testApply(t *testing.T, setup func(*testing.T) state.Store) {
 			if n.Status != state.Done || n.Output != "done" || string(sh["siteId"]) != `"site_7"` || string(m.SessionValues()["space"]) != `{"id":42,"name":"市场部"}` {
 				t.Fatalf("node %+v shared %s session %s", n, sh, m.SessionValues())
 			}
-			if e := m.Entities(); len(e) != 1 || e[0].Type != "space" || e[0].ID != "42" {
+			if e := m.Entities(); len(e) != 1 || e[0].Type != "space" || e[0].ID != "42" || string(e[0].IDJSON) != "42" {
 				t.Fatalf("entities %+v", e)
 			}
 		}},
