@@ -6,6 +6,11 @@ export default defineConfig({
   root: '.',
   base: '/',
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  // npm run dev: the console with live reload against a running warden
+  // serve (WARDEN_URL, default http://127.0.0.1:8080).
+  server: {
+    proxy: Object.fromEntries(['/v1', '/admin', '/healthz', '/readyz', '/openapi.json'].map((p) => [p, process.env.WARDEN_URL || 'http://127.0.0.1:8080'])),
+  },
   build: {
     outDir: '../console/assets/app',
     emptyOutDir: true,

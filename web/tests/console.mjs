@@ -81,7 +81,9 @@ try {
   current = tab;
   tab.on('pageerror', (e) => errors.push(e.message));
   await login(tab, tenantKey);
-  await tab.getByRole('link', { name: /Approvals/ }).click();
+  // The views have one-key shortcuts: "a" is Approvals.
+  await tab.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await tab.keyboard.press('a');
   const card = tab.locator('article.approval', { hasText: 'create_website' });
   await card.waitFor({ timeout: wait });
   const summary = await card.innerText();
@@ -89,7 +91,9 @@ try {
   check(!(await tab.content()).includes('Shop Front Site'), 'the sensitive name shows unmasked on the approvals page');
   await shot(tab, '04-approval-pending');
   step('approval pending, masked');
-  await card.getByRole('button', { name: 'Confirm' }).click();
+  // By keyboard: focus the decision and press Enter.
+  await card.getByRole('button', { name: 'Confirm' }).focus();
+  await tab.keyboard.press('Enter');
   await tab.getByText('No pending approvals.').waitFor({ timeout: wait });
   step('confirmed');
 
