@@ -85,7 +85,15 @@ func groupUsage(group string) string {
 // commandUsage is the usage of one command.
 func commandUsage(group, name string) string {
 	c := clientGroups[group][name]
-	return fmt.Sprintf("usage: warden %s %s %s\n\n%s\n%s", group, name, c.args, c.help, clientFlagsUsage)
+	line := strings.TrimSpace(fmt.Sprintf("warden %s %s %s", group, name, c.args))
+	return fmt.Sprintf("usage: %s\n\n%s\n%s", line, c.help, clientFlagsUsage)
+}
+
+// usageLine is the line a usage error ends with: the command's usage, and
+// where to read more.
+func usageLine(group, name string) string {
+	line := strings.TrimSpace(fmt.Sprintf("warden %s %s %s", group, name, clientGroups[group][name].args))
+	return fmt.Sprintf("usage: %s (warden %s %s --help)\n", line, group, name)
 }
 
 // usageError is a client command line that cannot run: exit status 2.
@@ -155,7 +163,7 @@ func cmdClient(ctx context.Context, group string, args []string, stdout, stderr 
 		cl, err = newAPIClient(*serverURL, *key, *keyFile, os.Getenv)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n\n%s", prefix, err, commandUsage(group, name))
+		fmt.Fprintf(stderr, "%s: %v\n%s", prefix, err, usageLine(group, name))
 		return 2
 	}
 	cl.json, cl.stdout = *asJSON, stdout
@@ -166,7 +174,7 @@ func cmdClient(ctx context.Context, group string, args []string, stdout, stderr 
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %v\n\n%s", prefix, err, commandUsage(group, name))
+		fmt.Fprintf(stderr, "%s: %v\n%s", prefix, err, usageLine(group, name))
 		return 2
 	case errors.As(err, &ar):
 		fmt.Fprintf(stderr, "warden: %s: %s\n", ar.code, ar.message)

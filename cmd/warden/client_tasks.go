@@ -98,7 +98,11 @@ func (c *apiClient) describeTask(session string, t apiTask, ap *apiApproval) {
 			}
 		}
 	}
-	pairs = append(pairs, "output", t.Output, "reason", t.Reason, "reply", t.Reply)
+	reply := t.Reply
+	if reply == t.Output || reply == t.Reason {
+		reply = ""
+	}
+	pairs = append(pairs, "output", t.Output, "reason", t.Reason, "reply", reply)
 	c.fields(pairs...)
 }
 
