@@ -90,7 +90,7 @@ func newClientFixture(t *testing.T, file string, delay time.Duration) *clientFix
 		Agents: clientAgents(func(context.Context, string) (server.Agent, error) {
 			return agent, nil
 		}),
-		Tools:    tscripted.New(nil, ts...),
+		Tools: tscripted.New(nil, ts...),
 		NewModel: func(string, string) (model.Model, error) {
 			m, err := mscripted.New(sc.Model)
 			if err != nil || delay == 0 {
@@ -98,10 +98,10 @@ func newClientFixture(t *testing.T, file string, delay time.Duration) *clientFix
 			}
 			return &slowModel{inner: m, delay: delay}, nil
 		},
-		Loop:     loop.DefaultConfig(),
-		Host:     h,
-		Logger:   slog.New(slog.DiscardHandler),
-		Now:      func() time.Time { return clientNow },
+		Loop:   loop.DefaultConfig(),
+		Host:   h,
+		Logger: slog.New(slog.DiscardHandler),
+		Now:    func() time.Time { return clientNow },
 	})
 	if err != nil {
 		t.Fatal(err)
