@@ -191,7 +191,10 @@ func consoleFixture(t *testing.T) (skills, keys, script string) {
 	writeFile(t, script, `[
 		{"tool_calls":[{"name":"create_website","arguments":{"spaceId":"sp-1","name":"Shop Front Site","domain":"shop.example.com"}}]},
 		{"expect":{"tool":"create_website","code":"APPROVAL_REQUIRED"},"tool_calls":[{"name":"builtin_node_approval","arguments":{"summary":"create shop.example.com","toolName":"create_website"}}]},
-		{"expect":{"tool":"create_website","outcome":"SUCCESS"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"shop.example.com created"}}]}]`)
+		{"expect":{"tool":"create_website","outcome":"SUCCESS"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"shop.example.com created"}}]},
+		{"tool_calls":[{"name":"builtin_node_follow_up","arguments":{"question":"What should the site be called?","expectedFields":["name"]}}]},
+		{"tool_calls":[{"name":"find_website","arguments":{"domain":"shop.example.com"}}]},
+		{"expect":{"tool":"find_website","outcome":"SUCCESS"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"the site is called Autumn Sale"}}]}]`)
 	return skills, keys, script
 }
 
@@ -199,7 +202,8 @@ func consoleFixture(t *testing.T) (skills, keys, script string) {
 // (web/tests/console.mjs, playwright-core) against a warden serve over the
 // example MCP server: a bad key refused, a tenant's login, a message whose
 // write is held, the pending approval with its masked summary, CONFIRM,
-// the task reaching DONE in a tab that follows the event stream, and, as
+// the task reaching DONE in a tab that follows the event stream, a
+// follow-up question answered in the page, and, as
 // admin, two generations of a slot installed and rolled back. Screenshots
 // go to $WARDEN_ARTIFACTS, or a directory the test logs.
 func TestConsoleBrowser(t *testing.T) {
@@ -270,7 +274,8 @@ func TestConsoleBrowser(t *testing.T) {
 		Tasks []struct{ Status, Output string }
 	}
 	if code := apiCall(t, base, "GET", "/v1/sessions/"+list.Sessions[0].ID, tenantKey, "", &sess); code != 200 ||
-		len(sess.Tasks) != 1 || sess.Tasks[0].Status != "DONE" || sess.Tasks[0].Output != "shop.example.com created" {
+		len(sess.Tasks) != 2 || sess.Tasks[0].Status != "DONE" || sess.Tasks[0].Output != "shop.example.com created" ||
+		sess.Tasks[1].Status != "DONE" || sess.Tasks[1].Output != "the site is called Autumn Sale" {
 		t.Fatalf("session: %d %+v", code, sess)
 	}
 	var slot struct {

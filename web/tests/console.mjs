@@ -108,6 +108,21 @@ try {
   step('task done, live');
   await tab.close();
 
+  // A second message asks the user back; the answer, given in the page,
+  // lets the task finish.
+  current = page;
+  await page.getByLabel('Message', { exact: true }).fill('rename the site');
+  await page.getByLabel('Message', { exact: true }).press('Enter');
+  await page.getByRole('heading', { name: 'Waiting for an answer' }).waitFor({ timeout: wait });
+  await page.getByText('What should the site be called?').first().waitFor({ timeout: wait });
+  await shot(page, '06-follow-up');
+  await page.getByLabel('Answer', { exact: true }).fill('Autumn Sale');
+  await page.getByLabel('Answer', { exact: true }).press('Enter');
+  await page.locator('#h-task', { hasText: 't2' }).locator('.badge', { hasText: 'DONE' }).waitFor({ timeout: wait });
+  await page.getByText('the site is called Autumn Sale').first().waitFor({ timeout: wait });
+  await shot(page, '07-follow-up-answered');
+  step('follow-up answered');
+
   // The platform's views: install two generations of a slot, roll back.
   const admin = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: 'dark' });
   const ap = await admin.newPage();
@@ -127,18 +142,18 @@ try {
   await install(env('MODULE_B'));
   await serving(2);
   await ap.locator('article[data-slot="Probe"] tr[data-generation="2"]').waitFor({ timeout: wait });
-  await shot(ap, '06-slot-two-generations');
+  await shot(ap, '08-slot-two-generations');
   step('installed generations 1 and 2');
   await ap.locator('article[data-slot="Probe"]').getByRole('button', { name: 'Roll back' }).click();
   await serving(3);
   const digest = await ap.locator('article[data-slot="Probe"] header .digest').getAttribute('title');
   check(digest.replace(/^sha256:/, '') === env('DIGEST_A'), `rolled back to ${digest}, want ${env('DIGEST_A')}`);
-  await shot(ap, '07-slot-rolled-back');
+  await shot(ap, '09-slot-rolled-back');
   step('rolled back');
   await ap.keyboard.press('i');
   await ap.getByRole('heading', { name: 'Instances' }).waitFor({ timeout: wait });
   await ap.locator('td', { hasText: 'this instance' }).waitFor({ timeout: wait });
-  await shot(ap, '08-instances');
+  await shot(ap, '10-instances');
   step('instances');
 
   check(errors.length === 0, 'page errors: ' + errors.join('; '));
