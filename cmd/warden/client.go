@@ -152,6 +152,8 @@ func cmdClient(ctx context.Context, group string, args []string, stdout, stderr 
 	}
 	if err == nil {
 		switch {
+		case c.nargs == 0 && len(pos) > 0:
+			err = usagef("takes no arguments, got %q", pos[0])
 		case c.nargs >= 0 && len(pos) != c.nargs:
 			err = usagef("want %d argument%s (%s), got %d", c.nargs, plural(c.nargs), c.args, len(pos))
 		case c.nargs < 0 && len(pos) == 0:
@@ -390,22 +392,37 @@ func (c *apiClient) printRaw(b []byte) {
 
 // table prints rows aligned in columns, the first row being the header.
 func (c *apiClient) table(rows [][]string) {
-	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	_ = tw.Flush()
+	c.aligned(b.Bytes())
 }
 
 // fields prints name-value pairs aligned, skipping empty values.
 func (c *apiClient) fields(pairs ...string) {
-	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1] != "" {
 			fmt.Fprintf(tw, "%s\t%s\n", pairs[i], oneLine(pairs[i+1]))
 		}
 	}
 	_ = tw.Flush()
+	c.aligned(b.Bytes())
+}
+
+// aligned prints what a tabwriter made without the padding it leaves at
+// the end of a line whose last cells are empty.
+func (c *apiClient) aligned(b []byte) {
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		c.stdout.Write(append(bytes.TrimRight(line, " \n"), '\n'))
+	}
 }
 
 // oneLine keeps a value on one line of a table.

@@ -209,13 +209,13 @@ func instancesList(ctx context.Context, c *apiClient, _ []string, _ any) error {
 		fmt.Fprintln(c.stdout, "no instances")
 		return nil
 	}
-	rows := [][]string{{"INSTANCE", "LEASE UNTIL", "SESSIONS", ""}}
+	rows := [][]string{{"INSTANCE", "SESSIONS", "LEASE UNTIL"}}
 	for _, in := range list.Instances {
-		self := ""
+		id := in.ID
 		if in.Self {
-			self = "(this one)"
+			id += " (this one)"
 		}
-		rows = append(rows, []string{in.ID, stamp(in.LeaseUntil), strconv.Itoa(in.Sessions), self})
+		rows = append(rows, []string{id, strconv.Itoa(in.Sessions), stamp(in.LeaseUntil)})
 	}
 	c.table(rows)
 	return nil
