@@ -4,28 +4,22 @@
 // server-sent events; the platform's admin installs, lists and rolls back
 // generations of plugin slots.
 //
-// Routes (tenant key):
+// The routes, their bodies and every answer are described in
+// docs/openapi.json (OpenAPI 3.1, also served at GET /openapi.json): the
+// tenant API under /v1 (sessions, messages, tasks, traces, events,
+// approvals, feedback), the admin API under /admin/v1 (plugin slots,
+// instances), and /healthz, /readyz and /openapi.json, which need no key.
 //
-//	POST /v1/sessions                                   open a session
-//	GET  /v1/sessions                                   the tenant's sessions, newest first (?limit=, ?after=)
-//	GET  /v1/sessions/{session}                         the session and its tasks
-//	POST /v1/sessions/{session}/messages                {"text"}: run a task
-//	GET  /v1/sessions/{session}/events                  server-sent events (Last-Event-ID or ?after=)
-//	GET  /v1/sessions/{session}/tasks/{task}            a task
-//	GET  /v1/sessions/{session}/tasks/{task}/trace      its trace events
-//	POST /v1/sessions/{session}/tasks/{task}/follow-up  {"answer"}
-//	POST /v1/sessions/{session}/tasks/{task}/verify     {"took": true|false}, or {} for the verify tool
-//	POST /v1/sessions/{session}/tasks/{task}/resume     run on a task a dead process left RUNNING
-//	GET  /v1/approvals/{approval}                       a held approval
-//	POST /v1/approvals/{approval}                       {"decision": "CONFIRM"|"REJECT"|"CANCEL"}
+// A message runs asynchronously: POST /v1/sessions/{session}/messages
+// answers 202 at once with the task RUNNING and a Location naming it, and
+// the run goes on without its client (follow the session's events or poll
+// the task). ?wait=30s (any duration up to 5m) waits for the run and
+// answers 200 with the settled task, or 202 when the run is still going.
+// Answers (follow-up, verify, resume, approval decisions) wait by default
+// and take ?wait= too.
 //
-// and (admin key) GET /admin/v1/slots, GET /admin/v1/slots/{slot},
-// PUT /admin/v1/slots/{slot} (JSON with the module in base64, or the
-// module as application/wasm with ?sha256= and a Warden-Config header),
-// POST /admin/v1/slots/{slot}/rollback; /healthz and /readyz need no key.
-//
-// Every request but /healthz and /readyz carries "Authorization: Bearer
-// <key>". A tenant key reaches only that tenant's sessions and approvals: a
+// Every request but /healthz, /readyz and /openapi.json carries
+// "Authorization: Bearer <key>". A tenant key reaches only that tenant's sessions and approvals: a
 // foreign id answers 404 exactly like an unknown one, so ids never leak.
 // Errors are JSON, {"error":{"code":"...","message":"..."}}, with a stable
 // code (see errors.go); a request that fails changes nothing.

@@ -189,7 +189,7 @@ func newPluginFixture(t *testing.T, dir string, gens server.GenerationLog) *plug
 	if err := srv.LoadPlugins(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	return &pluginFixture{fixture: &fixture{srv: srv, ts: hs, tools: toolSrv}, dir: dir, gens: gens, log: lg}
 }

@@ -317,42 +317,57 @@ func (s *Server) Close() {
 // Handler returns the API's routes.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !s.ready.Load() {
-			writeError(w, fail(http.StatusServiceUnavailable, "not_ready", "the server is not ready"))
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	})
-
-	mux.Handle("POST /v1/sessions", s.tenant(s.createSession))
-	mux.Handle("GET /v1/sessions", s.tenant(s.listSessions))
-	mux.Handle("GET /v1/sessions/{session}", s.tenant(s.getSession))
-	mux.Handle("POST /v1/sessions/{session}/messages", s.tenant(s.limited(s.postMessage)))
-	mux.Handle("GET /v1/sessions/{session}/events", s.tenant(s.streamEvents))
-	mux.Handle("GET /v1/sessions/{session}/tasks/{task}", s.tenant(s.getTask))
-	mux.Handle("GET /v1/sessions/{session}/tasks/{task}/trace", s.tenant(s.getTrace))
-	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/follow-up", s.tenant(s.limited(s.answerFollowUp)))
-	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/verify", s.tenant(s.limited(s.answerVerify)))
-	mux.Handle("POST /v1/sessions/{session}/tasks/{task}/resume", s.tenant(s.limited(s.resumeTask)))
-	mux.Handle("GET /v1/approvals", s.tenant(s.listApprovals))
-	mux.Handle("GET /v1/approvals/{approval}", s.tenant(s.getApproval))
-	mux.Handle("POST /v1/approvals/{approval}", s.tenant(s.limited(s.decideApproval)))
-	mux.Handle("GET /v1/feedback/tools", s.tenant(s.feedbackTools))
-
-	mux.Handle("GET /admin/v1/slots", s.admin(s.listSlots))
-	mux.Handle("GET /admin/v1/slots/{slot}", s.admin(s.getSlot))
-	mux.Handle("PUT /admin/v1/slots/{slot}", s.admin(s.installSlot))
-	mux.Handle("POST /admin/v1/slots/{slot}/rollback", s.admin(s.rollbackSlot))
-	mux.Handle("GET /admin/v1/instances", s.admin(s.listInstances))
-
+	for _, rt := range s.routes() {
+		mux.Handle(rt.pattern, rt.handler)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fail(http.StatusNotFound, CodeNotFound, "no route for "+r.Method+" "+r.URL.Path))
 	})
 	return mux
+}
+
+// route is one route of the API: a ServeMux pattern ("METHOD /path") and
+// its handler. docs/openapi.json has one operation per route.
+type route struct {
+	pattern string
+	handler http.Handler
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		})},
+		{"GET /readyz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if !s.ready.Load() {
+				writeError(w, fail(http.StatusServiceUnavailable, "not_ready", "the server is not ready"))
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		})},
+		{"GET /openapi.json", http.HandlerFunc(serveOpenAPI)},
+
+		{"POST /v1/sessions", s.tenant(s.createSession)},
+		{"GET /v1/sessions", s.tenant(s.listSessions)},
+		{"GET /v1/sessions/{session}", s.tenant(s.getSession)},
+		{"POST /v1/sessions/{session}/messages", s.tenant(s.limited(s.postMessage))},
+		{"GET /v1/sessions/{session}/events", s.tenant(s.streamEvents)},
+		{"GET /v1/sessions/{session}/tasks/{task}", s.tenant(s.getTask)},
+		{"GET /v1/sessions/{session}/tasks/{task}/trace", s.tenant(s.getTrace)},
+		{"POST /v1/sessions/{session}/tasks/{task}/follow-up", s.tenant(s.limited(s.answerFollowUp))},
+		{"POST /v1/sessions/{session}/tasks/{task}/verify", s.tenant(s.limited(s.answerVerify))},
+		{"POST /v1/sessions/{session}/tasks/{task}/resume", s.tenant(s.limited(s.resumeTask))},
+		{"GET /v1/approvals", s.tenant(s.listApprovals)},
+		{"GET /v1/approvals/{approval}", s.tenant(s.getApproval)},
+		{"POST /v1/approvals/{approval}", s.tenant(s.limited(s.decideApproval))},
+		{"GET /v1/feedback/tools", s.tenant(s.feedbackTools)},
+
+		{"GET /admin/v1/slots", s.admin(s.listSlots)},
+		{"GET /admin/v1/slots/{slot}", s.admin(s.getSlot)},
+		{"PUT /admin/v1/slots/{slot}", s.admin(s.installSlot)},
+		{"POST /admin/v1/slots/{slot}/rollback", s.admin(s.rollbackSlot)},
+		{"GET /admin/v1/instances", s.admin(s.listInstances)},
+	}
 }
 
 type tenantHandler func(w http.ResponseWriter, r *http.Request, tenant string) error

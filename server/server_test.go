@@ -123,7 +123,7 @@ func buildFixture(t *testing.T, fs fixtureSetup) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	return &fixture{srv: srv, ts: hs, tools: toolSrv}
 }

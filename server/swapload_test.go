@@ -204,7 +204,7 @@ func newSwapRig(t *testing.T, h *host.Host) *swapRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	// The timeout only keeps a hung request from hanging the test.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}

@@ -192,7 +192,7 @@ func TestAdminRecordsGenerations(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	f := &fixture{srv: srv, ts: hs}
 	good, goodv2 := host.Digest(testdata.Bytes(t, "good")), host.Digest(testdata.Bytes(t, "goodv2"))
