@@ -16,7 +16,7 @@ function stat(s, snake, go) {
 const outcomes = [
   ['pass', 'Pass', 'ok'], ['success', 'Success', 'ok'], ['failed', 'Failed', 'bad'], ['rejected', 'Rejected', 'bad'],
   ['deferred', 'Deferred', 'wait'], ['traps', 'Traps', 'bad'], ['timeouts', 'Timeouts', 'bad'],
-  ['violations', 'Violations', 'bad'], ['unavailable', 'Unavailable', 'bad'],
+  ['memory_limits', 'MemoryLimits', 'bad'], ['violations', 'Violations', 'bad'], ['unavailable', 'Unavailable', 'bad'],
 ];
 
 // latency finds a stats histogram: {bounds_ms, counts}, wherever the API
@@ -37,12 +37,33 @@ function meanMs(s) {
   return ms / calls;
 }
 
+// seen keeps, per slot and generation, the last stats this tab saw: the
+// API reports the serving generation's counters only, so a generation
+// swapped out keeps the numbers it had when the console last looked.
+const SEEN = 'warden.slotstats';
+function remember(slots) {
+  let seen = {};
+  try {
+    seen = JSON.parse(sessionStorage.getItem(SEEN) || '{}');
+  } catch {
+    seen = {};
+  }
+  for (const s of slots) {
+    if (!s.stats || !s.current) continue;
+    const m = (seen[s.name] ||= {});
+    m[s.current.number] = s.stats;
+  }
+  sessionStorage.setItem(SEEN, JSON.stringify(seen));
+  return seen;
+}
+
 // Slots is the platform's view of the plugin slots: each slot's serving
 // generation, its history, the candidates it refused, its metrics, and
 // install and rollback.
 export function Slots() {
   const { data, error, loading, reload } = useLoad(() => get('/admin/v1/slots'), []);
   const slots = data?.slots || [];
+  const seen = remember(slots);
   return (
     <section aria-labelledby="h-slots">
       <div class="bar">
@@ -53,7 +74,7 @@ export function Slots() {
       <Install slots={slots} onDone={reload} />
       <Loading when={loading && !data} />
       {data && slots.length === 0 && <p class="muted">No slots: install a module to create one.</p>}
-      <div class="cards">{slots.map((s) => <Slot key={s.name} slot={s} onChange={reload} />)}</div>
+      <div class="cards">{slots.map((s) => <Slot key={s.name} slot={s} seen={seen[s.name] || {}} onChange={reload} />)}</div>
     </section>
   );
 }
@@ -133,7 +154,7 @@ function Install({ slots, onDone }) {
   );
 }
 
-function Slot({ slot, onChange }) {
+function Slot({ slot, seen, onChange }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
   const cur = slot.current;
@@ -150,9 +171,9 @@ function Slot({ slot, onChange }) {
       setBusy(false);
     }
   };
-  // Metrics per generation where the API keeps them; else the serving
-  // generation's counters.
-  const statsOf = (g) => g.stats ?? (g.number === cur.number ? slot.stats : null);
+  // Metrics per generation where the API gives them; else the serving
+  // generation's counters and the last ones seen of the others.
+  const statsOf = (g) => g.stats ?? (g.number === cur.number ? slot.stats : seen[g.number] ?? null);
   const withStats = gens.filter((g) => statsOf(g)).sort((a, b) => a.number - b.number);
   const hist = latency(slot.stats);
   return (
@@ -164,6 +185,12 @@ function Slot({ slot, onChange }) {
           title="Serve the previous generation again">{busy ? 'Rolling back…' : 'Roll back'}</button>
       </header>
       <ErrorNote error={error} />
+      <p class="muted small">
+        {stat(slot.stats, 'calls', 'Calls')} calls · {stat(slot.stats, 'instances_live', 'InstancesLive')} instances live
+        ({stat(slot.stats, 'instances_idle', 'InstancesIdle')} idle) · {stat(slot.stats, 'in_flight', 'InFlight')} in flight
+        {slot.stats?.instance_memory_bytes_max > 0 && <> · largest instance memory {(slot.stats.instance_memory_bytes_max / 1048576).toFixed(1)} MiB
+          {slot.stats.memory_limit_pages > 0 && <> of {(slot.stats.memory_limit_pages / 16).toFixed(0)} MiB</>}</>}
+      </p>
       <div class="charts">
         <figure>
           <figcaption>Outcomes per generation</figcaption>
@@ -172,7 +199,7 @@ function Slot({ slot, onChange }) {
             const parts = outcomes.map(([k, go, cls]) => ({ n: stat(s, k, go), cls, k }));
             return (
               <div class="outcomes">
-                <span class="gen">gen {g.number}</span>
+                <span class="gen">gen {g.number}{g.number !== cur.number && !g.stats && <span class="muted" title="last seen by this console"> *</span>}</span>
                 <Bar width={220} parts={parts} label={`generation ${g.number}: ` + parts.filter((p) => p.n).map((p) => `${p.k} ${p.n}`).join(', ')} />
                 <span class="small">{parts.filter((p) => p.n).map((p) => `${p.k} ${p.n}`).join(' · ') || 'no calls'}</span>
               </div>
@@ -189,6 +216,7 @@ function Slot({ slot, onChange }) {
           {hist ? <Histogram bounds={hist.bounds_ms} counts={hist.counts} label={`latency of generation ${cur.number}`} /> : <p class="muted small">No histogram.</p>}
         </figure>
       </div>
+      {withStats.some((g) => g.number !== cur.number && !g.stats) && <p class="muted small">* a generation no longer serving: its counters as this console last saw them.</p>}
       <table class="list gens">
         <caption>Generations, newest first</caption>
         <thead><tr><th scope="col">#</th><th scope="col">Plugin</th><th scope="col">Digest</th><th scope="col">Installed</th><th scope="col">Self-test</th><th scope="col">State</th></tr></thead>
