@@ -38,6 +38,12 @@ func TestListApprovals(t *testing.T) {
 		// Approvals are stamped to the millisecond: keep their order plain.
 		time.Sleep(5 * time.Millisecond)
 	}
+	// Another tenant's approval never shows.
+	gs := f.session(t, keyGlobex)
+	var foreign server.RunResult
+	if code, eb := f.do(t, "POST", "/v1/sessions/"+gs+"/messages?wait=5m", keyGlobex, springLaunch, &foreign); code != http.StatusOK || foreign.Approval == nil {
+		t.Fatalf("globex message: %d %+v", code, eb)
+	}
 	newest := slices.Clone(held)
 	slices.Reverse(newest)
 	var done server.RunResult
@@ -56,7 +62,7 @@ func TestListApprovals(t *testing.T) {
 		{"confirmed as stored", "?status=CONFIRM", keyAcme, held[:1], false},
 		{"rejected", "?status=REJECTED", keyAcme, []string{}, false},
 		{"first page", "?limit=2", keyAcme, newest[:2], true},
-		{"another tenant sees none", "", keyGlobex, []string{}, false},
+		{"another tenant sees its own", "", keyGlobex, []string{foreign.Approval.ID}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
