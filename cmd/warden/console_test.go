@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,6 +111,14 @@ func newestUnder(t *testing.T, paths ...string) time.Time {
 		}
 	}
 	return newest
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func modTime(p string) time.Time {
@@ -212,7 +221,16 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	t.Parallel()
 	chromium := needTool(t, "chromium", os.Getenv("WARDEN_CHROMIUM"), "/usr/bin/chromium", "chromium")
-	node := needTool(t, "node", "node")
+	node := needTool(t, "node", os.Getenv("WARDEN_NODE"), "node")
+	// playwright-core 1.65 runs on Node 20 or later.
+	out, err := exec.Command(node, "-p", "process.versions.node").Output()
+	version := strings.TrimSpace(string(out))
+	if major, _, _ := strings.Cut(version, "."); err != nil || atoi(major) < 20 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is Node %q (%v): playwright-core needs 20 or later (set WARDEN_NODE)", node, version, err)
+		}
+		t.Skipf("%s is Node %q (%v): playwright-core needs 20 or later (set WARDEN_NODE)", node, version, err)
+	}
 	npm := needTool(t, "npm", "npm")
 	began := time.Now()
 	web := ensureConsole(t, npm)
@@ -257,7 +275,7 @@ func TestConsoleBrowser(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	browsing := time.Now()
-	out, err := cmd.CombinedOutput()
+	out, err = cmd.CombinedOutput()
 	t.Logf("browser script (%v):\n%s", time.Since(browsing).Round(time.Millisecond), out)
 	if err != nil {
 		t.Fatalf("browser script: %v\nwarden:\n%s", err, srv.out.String())

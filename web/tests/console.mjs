@@ -149,6 +149,7 @@ try {
   const digest = await ap.locator('article[data-slot="Probe"] header .digest').getAttribute('title');
   check(digest.replace(/^sha256:/, '') === env('DIGEST_A'), `rolled back to ${digest}, want ${env('DIGEST_A')}`);
   await shot(ap, '09-slot-rolled-back');
+  await ap.locator('article[data-slot="Probe"]').screenshot({ path: path.join(artifacts, '09-slot-probe.png') });
   step('rolled back');
   await ap.keyboard.press('i');
   await ap.getByRole('heading', { name: 'Instances' }).waitFor({ timeout: wait });
