@@ -295,10 +295,20 @@ type NodeSuspend struct {
 	Question       string   `json:"question"`
 	ExpectedFields []string `json:"expectedFields,omitempty"`
 	Suggestions    []string `json:"suggestions,omitempty"`
-	// Approval: the gated call.
+	// Approval: the gated call, and its arguments as the question shows
+	// them (Summary: label and value, sensitive values masked, platform
+	// parameters left out; CONTRACT_SPEC §14.1), for clients that show
+	// the question's lines apart from its text.
 	Tool       string          `json:"tool,omitempty"`
 	Args       json.RawMessage `json:"args,omitempty"`
 	ArgsDigest string          `json:"argsDigest,omitempty"`
+	Summary    []ArgLine       `json:"summary,omitempty"`
+}
+
+// ArgLine is one argument of an approval's summary.
+type ArgLine struct {
+	Label string `json:"label"`
+	Value string `json:"value"`
 }
 
 // NodeFinish declares the node done (node.finish).

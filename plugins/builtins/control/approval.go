@@ -3,7 +3,6 @@ package control
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/agentwarden/warden/abi"
@@ -43,24 +42,26 @@ func approval(c *rules.Call) rules.Decision {
 		return rules.Rejected(abi.WriteContractIncomplete, abi.WriteContractIncomplete.Reason(c.L, "tool", g.Tool), abi.NextCallWriteFirst.Text(c.L))
 	}
 	question := c.Arg("summary")
-	if lines := approvalDigest(c.L, t, gjson.ParseBytes(g.Args)); len(lines) > 0 {
-		question += "\n" + strings.Join(lines, "\n")
+	summary := approvalDigest(t, gjson.ParseBytes(g.Args))
+	colon := rules.Colon.In(c.L)
+	for _, l := range summary {
+		question += "\n" + l.Label + colon + l.Value
 	}
 	return rules.Succeeded(c.Text(txApprovalOK, "tool", g.Tool), abi.EffectNodeSuspend, abi.NodeSuspend{
-		Kind: abi.SuspendApproval, Question: question, Tool: g.Tool, Args: g.Args, ArgsDigest: g.ArgsDigest,
+		Kind: abi.SuspendApproval, Question: question, Tool: g.Tool, Args: g.Args, ArgsDigest: g.ArgsDigest, Summary: summary,
 	})
 }
 
-// approvalDigest renders the bound arguments of a gated call as
-// "label：value" lines, in the order of the arguments (§14.1): the label is
+// approvalDigest renders the bound arguments of a gated call as label and
+// value lines ("label：value" in the question), in the order of the
+// arguments (§14.1): the label is
 // the contract's args.<p>.label, else the parameter path; sensitive values
 // are masked (mask); parameters the contract binds from platform.*
 // are left out (§11); null values are skipped. Array items are labelled with
 // a 1-based index, "商品编码[2]". A parameter the contract lists is one line
 // even when its value is an object or array (canonical JSON).
-func approvalDigest(l abi.Locale, t *contract.Tool, args gjson.Result) []string {
-	colon := rules.Colon.In(l)
-	var lines []string
+func approvalDigest(t *contract.Tool, args gjson.Result) []abi.ArgLine {
+	var lines []abi.ArgLine
 	var walk func(concrete, pattern string, index []int, v gjson.Result)
 	walk = func(concrete, pattern string, index []int, v gjson.Result) {
 		arg := t.Args[pattern]
@@ -99,7 +100,7 @@ func approvalDigest(l abi.Locale, t *contract.Tool, args gjson.Result) []string 
 		if arg != nil && arg.Sensitive {
 			text = mask(text)
 		}
-		lines = append(lines, label+colon+text)
+		lines = append(lines, abi.ArgLine{Label: label, Value: text})
 	}
 	args.ForEach(func(k, v gjson.Result) bool {
 		walk(k.Str, k.Str, nil, v)

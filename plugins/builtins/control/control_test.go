@@ -79,7 +79,9 @@ func TestApproval(t *testing.T) {
 	questionEN := "create site\n网站名称: 春季促销\n联系电话: 138****5678\n空间: sp-1\n商品编码[1]: G1\n商品编码[2]: G2\n密钥: ****\nnote: hi"
 	suspend := func(q string) string {
 		b, _ := json.Marshal([]abi.Effect{{Kind: abi.EffectNodeSuspend, Payload: mustJSON(abi.NodeSuspend{
-			Kind: abi.SuspendApproval, Question: q, Tool: "create_site", Args: json.RawMessage(gatedArgs), ArgsDigest: "d1"})}})
+			Kind: abi.SuspendApproval, Question: q, Tool: "create_site", Args: json.RawMessage(gatedArgs), ArgsDigest: "d1",
+			Summary: []abi.ArgLine{{Label: "网站名称", Value: "春季促销"}, {Label: "联系电话", Value: "138****5678"}, {Label: "空间", Value: "sp-1"},
+				{Label: "商品编码[1]", Value: "G1"}, {Label: "商品编码[2]", Value: "G2"}, {Label: "密钥", Value: "****"}, {Label: "note", Value: "hi"}}})}})
 		return string(b)
 	}
 	for _, tt := range []tc{

@@ -121,8 +121,9 @@ func TestApprovalDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := `{"buyer":{"taxNo":"91310000ABCDEF1234","name":"甲"},"userId":7,"lines":[{"qty":1},{"qty":2,"sku":"x"}],"meta":{"b":1,"a":2},"none":null}`
-	want := []string{"税号：913****1234", "buyer.name：甲", "数量[1]：1", "数量[2]：2", "lines[1].sku：x", `附加：{"a":2,"b":1}`}
-	if got := approvalDigest(abi.LocaleZH, ct.Tool("w"), gjson.Parse(args)); !slices.Equal(got, want) {
+	want := []abi.ArgLine{{Label: "税号", Value: "913****1234"}, {Label: "buyer.name", Value: "甲"}, {Label: "数量[1]", Value: "1"},
+		{Label: "数量[2]", Value: "2"}, {Label: "lines[1].sku", Value: "x"}, {Label: "附加", Value: `{"a":2,"b":1}`}}
+	if got := approvalDigest(ct.Tool("w"), gjson.Parse(args)); !slices.Equal(got, want) {
 		t.Fatalf("digest:\n got %q\nwant %q", got, want)
 	}
 }
