@@ -72,12 +72,10 @@ var groupOrder = map[string][]string{
 func groupUsage(group string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: warden %s <command> [flags] [arguments]\n\ncommands:\n", group)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, name := range groupOrder[group] {
 		c := clientGroups[group][name]
-		fmt.Fprintf(tw, "  %s %s\t%s\n", name, c.args, c.help)
+		fmt.Fprintf(&b, "  %s\n      %s\n", strings.TrimSpace(name+" "+c.args), c.help)
 	}
-	_ = tw.Flush()
 	b.WriteString(clientFlagsUsage)
 	return b.String()
 }

@@ -50,7 +50,7 @@ var pluginCommands = map[string]clientCommand{
 	"show": {args: "SLOT", help: "show a slot: its generations, refused candidates and the serving plugin's counters (admin key)",
 		nargs: 1, run: pluginsShow},
 	"install": {args: "[--sha256 HEX] [--config FILE] SLOT FILE.wasm", nargs: 2, run: pluginsInstall,
-		help: "upload a module as the slot's next generation; it serves once verified, compiled, configured and self-tested (admin key)",
+		help: "upload a module as the slot's next generation, pinned to --sha256 or else to the file's own digest, with --config as its configuration (JSON); it serves once verified, compiled, configured and self-tested (admin key)",
 		flags: func(fs *flag.FlagSet) any {
 			return &installOpts{sha256: fs.String("sha256", "", ""), config: fs.String("config", "", "")}
 		}},

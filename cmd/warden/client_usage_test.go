@@ -90,7 +90,7 @@ func TestClientUsageText(t *testing.T) {
 			t.Errorf("%s: usage order lists %v, the group has %d commands", group, groupOrder[group], len(cmds))
 		}
 		for name := range cmds {
-			if !strings.Contains(u, "\n  "+name+" ") {
+			if !strings.Contains(u, "\n  "+strings.TrimSpace(name+" "+cmds[name].args)+"\n      "+cmds[name].help+"\n") {
 				t.Errorf("%s usage does not name %s:\n%s", group, name, u)
 			}
 		}
