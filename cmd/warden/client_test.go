@@ -269,4 +269,25 @@ func TestClientAsync(t *testing.T) {
 			}
 		})
 	}
+	t.Run("--json", func(t *testing.T) {
+		t.Parallel()
+		var s struct {
+			ID    string `json:"id"`
+			Tasks []any  `json:"tasks"`
+		}
+		out := f.must(clientAcme, "sessions", "new", "--json")
+		if err := json.Unmarshal([]byte(out), &s); err != nil || !strings.HasPrefix(s.ID, "s_") || s.Tasks == nil || strings.Count(out, "\n") != 1 {
+			t.Fatalf("sessions new --json = %q: %v", out, err)
+		}
+		var res struct {
+			Task struct {
+				ID, Status string
+			} `json:"task"`
+			Events []any `json:"events"`
+		}
+		out = f.must(clientAcme, "sessions", "send", "--no-wait", "--json", s.ID, askSite)
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Task.ID != "t1" || res.Task.Status != "RUNNING" || strings.Count(out, "\n") != 1 {
+			t.Fatalf("sessions send --no-wait --json = %q: %v", out, err)
+		}
+	})
 }
