@@ -22,7 +22,7 @@ export function Bar({ parts, label, width = 160 }) {
 export function Histogram({ bounds, counts, label }) {
   if (!counts?.length) return <p class="muted small">No calls yet.</p>;
   const max = Math.max(1, ...counts);
-  const bw = 26;
+  const bw = 36;
   const h = 90;
   const width = counts.length * bw + 10;
   // Without bounds (an older server) the buckets are only numbered.

@@ -186,7 +186,7 @@ function Slot({ slot, seen, onChange }) {
       </header>
       <ErrorNote error={error} />
       <p class="muted small">
-        {stat(slot.stats, 'calls', 'Calls')} calls · {stat(slot.stats, 'instances_live', 'InstancesLive')} instances live
+        {stat(slot.stats, 'calls', 'Calls')} calls · {stat(slot.stats, 'instances_live', 'InstancesLive')} instance{stat(slot.stats, 'instances_live', 'InstancesLive') === 1 ? '' : 's'} live
         ({stat(slot.stats, 'instances_idle', 'InstancesIdle')} idle) · {stat(slot.stats, 'in_flight', 'InFlight')} in flight
         {slot.stats?.instance_memory_bytes_max > 0 && <> · largest instance memory {(slot.stats.instance_memory_bytes_max / 1048576).toFixed(1)} MiB
           {slot.stats.memory_limit_pages > 0 && <> of {(slot.stats.memory_limit_pages / 16).toFixed(0)} MiB</>}</>}

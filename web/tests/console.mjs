@@ -123,6 +123,17 @@ try {
   await shot(page, '07-follow-up-answered');
   step('follow-up answered');
 
+  // The feedback per tool counts the calls the two tasks made.
+  await page.locator('body').press('f');
+  await page.getByRole('heading', { name: 'Tool feedback' }).waitFor({ timeout: wait });
+  // A server whose feedback store is not wired to the API answers
+  // feedback_off, which the page shows as the API wrote it.
+  const rows = page.locator('table.list tr', { hasText: 'create_website' }).first();
+  const off = page.getByRole('alert').filter({ hasText: 'feedback_off' });
+  await rows.or(off).waitFor({ timeout: wait });
+  await shot(page, '08-feedback');
+  step((await off.count()) ? 'tool feedback: the server answers feedback_off' : 'tool feedback');
+
   // The platform's views: install two generations of a slot, roll back.
   const admin = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: 'dark' });
   const ap = await admin.newPage();
@@ -142,19 +153,19 @@ try {
   await install(env('MODULE_B'));
   await serving(2);
   await ap.locator('article[data-slot="Probe"] tr[data-generation="2"]').waitFor({ timeout: wait });
-  await shot(ap, '08-slot-two-generations');
+  await shot(ap, '09-slot-two-generations');
   step('installed generations 1 and 2');
   await ap.locator('article[data-slot="Probe"]').getByRole('button', { name: 'Roll back' }).click();
   await serving(3);
   const digest = await ap.locator('article[data-slot="Probe"] header .digest').getAttribute('title');
   check(digest.replace(/^sha256:/, '') === env('DIGEST_A'), `rolled back to ${digest}, want ${env('DIGEST_A')}`);
-  await shot(ap, '09-slot-rolled-back');
-  await ap.locator('article[data-slot="Probe"]').screenshot({ path: path.join(artifacts, '09-slot-probe.png') });
+  await shot(ap, '10-slot-rolled-back');
+  await ap.locator('article[data-slot="Probe"]').screenshot({ path: path.join(artifacts, '11-slot-probe.png') });
   step('rolled back');
   await ap.keyboard.press('i');
   await ap.getByRole('heading', { name: 'Instances' }).waitFor({ timeout: wait });
   await ap.locator('td', { hasText: 'this instance' }).waitFor({ timeout: wait });
-  await shot(ap, '10-instances');
+  await shot(ap, '12-instances');
   step('instances');
 
   check(errors.length === 0, 'page errors: ' + errors.join('; '));
