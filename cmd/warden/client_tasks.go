@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -209,9 +212,57 @@ func tasksTrace(ctx context.Context, c *apiClient, args []string, _ any) error {
 // say when it has.
 const watchPoll = 250 * time.Millisecond
 
+// A stream that drops is opened again after watchRetry, from the last
+// event it brought, up to watchRetries times in a row.
+const (
+	watchRetry   = 500 * time.Millisecond
+	watchRetries = 5
+)
+
+// streamItem is one event of a stream (its data), or how the stream ended.
+type streamItem struct {
+	data []byte
+	err  error
+}
+
+// readEvents sends the data of each complete server-sent event body
+// holds, then how the stream ended; an event cut by the end is dropped.
+func readEvents(ctx context.Context, body io.ReadCloser, out chan<- streamItem) {
+	defer body.Close()
+	send := func(it streamItem) bool {
+		select {
+		case out <- it:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if len(data) > 0 && !send(streamItem{data: []byte(strings.Join(data, "\n"))}) {
+				return
+			}
+			data = nil
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	err := sc.Err()
+	if err == nil {
+		err = errors.New("the server closed the event stream")
+	}
+	send(streamItem{err: err})
+}
+
 // tasksWatch follows the session's event stream, printing the task's
 // events, until the task is no longer RUNNING; then it prints the events
-// the stream had not brought yet and how the task stands.
+// the stream had not brought yet and how the task stands. A stream that
+// drops is followed again from where it stopped.
 func tasksWatch(ctx context.Context, c *apiClient, args []string, _ any) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -227,44 +278,33 @@ func tasksWatch(ctx context.Context, c *apiClient, args []string, _ any) error {
 	if _, err := task(); err != nil {
 		return err
 	}
-	resp, err := c.open(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(args[0]) + "/events",
-		header: http.Header{"Accept": {"text/event-stream"}}})
+	// seen is the last event the stream brought, of any task; last the
+	// last one printed.
+	var seen, last int64
+	open := func() (<-chan streamItem, error) {
+		q := url.Values{}
+		if seen > 0 {
+			q.Set("after", strconv.FormatInt(seen, 10))
+		}
+		resp, err := c.open(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(args[0]) + "/events", query: q,
+			header: http.Header{"Accept": {"text/event-stream"}}})
+		if err != nil {
+			return nil, err
+		}
+		ch := make(chan streamItem)
+		go readEvents(ctx, resp.Body, ch)
+		return ch, nil
+	}
+	events, err := open()
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	type item struct {
-		data []byte
-		err  error
-	}
-	events := make(chan item)
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				select {
-				case events <- item{data: []byte(data)}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-		err := sc.Err()
-		if err == nil {
-			err = fmt.Errorf("the server closed the event stream")
-		}
-		select {
-		case events <- item{err: err}:
-		case <-ctx.Done():
-		}
-	}()
-	var last int64
 	show := func(data []byte) error {
 		var e loop.Event
 		if err := json.Unmarshal(data, &e); err != nil {
 			return fmt.Errorf("an event of the stream is not JSON: %w", err)
 		}
+		seen = max(seen, e.Seq)
 		if e.Task != args[1] || e.Seq <= last {
 			return nil
 		}
@@ -276,19 +316,39 @@ func tasksWatch(ctx context.Context, c *apiClient, args []string, _ any) error {
 		}
 		return nil
 	}
+	drops := 0
 	tick := time.NewTicker(watchPoll)
 	defer tick.Stop()
 	for {
 		select {
 		case it := <-events:
-			if it.err != nil {
-				if ctx.Err() != nil {
+			if it.err == nil {
+				drops = 0
+				if err := show(it.data); err != nil {
+					return err
+				}
+				continue
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// Dropped: open it again from the last event, while the
+			// server answers; a refusal ends the watch.
+			for events = nil; events == nil; {
+				if drops++; drops > watchRetries {
+					return fmt.Errorf("watch %s %s: %w", args[0], args[1], it.err)
+				}
+				select {
+				case <-time.After(watchRetry):
+				case <-ctx.Done():
 					return ctx.Err()
 				}
-				return fmt.Errorf("watch %s %s: %w", args[0], args[1], it.err)
-			}
-			if err := show(it.data); err != nil {
-				return err
+				var ar *apiRefusal
+				if events, err = open(); errors.As(err, &ar) {
+					return err
+				} else if err != nil {
+					it.err = err
+				}
 			}
 			continue
 		case <-tick.C:

@@ -1,8 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -290,4 +298,59 @@ func TestClientAsync(t *testing.T) {
 			t.Fatalf("sessions send --no-wait --json = %q: %v", out, err)
 		}
 	})
+}
+
+// cutBody ends a response after n bytes, as a dropped connection would.
+type cutBody struct {
+	r io.ReadCloser
+	n int
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, io.EOF
+	}
+	if len(p) > b.n {
+		p = p[:b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n -= n
+	return n, err
+}
+
+func (b *cutBody) Close() error { return b.r.Close() }
+
+// TestClientWatchDrops: watch follows a stream that drops in the middle of
+// an event from where it stopped, and prints every event once.
+func TestClientWatchDrops(t *testing.T) {
+	t.Parallel()
+	f := newClientFixture(t, approvalFile, 2*time.Second)
+	up, err := url.Parse(f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streams atomic.Int32
+	proxy := httputil.NewSingleHostReverseProxy(up)
+	proxy.FlushInterval = -1
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if strings.HasSuffix(resp.Request.URL.Path, "/events") && streams.Add(1) == 1 {
+			// The preamble, then part of the first event.
+			resp.Body = &cutBody{r: resp.Body, n: len(": warden events\n\n") + 20}
+		}
+		return nil
+	}
+	ps := httptest.NewServer(proxy)
+	t.Cleanup(ps.Close)
+	s := f.newSession(clientAcme)
+	f.must(clientAcme, "sessions", "send", "--no-wait", s, askSite)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"tasks", "watch", s, "t1", "--server", ps.URL, "--key", clientAcme}, &stdout, &stderr)
+	var ap struct{ Tasks []struct{ Approval string } }
+	if err := json.Unmarshal([]byte(f.raw(clientAcme, "/v1/sessions/"+s)), &ap); err != nil || len(ap.Tasks) != 1 {
+		t.Fatalf("session: %v %+v", err, ap)
+	}
+	if want := expand(approvalTrace+approvalWait, map[string]string{"A": ap.Tasks[0].Approval}); code != 0 || stdout.String() != want || stderr.Len() > 0 {
+		t.Fatalf("watch through a dropping stream = %d\n%s\n%s\nwant\n%s", code, stdout.String(), stderr.String(), want)
+	}
+	t.Logf("%d event streams opened", streams.Load())
 }
