@@ -33,6 +33,26 @@ function check(cond, msg) {
   if (!cond) throw new Error(msg);
 }
 
+// offline fails any request that leaves the server: the console loads
+// nothing from a CDN or a font service.
+const external = [];
+async function offline(ctx) {
+  await ctx.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(base + '/') || url.startsWith('data:')) return route.continue();
+    external.push(url);
+    return route.abort();
+  });
+}
+
+// labelled checks that every form control on the page has a label.
+async function labelled(page, view) {
+  const bare = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea')]
+    .filter((el) => !el.labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+    .map((el) => el.outerHTML));
+  check(bare.length === 0, `${view}: controls without a label: ${bare.join(' ')}`);
+}
+
 async function login(page, key) {
   await page.goto(base + '/');
   await page.getByLabel('API key', { exact: true }).fill(key);
@@ -41,10 +61,12 @@ async function login(page, key) {
 
 try {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await offline(ctx);
   const page = await ctx.newPage();
   current = page;
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (/Content Security Policy/.test(m.text())) errors.push(m.text()); });
 
   // A bad key is refused with the API's own error.
   await login(page, 'not-a-key');
@@ -52,6 +74,7 @@ try {
   await refused.waitFor({ timeout: wait });
   const text = await refused.innerText();
   check(text.includes('unauthorized') && text.includes('a valid tenant API key is required'), 'bad key: ' + text);
+  await labelled(page, 'login');
   await shot(page, '01-login-refused');
   step('bad key refused');
 
@@ -72,6 +95,7 @@ try {
   await page.getByLabel('Message', { exact: true }).press('Enter');
   await page.locator('tr[data-tool="create_website"]', { hasText: 'APPROVAL_REQUIRED' }).waitFor({ timeout: wait });
   await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: wait });
+  await labelled(page, 'session');
   await shot(page, '03-write-held');
   step('write held');
 
@@ -89,6 +113,7 @@ try {
   const summary = await card.innerText();
   check(summary.includes('Sho****Site'), 'no masked name in the approval: ' + summary);
   check(!(await tab.content()).includes('Shop Front Site'), 'the sensitive name shows unmasked on the approvals page');
+  await labelled(tab, 'approvals');
   await shot(tab, '04-approval-pending');
   step('approval pending, masked');
   // By keyboard: focus the decision and press Enter.
@@ -115,6 +140,7 @@ try {
   await page.getByLabel('Message', { exact: true }).press('Enter');
   await page.getByRole('heading', { name: 'Waiting for an answer' }).waitFor({ timeout: wait });
   await page.getByText('What should the site be called?').first().waitFor({ timeout: wait });
+  await labelled(page, 'follow-up');
   await shot(page, '06-follow-up');
   await page.getByLabel('Answer', { exact: true }).fill('Autumn Sale');
   await page.getByLabel('Answer', { exact: true }).press('Enter');
@@ -136,9 +162,11 @@ try {
 
   // The platform's views: install two generations of a slot, roll back.
   const admin = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: 'dark' });
+  await offline(admin);
   const ap = await admin.newPage();
   current = ap;
   ap.on('pageerror', (e) => errors.push(e.message));
+  ap.on('console', (m) => { if (/Content Security Policy/.test(m.text())) errors.push(m.text()); });
   await login(ap, adminKey);
   await ap.getByRole('heading', { name: 'Plugin slots' }).waitFor({ timeout: wait });
   const install = async (file) => {
@@ -153,6 +181,7 @@ try {
   await install(env('MODULE_B'));
   await serving(2);
   await ap.locator('article[data-slot="Probe"] tr[data-generation="2"]').waitFor({ timeout: wait });
+  await labelled(ap, 'slots');
   await shot(ap, '09-slot-two-generations');
   step('installed generations 1 and 2');
   await ap.locator('article[data-slot="Probe"]').getByRole('button', { name: 'Roll back' }).click();
@@ -168,7 +197,9 @@ try {
   await shot(ap, '12-instances');
   step('instances');
 
-  check(errors.length === 0, 'page errors: ' + errors.join('; '));
+  check(errors.length === 0, 'page errors or policy violations: ' + errors.join('; '));
+  check(external.length === 0, 'requests left the server: ' + external.join(' '));
+  step('offline: no request left the server; every control labelled');
   await browser.close();
 } catch (e) {
   console.log('FAIL ' + (e?.message || e));
