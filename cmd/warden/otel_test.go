@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -431,6 +432,36 @@ service:
 	}
 	if t.Failed() {
 		t.Logf("warden's output:\n%s", srv.out.String())
+	}
+
+	// An exporter pointed at a closed port: the failed export is a JSON
+	// log record, not plain text on standard error. The plugins' load
+	// checks at start make the spans to export.
+	closed := freeAddr(t)
+	down, _ := startEnv(t, []string{"OTEL_BSP_SCHEDULE_DELAY=100"}, regexp.MustCompile(`serving on (http://\S+)`), warden,
+		"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "openai",
+		"--base-url", prov.BaseURL(), "--model-name", "gpt-test", "--tools", "mcp-command", "--mcp-command", cms,
+		"--trace", "otlp:http://"+closed+"/v1/traces")
+	exportFailed := func() []string {
+		var lines []string
+		for _, line := range strings.Split(down.out.String(), "\n") {
+			if strings.Contains(line, closed) {
+				lines = append(lines, line)
+			}
+		}
+		return lines
+	}
+	for deadline := time.Now().Add(60 * time.Second); len(exportFailed()) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed export logged:\n%s", down.out.String())
+		}
+	}
+	for _, line := range exportFailed() {
+		var rec struct{ Level, Msg, Err string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Level != "ERROR" || rec.Msg != telemetry.OTelErrorMessage ||
+			!strings.Contains(rec.Err, "connection refused") {
+			t.Errorf("failed export logged as %q, want a JSON record %q at ERROR", line, telemetry.OTelErrorMessage)
+		}
 	}
 }
 
