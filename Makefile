@@ -7,6 +7,8 @@ WASM_DIR  := bin/wasm
 # 1.26's fuzz coordinator can report its own deadline as a failure on a
 # loaded machine (golang/go#75804).
 FUZZTIME  ?= 50000x
+# The version make build stamps into bin/warden (warden --version).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
 # Every plugin main package: first-party plugins, examples, test fixtures.
 PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
@@ -25,7 +27,7 @@ EMBED_DIR  := internal/firstparty/wasm
 build: plugins console
 	@rm -f $(EMBED_DIR)/*.wasm
 	@for p in $(FIRSTPARTY); do cp $(WASM_DIR)/$$p.wasm $(EMBED_DIR)/$$p.wasm || exit 1; done
-	$(GO) build -tags warden_embed -o bin/warden ./cmd/warden
+	$(GO) build -buildvcs=auto -tags warden_embed -ldflags "-X github.com/agentwarden/warden/internal/telemetry.version=$(VERSION)" -o bin/warden ./cmd/warden
 
 # A plugin's file is named after its directory, or the directory above a cmd/.
 # No VCS stamp: a module's digest depends on its sources only, so it is the

@@ -25,6 +25,12 @@ commands:
   plugin inspect FILE    show a plugin's ABI version, manifest, imports and digest
   plugin test FILE       run the conformance checks against a plugin
   report tools [--json] FILE...  summarise feedback records per tool and category
+  sessions list|show|new|send …      a serving warden's sessions (--server URL --key KEY; warden sessions --help)
+  tasks show|trace|watch|follow-up|verify|resume …  a task: status, trace, live events, answers
+  approvals list|show|confirm|reject|cancel …       held writes
+  plugins list|show|install|rollback …              plugin slots (admin key)
+  instances list         instances and their leases (admin key)
+  version [--json]       version, VCS revision, Go version (also --version)
 `
 
 // run dispatches a command line and returns the process exit code.
@@ -44,7 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdPlugin(ctx, args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(ctx, args[1:], stdout, stderr)
-	case "sessions", "tasks", "approvals", "plugins":
+	case "sessions", "tasks", "approvals", "plugins", "instances":
 		return cmdClient(ctx, args[0], args[1:], stdout, stderr)
 	case "version", "--version":
 		return cmdVersion(args[1:], stdout, stderr)

@@ -24,6 +24,8 @@
 //     tenant's tool names are capped (MetricsOptions.MaxTools).
 //   - warden_http_*: requests by route pattern and status code, their
 //     latency, and requests in flight, through Metrics.Middleware.
+//   - warden_build_info: the binary's version, revision and Go version as
+//     labels (always 1).
 //
 // Handler checks no key: the metrics name every tenant, so `warden serve`
 // mounts it behind server.Operator (an admin or metrics key) on the API's
