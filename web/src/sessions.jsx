@@ -29,10 +29,13 @@ export function Sessions() {
   };
   useEffect(() => { page(''); }, []);
 
-  // Each session's tasks, fetched for the rows shown, give the list its
-  // status column and the search its text. Two at a time, waiting out a
-  // 429: the tenant's request rate covers the console too.
+  // A search by text reads each loaded session's tasks. Reading a session
+  // opens it on this instance (it claims it from the directory), so the
+  // list does so only when asked: two at a time, waiting out a 429, as the
+  // tenant's request rate covers the console too.
+  const searching = q.trim().length > 0;
   useEffect(() => {
+    if (!searching) return undefined;
     let stop = false;
     const todo = rows.filter((s) => !details[s.id]).map((s) => s.id);
     const worker = async () => {
@@ -56,7 +59,7 @@ export function Sessions() {
     worker();
     worker();
     return () => { stop = true; };
-  }, [rows]);
+  }, [rows, searching]);
 
   const create = async () => {
     try {
@@ -87,6 +90,7 @@ export function Sessions() {
         <button type="button" onClick={create}>New session</button>
       </div>
       <ErrorNote error={error} />
+      <p class="muted small">A search matches session ids, and the text of the tasks of the sessions listed (which it reads).</p>
       <table class="list">
         <caption class="sr">The tenant's sessions, newest first</caption>
         <thead><tr><th scope="col">Session</th><th scope="col">Created</th><th scope="col">Tasks</th><th scope="col">Latest task</th></tr></thead>
@@ -98,8 +102,8 @@ export function Sessions() {
               <tr>
                 <td><a href={'#/sessions/' + encodeURIComponent(s.id)}><code>{s.id}</code></a></td>
                 <td><When t={s.created} /></td>
-                <td>{details[s.id] ? tasks.length : '…'}</td>
-                <td>{last ? <><Badge value={last.status} /> {last.objective}</> : <span class="muted">none</span>}</td>
+                <td>{details[s.id] ? tasks.length : <span class="muted">—</span>}</td>
+                <td>{last ? <><Badge value={last.status} /> {last.objective}</> : <span class="muted">{details[s.id] ? 'none' : '—'}</span>}</td>
               </tr>
             );
           })}
