@@ -59,7 +59,44 @@ func StartTaskSpan(ctx context.Context, taskID string) (context.Context, trace.S
 // startTaskSpan is StartTaskSpan from a context naming the task (its
 // tenant, session and id), so that every span under it carries them.
 func (r *Runner) startTaskSpan(ctx context.Context, taskID string) (context.Context, trace.Span) {
-	return StartTaskSpan(r.withTask(ctx, taskID), taskID)
+	ctx, span := StartTaskSpan(r.withTask(ctx, taskID), taskID)
+	return ctx, r.openSpan("task "+taskID, span)
+}
+
+// openSpan remembers span, while it is open, as the span of the events
+// emitted under key (spanOf).
+func (r *Runner) openSpan(key string, span trace.Span) trace.Span {
+	if !span.IsRecording() {
+		return span
+	}
+	sc := span.SpanContext()
+	ids := [2]string{sc.TraceID().String(), sc.SpanID().String()}
+	r.spans.Store(key, ids)
+	return &openSpan{Span: span, end: func() { r.spans.CompareAndDelete(key, ids) }}
+}
+
+// openSpan is a span that forgets itself when it ends.
+type openSpan struct {
+	trace.Span
+	end func()
+}
+
+func (s *openSpan) End(opts ...trace.SpanEndOption) {
+	s.end()
+	s.Span.End(opts...)
+}
+
+// spanOf returns the trace and span ids of the open span an event of node
+// n happens under: the node's, else its task's; empty when none is open.
+func (r *Runner) spanOf(n state.Node) (traceID, spanID string) {
+	v, ok := r.spans.Load(n.ID) // a node id is never empty
+	if !ok {
+		if v, ok = r.spans.Load("task " + n.TaskID); !ok {
+			return "", ""
+		}
+	}
+	ids := v.([2]string)
+	return ids[0], ids[1]
 }
 
 // withTask returns ctx naming the runner's task taskID.
@@ -94,12 +131,12 @@ func EndTaskSpan(span trace.Span, exit TaskExit, err error) {
 
 // startNodeSpan starts the span of one Run of a node; the task and skill
 // are added by nodeSpanFor once the node is read.
-func startNodeSpan(ctx context.Context, nodeID string) (context.Context, trace.Span) {
+func (r *Runner) startNodeSpan(ctx context.Context, nodeID string) (context.Context, trace.Span) {
 	ctx, span := startSpan(ctx, SpanNode)
 	if span.IsRecording() {
 		span.SetAttributes(AttrNode.String(nodeID))
 	}
-	return ctx, span
+	return ctx, r.openSpan(nodeID, span)
 }
 
 // nodeSpanFor adds what the node is to the node span in ctx, and returns

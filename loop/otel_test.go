@@ -124,6 +124,18 @@ func TestSpansNest(t *testing.T) {
 	if got != want {
 		t.Fatalf("spans:\n%s\nwant:\n%s", got, want)
 	}
+	// Every event of the node names the node's span, for its log record.
+	var nodeSpan string
+	for _, s := range spans.Ended() {
+		if s.SpanContext().TraceID() == span.SpanContext().TraceID() && s.Name() == loop.SpanNode {
+			nodeSpan = s.SpanContext().SpanID().String()
+		}
+	}
+	for _, e := range hr.trace.Events() {
+		if e.TraceID != span.SpanContext().TraceID().String() || e.SpanID != nodeSpan {
+			t.Errorf("event %s %s under %s/%s, want %s/%s", e.Kind, e.Status, e.TraceID, e.SpanID, span.SpanContext().TraceID(), nodeSpan)
+		}
+	}
 	hr.done()
 }
 

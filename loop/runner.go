@@ -56,6 +56,9 @@ type Runner struct {
 	// reflect remembers, per node, that its last wave ended on a
 	// non-success, for the next prompt's reflection steps.
 	reflect sync.Map
+	// spans holds the span context of each open node span (by node id)
+	// and task span ("task " + task id), for the events emitted under it.
+	spans sync.Map
 }
 
 // New checks the options and builds a runner.
@@ -111,6 +114,7 @@ func (r *Runner) emit(n state.Node, e Event) {
 	}
 	e.Seq = r.seq.Add(1)
 	e.Task, e.Node = n.TaskID, n.ID
+	e.TraceID, e.SpanID = r.spanOf(n)
 	if e.Level == "" {
 		e.Level = "INFO"
 	}
@@ -125,7 +129,7 @@ func exitOf(n state.Node) Exit {
 // returned as it is. Errors are the host failing (model, store); a node
 // that fails is an Exit.
 func (r *Runner) Run(ctx context.Context, nodeID string) (Exit, error) {
-	ctx, span := startNodeSpan(ctx, nodeID)
+	ctx, span := r.startNodeSpan(ctx, nodeID)
 	exit, err := r.run(ctx, nodeID)
 	endNodeSpan(span, exit, err)
 	return exit, err

@@ -65,6 +65,11 @@ type Event struct {
 	PromptTokens     int    `json:"promptTokens,omitempty"`
 	CompletionTokens int    `json:"completionTokens,omitempty"`
 	CachedTokens     int    `json:"cachedTokens,omitempty"`
+	// TraceID and SpanID name the span the event happened under (its
+	// node's, or its task's), hex, when tracing is on: for the log
+	// records of the events, not part of their JSON.
+	TraceID string `json:"-"`
+	SpanID  string `json:"-"`
 }
 
 // maxInput bounds Event.Input; maxSent Event.Sent.
