@@ -67,7 +67,8 @@ const LogMessage = "loop event"
 
 // LogSink returns a loop.Sink that logs each trace event of one session as
 // one record: tenant, session, seq, kind, task, node, tool, outcome, code,
-// name (the code's name), category, status, stalls and message, empty
+// name (the code's name), category, status, stalls, message, and the
+// trace_id and span_id of the span the event happened under, empty
 // strings left out, at the event's level (INFO, WARN, …). A nil log drops
 // the events.
 func LogSink(log *slog.Logger, tenant, session string) loop.Sink {
@@ -89,7 +90,7 @@ func (s *logSink) Emit(e loop.Event) {
 	if !s.log.Enabled(ctx, level) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 14)
+	attrs := make([]slog.Attr, 0, 16)
 	str := func(k, v string) {
 		if v != "" {
 			attrs = append(attrs, slog.String(k, v))
@@ -108,6 +109,8 @@ func (s *logSink) Emit(e loop.Event) {
 	str("status", e.Status)
 	attrs = append(attrs, slog.Int("stalls", e.Stalls))
 	str("message", e.Message)
+	str(LogTraceID, e.TraceID)
+	str(LogSpanID, e.SpanID)
 	s.log.LogAttrs(ctx, level, LogMessage, attrs...)
 }
 
