@@ -430,6 +430,25 @@ service:
 			t.Errorf("model span without token usage: %v", sp.Attributes)
 		}
 	}
+	// The task's log records carry its trace.
+	logged := func(kind string) bool {
+		for _, line := range strings.Split(srv.out.String(), "\n") {
+			if strings.Contains(line, `"msg":"loop event"`) && strings.Contains(line, `"kind":"`+kind+`"`) &&
+				strings.Contains(line, `"trace_id":"`+incomingTrace+`"`) {
+				return true
+			}
+		}
+		return false
+	}
+	// The output comes through a pipe that can lag.
+	for _, kind := range []string{"TASK", "NODE", "TOOL"} {
+		for deadline := time.Now().Add(30 * time.Second); !logged(kind); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Errorf("no %s log record carries trace %s", kind, incomingTrace)
+				break
+			}
+		}
+	}
 	if t.Failed() {
 		t.Logf("warden's output:\n%s", srv.out.String())
 	}
