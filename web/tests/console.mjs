@@ -149,6 +149,18 @@ try {
   await shot(page, '07-follow-up-answered');
   step('follow-up answered');
 
+  // The session list finds the session by the text of a task: "s" opens
+  // it, "/" focuses the search.
+  await page.locator('body').press('s');
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await page.locator('body').press('/');
+  await page.keyboard.type('rename the site');
+  await page.locator('table.list tr', { hasText: sessionID }).locator('td', { hasText: 'rename the site' }).waitFor({ timeout: wait });
+  await page.keyboard.type(' nowhere');
+  await page.getByText('No session loaded matches.').waitFor({ timeout: wait });
+  await page.keyboard.press('Escape');
+  step('session found by text');
+
   // The feedback per tool counts the calls the two tasks made.
   await page.locator('body').press('f');
   await page.getByRole('heading', { name: 'Tool feedback' }).waitFor({ timeout: wait });
