@@ -92,6 +92,46 @@ func needTool(t *testing.T, name string, candidates ...string) string {
 	return ""
 }
 
+// findNode finds a Node of version 20 or later, which playwright-core
+// needs: $WARDEN_NODE, the node on PATH, or the Node 22 that .ci/run
+// installs for the MCP conformance suite (internal/conformance).
+func findNode(t *testing.T) string {
+	t.Helper()
+	candidates := []string{os.Getenv("WARDEN_NODE"), "node"}
+	root := os.Getenv("WARDEN_NPM_CACHE")
+	if home, err := os.UserHomeDir(); root == "" && err == nil {
+		root = filepath.Join(home, ".cache", "warden", "npm")
+	}
+	if root != "" {
+		candidates = append(candidates, filepath.Join(root, "node@22.23.3", "node_modules", ".bin", "node"))
+	}
+	var seen []string
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		p, err := exec.LookPath(c)
+		if err != nil {
+			continue
+		}
+		out, err := exec.Command(p, "-p", "process.versions.node").Output()
+		version := strings.TrimSpace(string(out))
+		if major, _, _ := strings.Cut(version, "."); err == nil && atoi(major) >= 20 {
+			return p
+		}
+		seen = append(seen, p+" is Node "+version)
+	}
+	msg := "no Node 20 or later for playwright-core (set WARDEN_NODE)"
+	if len(seen) > 0 {
+		msg += ": " + strings.Join(seen, ", ")
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
 // newestUnder is the latest modification time of the files under paths.
 func newestUnder(t *testing.T, paths ...string) time.Time {
 	t.Helper()
@@ -221,16 +261,7 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	t.Parallel()
 	chromium := needTool(t, "chromium", os.Getenv("WARDEN_CHROMIUM"), "/usr/bin/chromium", "chromium")
-	node := needTool(t, "node", os.Getenv("WARDEN_NODE"), "node")
-	// playwright-core 1.65 runs on Node 20 or later.
-	out, err := exec.Command(node, "-p", "process.versions.node").Output()
-	version := strings.TrimSpace(string(out))
-	if major, _, _ := strings.Cut(version, "."); err != nil || atoi(major) < 20 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is Node %q (%v): playwright-core needs 20 or later (set WARDEN_NODE)", node, version, err)
-		}
-		t.Skipf("%s is Node %q (%v): playwright-core needs 20 or later (set WARDEN_NODE)", node, version, err)
-	}
+	node := findNode(t)
 	npm := needTool(t, "npm", "npm")
 	began := time.Now()
 	web := ensureConsole(t, npm)
@@ -275,7 +306,7 @@ func TestConsoleBrowser(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	browsing := time.Now()
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	t.Logf("browser script (%v):\n%s", time.Since(browsing).Round(time.Millisecond), out)
 	if err != nil {
 		t.Fatalf("browser script: %v\nwarden:\n%s", err, srv.out.String())
