@@ -146,7 +146,7 @@ function Shell({ who, onLogout }) {
         </aside>
       )}
       <main id="main" tabIndex={-1}>{body}</main>
-      <footer class="muted small">Press <kbd>?</kbd> for keyboard shortcuts.</footer>
+      <footer class="muted small">Press <kbd>?</kbd> for keyboard shortcuts · the API is described at <a href="/openapi.json">/openapi.json</a></footer>
     </>
   );
 }
