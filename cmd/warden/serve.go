@@ -56,6 +56,8 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return &configError{"log-level", err.Error()}
 	}
+	// OpenTelemetry's own errors are records of serve's log.
+	telemetry.LogOTel(log)
 	shutdownTracing, err := telemetry.SetupTracing(c.Trace, attribute.String("service.instance.id", c.Instance))
 	if err != nil {
 		return &configError{"trace", err.Error()}
@@ -260,7 +262,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.Close()
-	if err := srv.LoadPlugins(ctx); err != nil {
+	if err := selfTested(ctx, srv.LoadPlugins); err != nil {
 		return &configError{"plugins", err.Error()}
 	}
 	logPlugins(log, srv.Slots(), c.Native)
