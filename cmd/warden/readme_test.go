@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,7 +52,7 @@ func TestREADME(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^# .*?: (warden .*)$`).FindAllStringSubmatch(string(serveYAML), -1) {
 		cmds = append(cmds, "examples/serve/warden.yaml: "+m[1])
 	}
-	r := &readmeRun{root: "../..", tmp: t.TempDir()}
+	r := &readmeRun{root: "../..", tmp: t.TempDir(), top: t}
 	r.repl = map[string]string{
 		// plugin build writes into the checkout; here into a temporary
 		// directory, which inspect and test then read.
@@ -137,6 +138,13 @@ func stripComment(line string) string {
 type readmeRun struct {
 	root, tmp string
 	repl      map[string]string
+	// top is TestREADME's own T: a server the client commands share
+	// lives until the whole test ends.
+	top *testing.T
+	// client is the environment of the API client commands, set by the
+	// export line that names their server and key; admin is the admin key.
+	client []string
+	admin  string
 }
 
 // argv splits a command into its environment assignments and its words:
@@ -271,6 +279,58 @@ var readmeCases = map[string]readmeCase{
 	"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o myguard.wasm ./myguard/cmd": {run: then(exits(0),
 		func(t *testing.T, r *readmeRun) { wasmFile(r.repl["myguard.wasm"])(t, r) })},
 
+	// The API client: the export line starts the service as "Running the
+	// service" shows it (the fake model, the example MCP server) and
+	// names it and a tenant key to the commands after it, which run
+	// against it; s_… is the session the first one opens.
+	"export WARDEN_SERVER=http://127.0.0.1:8080 WARDEN_KEY=…": {run: func(t *testing.T, r *readmeRun, text string) {
+		keys := readmeKeys(t, r, "README.md", "keys.json")
+		fake := newFakeOpenAI(r.top, "model-key-for-the-client") // it serves the commands after this one
+		_, argv := r.argv(t, "go run ./cmd/warden serve --addr 127.0.0.1:0 --skills contract/testdata/store --keys "+keys.path+
+			" --model openai --base-url "+fake.url+"/v1 --model-name my-model --api-key-env MODEL_KEY"+
+			` --tools mcp-command --mcp-command "go run ./examples/mcp-cms"`, nil)
+		base := readmeServeUntil(t, r.top, r, []string{"MODEL_KEY=model-key-for-the-client"}, argv)
+		repl := map[string]string{"WARDEN_SERVER=http://127.0.0.1:8080": "WARDEN_SERVER=" + base, "WARDEN_KEY=…": "WARDEN_KEY=" + keys.tenant}
+		var env []string
+		for _, w := range strings.Fields(strings.TrimPrefix(text, "export ")) {
+			v, ok := repl[w]
+			if !ok {
+				t.Fatalf("export line: %q is not a variable this test knows", w)
+			}
+			env = append(env, v)
+		}
+		r.client, r.admin = env, keys.admin
+		// The console is at / beside the API: its page once make console
+		// built it, else the page that says to build it.
+		resp, err := http.Get(base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		_, built := os.Stat(filepath.Join(r.root, "console", "assets", "app", "index.html"))
+		switch {
+		case built == nil && (resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "text/html")):
+			t.Fatalf("GET /: %d %s, want the console's page", resp.StatusCode, resp.Header.Get("Content-Type"))
+		case built != nil && !strings.Contains(string(page), "make console"):
+			t.Fatalf("GET / without a built console: %d %s", resp.StatusCode, page)
+		}
+	}},
+	"go run ./cmd/warden sessions new": {run: func(t *testing.T, r *readmeRun, text string) {
+		out := readmeClient(t, r, text, 0)
+		id := strings.TrimSpace(out)
+		if !strings.HasPrefix(id, "s_") || strings.ContainsAny(id, " \n") {
+			t.Fatalf("sessions new printed %q, want a session id", out)
+		}
+		r.repl["s_…"] = id
+	}},
+	`go run ./cmd/warden sessions send s_… "which tags are there?"`: {run: func(t *testing.T, r *readmeRun, text string) {
+		readmeClient(t, r, text, 0, "DONE", fakeAnswer)
+	}},
+	"go run ./cmd/warden tasks trace s_… t1":   {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0, "list_tags", "SUCCESS") }},
+	"go run ./cmd/warden approvals list":       {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0) }},
+	"go run ./cmd/warden plugins list --key …": {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0, "WriteGate") }},
+	"go run ./cmd/warden --version":            {run: exits(0, "warden")},
 	"go run ./cmd/warden serve --addr 127.0.0.1:8080 --skills contract/testdata/store --keys keys.json --model openai --base-url https://api.example.com/v1 --model-name my-model --api-key-env MODEL_KEY --tools mcp-command --mcp-command \"go run ./examples/mcp-cms\"": {
 		run: func(t *testing.T, r *readmeRun, text string) {
 			keys := readmeKeys(t, r, "README.md", "keys.json")
@@ -340,6 +400,38 @@ var readmeCases = map[string]readmeCase{
 const multiHost = "two instances on two hosts (10.0.0.1, 10.0.0.2) and a PostgreSQL at db.internal; " +
 	"TestServeTwoInstances (instances_test.go) runs two real instances on one PostgreSQL on this machine"
 
+// readmeClient runs an API client command against the server the export
+// line started, requires its exit status and each of want in its output,
+// in order, and returns the output. "…" after --key is the admin key.
+func readmeClient(t *testing.T, r *readmeRun, text string, code int, want ...string) string {
+	t.Helper()
+	if r.client == nil {
+		t.Fatal("no server: the export line before this command did not run")
+	}
+	env, argv := r.argv(t, text, map[string]string{"…": r.admin})
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out, err := r.command(ctx, append(slices.Clone(r.client), env...), argv).CombinedOutput()
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if got != code {
+		t.Fatalf("exit %d, want %d:\n%s", got, code, out)
+	}
+	rest := string(out)
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("output lacks %q (in order):\n%s", w, out)
+		}
+		rest = rest[i+len(w):]
+	}
+	return string(out)
+}
+
 // readmeKeysFile is a keys.json written from an example.
 type readmeKeysFile struct{ path, tenant, admin string }
 
@@ -380,6 +472,13 @@ func readmeKeys(t *testing.T, r *readmeRun, file, name string) readmeKeysFile {
 // it with SIGINT and requires a clean stop.
 func readmeServe(t *testing.T, r *readmeRun, env, argv []string) string {
 	t.Helper()
+	return readmeServeUntil(t, t, r, env, argv)
+}
+
+// readmeServeUntil is readmeServe with the server stopped when until
+// ends, a test that may outlive t.
+func readmeServeUntil(t, until *testing.T, r *readmeRun, env, argv []string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	cmd := r.command(ctx, env, argv)
 	var out syncBuffer
@@ -391,7 +490,7 @@ func readmeServe(t *testing.T, r *readmeRun, env, argv []string) string {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	started := false
-	t.Cleanup(func() {
+	until.Cleanup(func() {
 		defer cancel()
 		if !started {
 			return
@@ -400,10 +499,10 @@ func readmeServe(t *testing.T, r *readmeRun, env, argv []string) string {
 		select {
 		case err := <-done:
 			if err != nil || !strings.Contains(out.String(), "warden: stopped") {
-				t.Errorf("serve did not stop cleanly: %v\n%s", err, out.String())
+				until.Errorf("serve did not stop cleanly: %v\n%s", err, out.String())
 			}
 		case <-time.After(30 * time.Second):
-			t.Errorf("serve did not stop:\n%s", out.String())
+			until.Errorf("serve did not stop:\n%s", out.String())
 		}
 	})
 	addr := regexp.MustCompile(`serving on (http://\S+)`)
