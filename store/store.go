@@ -42,6 +42,14 @@ type Session struct {
 	Owner string
 }
 
+// Instance is a serving instance as the directory knows it: its lease
+// (zero once released) and how many sessions it owns.
+type Instance struct {
+	ID         string
+	LeaseUntil time.Time
+	Sessions   int
+}
+
 // Cursor is where a listing of sessions goes on: after the session with
 // this creation time and id.
 type Cursor struct {

@@ -55,6 +55,21 @@ func TestServeTwoInstances(t *testing.T) {
 		res.Task.Status != "SUSPENDED" || res.Approval.ID == "" {
 		t.Fatalf("message on a: %d %+v\n%s", code, res, a.out.String())
 	}
+	// Either instance lists both, with their leases and the sessions they
+	// own, from the database.
+	var inst struct {
+		Instances []struct {
+			ID         string  `json:"id"`
+			LeaseUntil *string `json:"lease_until"`
+			Sessions   int     `json:"sessions"`
+			Self       bool    `json:"self"`
+		} `json:"instances"`
+	}
+	if code := apiCall(t, baseB, "GET", "/admin/v1/instances", adminKey, "", &inst); code != 200 || len(inst.Instances) != 2 ||
+		inst.Instances[0].ID != "warden-a" || inst.Instances[0].Self || inst.Instances[0].Sessions != 1 || inst.Instances[0].LeaseUntil == nil ||
+		inst.Instances[1].ID != "warden-b" || !inst.Instances[1].Self || inst.Instances[1].LeaseUntil == nil {
+		t.Fatalf("instances on b: %d %+v", code, inst)
+	}
 	var refused struct {
 		Error struct{ Code, Message string }
 	}

@@ -123,7 +123,7 @@ func killFixture(t *testing.T) (skills, keys string) {
 		writeFile(t, filepath.Join(skills, name), body)
 	}
 	keys = filepath.Join(dir, "keys.json")
-	writeFile(t, keys, `{"tenants":[{"tenant":"acme","agent":"cms","keys":["`+tenantKey+`"]}]}`)
+	writeFile(t, keys, `{"tenants":[{"tenant":"acme","agent":"cms","keys":["`+tenantKey+`"]}],"admin_keys":["`+adminKey+`"]}`)
 	return skills, keys
 }
 

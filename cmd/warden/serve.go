@@ -162,6 +162,23 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		// sessions this instance may take. SQLite has one instance:
 		// whoever held the file before is gone.
 		opts.Recoverable = db.SessionsWithStartedWrites
+		// GET /admin/v1/instances: every instance of the database.
+		opts.Instances = func(ctx context.Context) ([]server.Instance, error) {
+			list, err := db.Instances(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]server.Instance, 0, len(list))
+			for _, in := range list {
+				si := server.Instance{ID: in.ID, Sessions: in.Sessions, Self: in.ID == c.Instance}
+				if !in.LeaseUntil.IsZero() {
+					until := in.LeaseUntil
+					si.LeaseUntil = &until
+				}
+				out = append(out, si)
+			}
+			return out, nil
+		}
 		opts.Exclusive = c.storeDialect == sqlstore.SQLite
 		opts.IdleTimeout = c.IdleTimeout
 	}
@@ -229,6 +246,8 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 			}
 		}()
 		feedbackSink = observe
+		// GET /v1/feedback/tools summarises the records kept.
+		opts.Feedback = db
 	}
 	opts.Observe = func(tenant, session string) loop.Sink {
 		sinks := []loop.Sink{metrics.Sink(tenant), telemetry.LogSink(log, tenant, session)}

@@ -306,6 +306,33 @@ ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until`, instance, ti
 	return err
 }
 
+// Instances lists every instance that ever held a lease, by id, with its
+// lease (zero once released) and the sessions it owns.
+func (s *DB) Instances(ctx context.Context) ([]store.Instance, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT i.id, i.lease_until, (SELECT COUNT(*) FROM api_sessions a WHERE a.owner = i.id)
+FROM instances i ORDER BY i.id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: instances: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Instance{}
+	for rows.Next() {
+		var in store.Instance
+		var until int64
+		if err := rows.Scan(&in.ID, &until, &in.Sessions); err != nil {
+			return nil, fmt.Errorf("sqlstore: instances: %w", err)
+		}
+		if until > 0 {
+			in.LeaseUntil = time.UnixMilli(until).UTC()
+		}
+		out = append(out, in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: instances: %w", err)
+	}
+	return out, nil
+}
+
 func (s *DB) Release(ctx context.Context, instance string) error {
 	_, err := s.exec(ctx, "release "+instance, `UPDATE instances SET lease_until = 0 WHERE id = ?`, instance)
 	return err
