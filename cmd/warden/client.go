@@ -8,12 +8,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 )
 
 // The client's environment: the server's URL and the key to send.
@@ -253,7 +255,11 @@ func newAPIClient(serverURL, key, keyFile string, getenv func(string) string) (*
 	if key == "" {
 		return nil, usagef("no key: give --key KEY, --key-file FILE or set %s", keyEnv)
 	}
-	return &apiClient{base: u, key: key, http: &http.Client{}}, nil
+	// No overall timeout: a ?wait= answer and an event stream take their
+	// time; connecting does not.
+	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second}
+	return &apiClient{base: u, key: key, http: &http.Client{Transport: tr}}, nil
 }
 
 // request is one API request.
@@ -293,7 +299,14 @@ func (c *apiClient) send(ctx context.Context, r request) (int, []byte, error) {
 // error answer is read and returned as an *apiRefusal.
 func (c *apiClient) open(ctx context.Context, r request) (*http.Response, error) {
 	u := *c.base
-	u.Path += r.path
+	// r.path is escaped (pathID): it extends the escaped path, and Path is
+	// its unescaped form, so an id is sent as given, "/" and "%" included.
+	u.RawPath = strings.TrimSuffix(c.base.EscapedPath(), "/") + r.path
+	p, err := url.PathUnescape(u.RawPath)
+	if err != nil {
+		return nil, fmt.Errorf("warden: request path %s: %w", r.path, err)
+	}
+	u.Path = p
 	u.RawQuery = r.query.Encode()
 	var body io.Reader
 	if r.body != nil {
@@ -425,7 +438,23 @@ func (c *apiClient) aligned(b []byte) {
 
 // oneLine keeps a value on one line of a table.
 func oneLine(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", ""), "\n", " ⏎ ")
+	return printable(strings.ReplaceAll(strings.ReplaceAll(s, "\r", ""), "\n", " ⏎ "))
+}
+
+// printable replaces what a terminal would act on instead of showing
+// (escape sequences, other control characters) with U+FFFD: tool and
+// model text reaches the operator's terminal through these commands. A tab
+// becomes a space.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case unicode.IsControl(r) && r != '\n':
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // stamp formats an API time for a table: UTC, to the second.
@@ -436,5 +465,6 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// pathID escapes an id given on the command line for a URL path.
+// pathID escapes an id given on the command line for a URL path: a request's
+// path is in escaped form (see open).
 func pathID(id string) string { return url.PathEscape(id) }

@@ -32,11 +32,11 @@ type apiApproval struct {
 }
 
 // arguments is the held write's arguments as the approval question shows
-// them (label: value, sensitive values masked); the arguments as bound
-// when the API gave no summary (no tool contract to read labels from).
+// them (label: value, sensitive values masked). Without a summary the
+// bound arguments are not shown: they may hold what the summary masks.
 func (a *apiApproval) arguments() string {
 	if len(a.ArgsSummary) == 0 {
-		return compactJSON(a.Args)
+		return "(no summary; --json shows the held arguments)"
 	}
 	parts := make([]string, len(a.ArgsSummary))
 	for i, l := range a.ArgsSummary {

@@ -202,7 +202,7 @@ func tasksTrace(ctx context.Context, c *apiClient, args []string, _ any) error {
 		fmt.Fprintln(c.stdout, "no events")
 	}
 	for _, e := range tr.Events {
-		fmt.Fprintln(c.stdout, scenario.FormatEvent(e))
+		fmt.Fprintln(c.stdout, printable(scenario.FormatEvent(e)))
 	}
 	return nil
 }
@@ -312,7 +312,7 @@ func tasksWatch(ctx context.Context, c *apiClient, args []string, _ any) error {
 		if c.json {
 			c.printRaw(data)
 		} else {
-			fmt.Fprintln(c.stdout, scenario.FormatEvent(e))
+			fmt.Fprintln(c.stdout, printable(scenario.FormatEvent(e)))
 		}
 		return nil
 	}
