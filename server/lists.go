@@ -8,129 +8,19 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/tidwall/gjson"
-
-	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/feedback"
 	"github.com/agentwarden/warden/store"
 )
 
-// ArgLine is one bound argument of a held write as the approval shows it:
-// the contract's label (else the parameter path) and the value, masked
-// when the contract marks the parameter sensitive.
+// ArgLine is one bound argument of a held write as the approval question
+// shows it: the contract's label (else the parameter path) and the value,
+// masked when the contract marks the parameter sensitive — as the approval
+// builtin wrote them into the suspension (abi.NodeSuspend.Summary).
 type ArgLine struct {
 	Label string `json:"label"`
 	Value string `json:"value"`
-}
-
-// argsSummary renders the bound arguments of a gated call as label/value
-// lines in the order of the arguments, as the approval question does
-// (CONTRACT_SPEC §14.1): sensitive values are masked (maskValue),
-// parameters bound from platform.* are left out (§11), null values are
-// skipped, array items are labelled with a 1-based index. A parameter the
-// contract lists is one line even when its value is an object or array.
-// Without a tool contract there is nothing to tell sensitive values by,
-// and no line is shown.
-func argsSummary(t *contract.Tool, args json.RawMessage) []ArgLine {
-	lines := []ArgLine{}
-	if t == nil || !gjson.ValidBytes(args) {
-		return lines
-	}
-	var walk func(concrete, pattern string, index []int, v gjson.Result)
-	walk = func(concrete, pattern string, index []int, v gjson.Result) {
-		arg := t.Args[pattern]
-		if arg != nil && arg.From != nil && arg.From.Kind == contract.ExprPlatform {
-			return
-		}
-		switch {
-		case arg == nil && v.IsObject():
-			v.ForEach(func(k, item gjson.Result) bool {
-				walk(dotJoin(concrete, k.Str), dotJoin(pattern, k.Str), index, item)
-				return true
-			})
-			return
-		case arg == nil && v.IsArray():
-			i := 0
-			v.ForEach(func(_, item gjson.Result) bool {
-				walk(concrete+"["+strconv.Itoa(i)+"]", pattern+"[]", append(slices.Clone(index), i), item)
-				i++
-				return true
-			})
-			return
-		case v.Type == gjson.Null:
-			return
-		}
-		label := concrete
-		if arg != nil && arg.Label != "" {
-			label = arg.Label
-			for _, i := range index {
-				label += "[" + strconv.Itoa(i+1) + "]"
-			}
-		}
-		text := v.String()
-		if v.IsObject() || v.IsArray() {
-			text = compactJSON(v.Raw)
-		}
-		if arg != nil && arg.Sensitive {
-			text = maskValue(text)
-		}
-		lines = append(lines, ArgLine{Label: label, Value: text})
-	}
-	gjson.ParseBytes(args).ForEach(func(k, v gjson.Result) bool {
-		walk(k.Str, k.Str, nil, v)
-		return true
-	})
-	return lines
-}
-
-func dotJoin(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "." + b
-}
-
-func compactJSON(raw string) string {
-	var b strings.Builder
-	var v any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return raw
-	}
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return raw
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// maskValue masks a sensitive value as the approval question does: the
-// first 3 and last 4 characters stay ("13812345678" → "138****5678");
-// values of 7 characters or fewer become "****".
-func maskValue(s string) string {
-	n := utf8.RuneCountInString(s)
-	if n <= 7 {
-		return "****"
-	}
-	r := []rune(s)
-	return string(r[:3]) + "****" + string(r[n-4:])
-}
-
-// gatedTool returns the contract of tool in a node's skill contract (JSON),
-// nil when it cannot be read.
-func gatedTool(skillKey string, raw json.RawMessage, tool string) *contract.Tool {
-	if len(raw) == 0 {
-		return nil
-	}
-	c, _, err := contract.Parse(skillKey, raw)
-	if err != nil || c == nil {
-		return nil
-	}
-	return c.Tools[tool]
 }
 
 // ApprovalList is a page of the tenant's approvals, newest first; Next,

@@ -94,6 +94,9 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, ss *session, t *
 		var ae *apiError
 		if errors.As(err, &ae) {
 			a = runAnswer{err: ae, retryAfter: ae.retryAfter}
+			// A client that did not wait learns it only from here and
+			// from the task, which stays as it was.
+			s.log.WarnContext(ctx, "answer refused", "session", ss.id, "task", t.ID, "code", ae.code, "message", ae.message)
 		} else {
 			a = s.settle(ss, t, from, exit, err)
 		}

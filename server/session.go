@@ -936,10 +936,13 @@ func (s *Server) hold(ctx context.Context, ss *session, t *Task, exit loop.TaskE
 	if err == nil && n.Gated != nil {
 		a.Tool, a.Args, a.ArgsDigest = n.Gated.Tool, n.Gated.Args, n.Gated.ArgsDigest
 	}
-	if err == nil {
-		a.ArgsSummary = argsSummary(gatedTool(n.SkillKey, n.Contract, a.Tool), a.Args)
-	} else {
-		a.ArgsSummary = []ArgLine{}
+	// The summary is the approval builtin's: its lines of the question,
+	// masked as that plugin decided (CONTRACT_SPEC §14.1).
+	a.ArgsSummary = []ArgLine{}
+	if sus != nil {
+		for _, l := range sus.Summary {
+			a.ArgsSummary = append(a.ArgsSummary, ArgLine(l))
+		}
 	}
 	if a.ArgsDigest == "" && len(a.Args) > 0 {
 		a.ArgsDigest = state.ArgsDigest(a.Args)

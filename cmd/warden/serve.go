@@ -280,7 +280,16 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	// A stop closes the server once its runs have ended within the grace
+	// period; runs still going then are left to the next start's recovery
+	// (a run is durable at every step), not waited for up to their run
+	// timeout.
+	drained := true
+	defer func() {
+		if drained {
+			srv.Close()
+		}
+	}()
 	if err := selfTested(ctx, srv.LoadPlugins); err != nil {
 		return &configError{"plugins", err.Error()}
 	}
@@ -354,6 +363,12 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	// Requests answer 202 and leave their runs going: those get what is
+	// left of the grace period.
+	if err := srv.Drain(sctx); err != nil {
+		drained = false
+		log.Warn("runs still in flight at the end of the grace period: the next start recovers them", "grace", c.Grace.String())
 	}
 	fmt.Fprintln(stdout, "warden: stopped")
 	return nil
