@@ -22,6 +22,7 @@ import (
 	"github.com/agentwarden/warden/model"
 	mscripted "github.com/agentwarden/warden/model/scripted"
 	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/server/openapitest"
 	"github.com/agentwarden/warden/tools"
 	tscripted "github.com/agentwarden/warden/tools/scripted"
 )
@@ -107,7 +108,8 @@ func newClientFixture(t *testing.T, file string, delay time.Duration) *clientFix
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
+	// Every answer the client gets is held to docs/openapi.json.
+	hs := httptest.NewServer(openapitest.Check(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	return &clientFixture{t: t, url: hs.URL}
 }
