@@ -31,11 +31,17 @@
 // mounts it behind server.Operator (an admin or metrics key) on the API's
 // address, or without a key on an address of its own (metrics-addr).
 //
-// Traces: the host and the loop start spans on the global OpenTelemetry
-// provider (warden.task → warden.node → warden.tool_call →
-// warden.plugin_call), which is a no-op until SetupTracing installs one
-// that writes spans to a file as JSON.
+// Traces: warden serve's requests are server spans named by route pattern
+// that continue an incoming traceparent; under them the loop, the host, the
+// model adapter and the MCP client start spans on the global OpenTelemetry
+// provider (warden.task → warden.node → chat MODEL and warden.tool_call →
+// tools/call TOOL and warden.plugin_call), every one naming its tenant,
+// session and task (internal/tracing). The provider is a no-op until
+// SetupTracing installs one that writes spans to a file as JSON or sends
+// them over OTLP/HTTP; it also installs the W3C propagators.
 //
-// Logs: NewLogger builds a JSON slog.Logger at a named level; LogSink is a
-// loop.Sink logging each trace event of a session as one record.
+// Logs: NewLogger builds a JSON slog.Logger at a named level whose records
+// carry trace_id and span_id when logged in a traced context; LogOTel makes
+// OpenTelemetry's own errors records of it; LogSink is a loop.Sink logging
+// each trace event of a session as one record.
 package telemetry
