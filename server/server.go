@@ -21,6 +21,7 @@ import (
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
@@ -388,6 +389,9 @@ func (s *Server) tenant(h tenantHandler) http.Handler {
 				fmt.Sprintf("the tenant sent more than %g requests a second (burst %d)", s.opt.Limits.Rate, max(s.opt.Limits.Burst, 1))))
 			return
 		}
+		// The request's span, once its key names the tenant, says whose
+		// it is (the session and task are named by the request's route).
+		tracing.Label(r.Context(), tracing.Task{Tenant: t})
 		if err := h(w, r, t); err != nil {
 			s.report(w, r, err)
 		}

@@ -412,8 +412,8 @@ service:
 			if hex.EncodeToString(sp.ParentSpanId) != incomingParent || sp.Kind != tracepb.Span_SPAN_KIND_SERVER {
 				t.Errorf("%s: parent %x kind %s, want the caller's span %s and a server span", sp.Name, sp.ParentSpanId, sp.Kind, incomingParent)
 			}
-			if attr(sp, "warden.session") != sess.ID || attr(sp, "warden.task") != "t1" {
-				t.Errorf("%s: session %q task %q", sp.Name, attr(sp, "warden.session"), attr(sp, "warden.task"))
+			if attr(sp, "warden.tenant") != "acme" || attr(sp, "warden.session") != sess.ID || attr(sp, "warden.task") != "t1" {
+				t.Errorf("%s: tenant %q session %q task %q", sp.Name, attr(sp, "warden.tenant"), attr(sp, "warden.session"), attr(sp, "warden.task"))
 			}
 		case strings.HasPrefix(p, httpSpan+" > warden.task"):
 			for k, v := range map[string]string{"warden.tenant": "acme", "warden.session": sess.ID, "warden.task": "t1", "warden.task.key": sess.ID + "/t1"} {
