@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +35,14 @@ type Slot struct {
 	prev    *candidate
 	number  uint64
 	history []GenerationInfo
+	// kept are the newest generations (keptGenerations at most, the
+	// serving one last), whose counters GenerationStats reads; a retired
+	// one's stop where it left them.
+	kept []*generation
 }
+
+// keptGenerations bounds how many generations' counters a slot keeps.
+const keptGenerations = 16
 
 // generation is one loaded plugin of a slot with its in-flight calls.
 type generation struct {
@@ -84,6 +92,21 @@ func (s *Slot) History() []GenerationInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]GenerationInfo(nil), s.history...)
+}
+
+// GenerationStats returns the counters of generation n: the serving
+// generation's as they are now, a retired one's as its calls left them.
+// Only the newest keptGenerations are kept; false for an older or unknown
+// one.
+func (s *Slot) GenerationStats(n uint64) (Stats, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range s.kept {
+		if g.info.Number == n {
+			return g.p.Stats(), true
+		}
+	}
+	return Stats{}, false
 }
 
 // Plugin returns the serving generation's plugin (for stats and inspection;
@@ -181,6 +204,10 @@ func (s *Slot) swapLocked(ctx context.Context, c candidate, test SelfTest) (Gene
 	g := &generation{p: p, src: c, info: GenerationInfo{Number: s.number, Ref: p.Ref(), Digest: p.Digest(), Installed: time.Now()}}
 	s.cur.Store(g)
 	s.history = append(s.history, g.info)
+	s.kept = append(s.kept, g)
+	if len(s.kept) > keptGenerations {
+		s.kept = slices.Delete(s.kept, 0, len(s.kept)-keptGenerations)
+	}
 	if old != nil {
 		s.prev = &old.src
 		for i := range s.history {

@@ -96,6 +96,19 @@ func TestSwapUnderLoad(t *testing.T) {
 	if len(hist) != 22 || hist[len(hist)-1].Ref != "good@2.0.0" || hist[len(hist)-2].Ref != "good@1.0.0" {
 		t.Fatalf("history: %d generations, last %s", len(hist), hist[len(hist)-1].Ref)
 	}
+	// The newest 16 generations keep their counters, the serving one's
+	// live; older ones are forgotten.
+	var kept uint64
+	for _, g := range hist {
+		st, ok := slot.GenerationStats(g.Number)
+		if want := g.Number > uint64(len(hist)-16); ok != want || ok && st.Digest != g.Digest {
+			t.Errorf("generation %d: stats %v (%s), want %v", g.Number, ok, st.Digest, want)
+		}
+		kept += st.Calls
+	}
+	if _, ok := slot.GenerationStats(99); ok || kept == 0 {
+		t.Errorf("stats of an unknown generation, or no calls counted (%d)", kept)
+	}
 	plugins.Range(func(k, _ any) bool {
 		if st := k.(*host.Plugin).Stats(); st.InstancesLive != 0 || st.InFlight != 0 {
 			t.Errorf("retired generation %s still holds %d instances, %d calls", st.Plugin, st.InstancesLive, st.InFlight)

@@ -29,6 +29,10 @@ type Generation struct {
 	Digest    string     `json:"digest"`
 	Installed time.Time  `json:"installed"`
 	Retired   *time.Time `json:"retired,omitempty"`
+	// Stats are the generation's counters: the serving one's now, a
+	// retired one's as its calls left them (the newest generations only;
+	// absent for older ones).
+	Stats *SlotStats `json:"stats,omitempty"`
 }
 
 // SlotInfo is a slot: its serving generation, every generation installed,
@@ -124,7 +128,12 @@ func (s *Server) slotInfo(ctx context.Context, name string, sl *host.Slot) SlotI
 	in := SlotInfo{Name: name, Current: generation(sl.Current()), Generations: []Generation{},
 		Refused: s.refusals(ctx, name), Stats: slotStats(sl.Plugin().Stats())}
 	for _, g := range sl.History() {
-		in.Generations = append(in.Generations, generation(g))
+		gen := generation(g)
+		if st, ok := sl.GenerationStats(g.Number); ok {
+			ss := slotStats(st)
+			gen.Stats = &ss
+		}
+		in.Generations = append(in.Generations, gen)
 	}
 	return in
 }

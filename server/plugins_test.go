@@ -404,6 +404,12 @@ func TestPluginSession(t *testing.T) {
 	if wg.Current.Number != 2 || wg.Current.Digest != host.Digest(next) || len(wg.Generations) != 2 || wg.Generations[0].Retired == nil {
 		t.Fatalf("after the swap: %+v", wg)
 	}
+	// Each generation keeps its own counters: the retired one's deferral
+	// stays with it, the new one starts from its own load check.
+	if g1, g2 := wg.Generations[0].Stats, wg.Generations[1].Stats; g1 == nil || g2 == nil || g1.Deferred != 1 || g2.Deferred != 0 ||
+		g1.Digest == g2.Digest || g2.Calls != wg.Stats.Calls {
+		t.Fatalf("generation stats after the swap: %+v / %+v (serving %+v)", g1, g2, wg.Stats)
+	}
 	before := wg.Stats.Calls // the self-test
 
 	var done server.RunResult
