@@ -258,14 +258,14 @@ func TestRunTaskGraph(t *testing.T) {
 			name:  "readable",
 			args:  []string{"--native", file},
 			after: "#17 TASK    stalls=0 DONE",
-			want:  "graph:\n    t1.n1 site.builder DONE\n    t1.n1.d1 space.finder DONE ← t1.n1\n--- PASS delegation: the pre-node's evidence binds the caller's write: node DONE, task DONE",
+			want:  "graph:\n    t1.n1 site.builder DONE upstream t1.n1.d1 → create_site (claimed)\n    t1.n1.d1 space.finder DONE ← t1.n1\n--- PASS delegation: the pre-node's evidence binds the caller's write: node DONE, task DONE",
 		},
 		{
 			name:  "json",
 			args:  []string{"--native", "--json", file},
 			after: `"kind":"TASK"`,
 			want: `{"kind":"GRAPH","scenario":"delegation: the pre-node's evidence binds the caller's write","graph":[` +
-				`{"node":"t1.n1","skill":"site.builder","status":"DONE"},{"node":"t1.n1.d1","skill":"space.finder","status":"DONE","parent":"t1.n1"}]}` + "\n",
+				`{"node":"t1.n1","skill":"site.builder","status":"DONE","upstream":["t1.n1.d1"],"target":"create_site","claimed":true},{"node":"t1.n1.d1","skill":"space.finder","status":"DONE","parent":"t1.n1"}]}` + "\n",
 		},
 	}
 	for _, tt := range tests {
