@@ -161,6 +161,8 @@ func TestCompileErrors(t *testing.T) {
 		{"duplicate key", `{"properties":{"a":{"type":"string","type":"integer"}}}`, ErrDuplicateKey, "jsonschema: duplicate key: properties.a.type"},
 		{"too deep", deep, ErrTooDeep, "jsonschema: schema nested too deeply: " + deepPath() + ": more than 128 levels"},
 		{"too large", huge, ErrTooLarge, "jsonschema: schema too large: 1048594 bytes, the limit is 1048576"},
+		{"number exponent out of range", `{"properties":{"a":{"maximum":1e1001}}}`, ErrTooLarge,
+			"jsonschema: schema too large: properties.a.maximum: number out of range (more than 400 characters or an exponent past ±1000)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -205,6 +207,12 @@ func TestDocumentLimits(t *testing.T) {
 		{"too large", big, []string{"document is 4194306 bytes, more than the limit of 4194304 [limit]"}},
 		{"not JSON", `{"a":`, []string{"document is not valid JSON [json]"}},
 		{"duplicate key", `{"a":{"b":1,"b":2}}`, []string{"a.b: property appears more than once [json]"}},
+		// The validator compares numbers exactly: an exponent past its
+		// range once panicked inside it (kept as a FuzzValidate input).
+		{"largest exponent", `[1e1000,-2.5E-1000,3e+1000]`, nil},
+		{"exponent out of range", `{"a":[1e1010000]}`, []string{"a.0: number out of range (more than 400 characters or an exponent past ±1000) [limit]"}},
+		{"exponent past int", `1e99999999999999999999`, []string{"number out of range (more than 400 characters or an exponent past ±1000) [limit]"}},
+		{"too many digits", "1" + repeat('0', MaxNumberChars), []string{"number out of range (more than 400 characters or an exponent past ±1000) [limit]"}},
 	}
 	for _, tc := range runs {
 		t.Run(tc.name, func(t *testing.T) {

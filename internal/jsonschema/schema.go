@@ -25,6 +25,12 @@ const (
 	// MaxSchemaNodes bounds the objects and booleans of a schema (each may
 	// be a subschema, and a compiled subschema costs about a kilobyte).
 	MaxSchemaNodes = 10000
+	// MaxNumberChars and MaxExponent bound a number, in a schema and in a
+	// document: the validator compares numbers exactly (as big.Rat), whose
+	// cost grows with the digits and the exponent, and cannot represent
+	// an exponent past the int32 range at all.
+	MaxNumberChars = 400
+	MaxExponent    = 1000
 )
 
 // base is the URI the schema document is compiled under. A $ref that
@@ -71,6 +77,8 @@ func compile(text string) (*Schema, error) {
 				return nil, fmt.Errorf("jsonschema: %w: %s", ErrDuplicateKey, dotted(de.path))
 			case whyNodes:
 				return nil, fmt.Errorf("jsonschema: %w: more than %d objects and booleans", ErrTooLarge, MaxSchemaNodes)
+			case whyNumber:
+				return nil, fmt.Errorf("jsonschema: %w: %s: %s", ErrTooLarge, where(de.path), de.Error())
 			}
 		}
 		return nil, fmt.Errorf("jsonschema: %w", ErrSchemaJSON)
@@ -196,6 +204,7 @@ const (
 	whyDepth
 	whyDuplicate
 	whyNodes
+	whyNumber
 )
 
 type decodeError struct {
@@ -211,6 +220,8 @@ func (e *decodeError) Error() string {
 		return "property appears more than once"
 	case whyNodes:
 		return "too many objects and booleans"
+	case whyNumber:
+		return "number out of range (more than " + strconv.Itoa(MaxNumberChars) + " characters or an exponent past ±" + strconv.Itoa(MaxExponent) + ")"
 	}
 	return "not valid JSON"
 }
@@ -249,6 +260,9 @@ func (d *decoder) value(r gjson.Result) (any, error) {
 	case gjson.True:
 		return true, nil
 	case gjson.Number:
+		if !numberInRange(r.Raw) {
+			return nil, &decodeError{why: whyNumber, path: clonePath(*path)}
+		}
 		return json.Number(r.Raw), nil
 	case gjson.String:
 		return r.Str, nil
@@ -288,3 +302,17 @@ func (d *decoder) value(r gjson.Result) (any, error) {
 }
 
 func clonePath(p []string) []string { return append([]string(nil), p...) }
+
+// numberInRange reports whether a JSON number literal is within
+// MaxNumberChars and its exponent within ±MaxExponent.
+func numberInRange(raw string) bool {
+	if len(raw) > MaxNumberChars {
+		return false
+	}
+	i := strings.IndexAny(raw, "eE")
+	if i < 0 {
+		return true
+	}
+	e, err := strconv.Atoi(strings.TrimPrefix(raw[i+1:], "+"))
+	return err == nil && e >= -MaxExponent && e <= MaxExponent
+}

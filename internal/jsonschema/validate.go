@@ -53,7 +53,7 @@ func (s *Schema) ValidateString(doc string) []Error {
 	v, err := decode(doc)
 	if err != nil {
 		var de *decodeError
-		if errors.As(err, &de) && de.why == whyDepth {
+		if errors.As(err, &de) && (de.why == whyDepth || de.why == whyNumber) {
 			return []Error{{Path: dotted(de.path), Keyword: "limit", Message: de.Error()}}
 		}
 		if de != nil && de.why == whyDuplicate {
