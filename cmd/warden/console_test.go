@@ -201,41 +201,18 @@ func ensureConsole(t *testing.T, npm string) string {
 // sensitive, and keys for a tenant and an admin.
 func consoleFixture(t *testing.T) (skills, keys, script string) {
 	t.Helper()
-	dir := t.TempDir()
-	skills = filepath.Join(dir, "skills")
-	if err := os.MkdirAll(skills, 0o755); err != nil {
+	skills, keys = killFixture(t)
+	prof := filepath.Join(skills, "skill_profile.yaml")
+	src, err := os.ReadFile(prof)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for name, body := range map[string]string{
-		"agent_profile.yaml":       "- {id: 1, agent_code: cms, agent_name: CMS, status: ACTIVE}\n",
-		"agent_skill_binding.yaml": "- {agent_id: 1, skill_id: 20, enabled_flag: 1}\n",
-		"skill_tool_binding.yaml":  "- {skill_id: 20, tool_name: find_website, enabled_flag: 1}\n- {skill_id: 20, tool_name: create_website, enabled_flag: 1}\n",
-		"skill_profile.yaml": `- id: 20
-  skill_key: cms.website
-  skill_name: Website creation
-  skill_manual: Create the website the user asks for.
-  skill_contract:
-    tools:
-      find_website:
-        label: Find a website
-        success: {path: code, op: EQ, value: 200}
-      create_website:
-        label: Create a website
-        sideEffect: WRITE
-        idempotencyKey: [domain]
-        timeoutMs: 60000
-        args:
-          name: {label: Website name, sensitive: true, sources: [USER, MODEL]}
-        success: {path: code, op: EQ, value: 200}
-        error: {code: code, message: msg}
-        verify: {tool: find_website, args: {domain: {from: call.domain}}}
-  status: ACTIVE
-`,
-	} {
-		writeFile(t, filepath.Join(skills, name), body)
+	const at = "        timeoutMs: 60000\n"
+	if !strings.Contains(string(src), at) {
+		t.Fatalf("the kill fixture's write has no %q to put the sensitive name after", at)
 	}
-	keys = filepath.Join(dir, "keys.json")
-	writeFile(t, keys, `{"tenants":[{"tenant":"acme","agent":"cms","keys":["`+tenantKey+`"]}],"admin_keys":["`+adminKey+`"]}`)
+	writeFile(t, prof, strings.Replace(string(src), at, at+"        args:\n          name: {label: Website name, sensitive: true, sources: [USER, MODEL]}\n", 1))
+	dir := t.TempDir()
 	script = filepath.Join(dir, "script.json")
 	writeFile(t, script, `[
 		{"tool_calls":[{"name":"create_website","arguments":{"spaceId":"sp-1","name":"Shop Front Site","domain":"shop.example.com"}}]},
