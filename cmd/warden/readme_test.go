@@ -217,27 +217,35 @@ type readmeCase struct {
 func exits(code int, want ...string) func(*testing.T, *readmeRun, string) {
 	return func(t *testing.T, r *readmeRun, text string) {
 		env, argv := r.argv(t, text, nil)
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-		defer cancel()
-		out, err := r.command(ctx, env, argv).CombinedOutput()
-		got := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			got = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if got != code {
-			t.Fatalf("exit %d, want %d:\n%s", got, code, out)
-		}
-		rest := string(out)
-		for _, w := range want {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				t.Fatalf("output lacks %q (in order):\n%s", w, out)
-			}
-			rest = rest[i+len(w):]
-		}
+		runExpect(t, r, env, argv, code, want...)
 	}
+}
+
+// runExpect runs argv with env to its end, requires its exit status and
+// each of want in its output, in order, and returns the output.
+func runExpect(t *testing.T, r *readmeRun, env, argv []string, code int, want ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out, err := r.command(ctx, env, argv).CombinedOutput()
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if got != code {
+		t.Fatalf("exit %d, want %d:\n%s", got, code, out)
+	}
+	rest := string(out)
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("output lacks %q (in order):\n%s", w, out)
+		}
+		rest = rest[i+len(w):]
+	}
+	return string(out)
 }
 
 // then runs f after check.
@@ -409,27 +417,7 @@ func readmeClient(t *testing.T, r *readmeRun, text string, code int, want ...str
 		t.Fatal("no server: the export line before this command did not run")
 	}
 	env, argv := r.argv(t, text, map[string]string{"…": r.admin})
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := r.command(ctx, append(slices.Clone(r.client), env...), argv).CombinedOutput()
-	got := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		got = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if got != code {
-		t.Fatalf("exit %d, want %d:\n%s", got, code, out)
-	}
-	rest := string(out)
-	for _, w := range want {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			t.Fatalf("output lacks %q (in order):\n%s", w, out)
-		}
-		rest = rest[i+len(w):]
-	}
-	return string(out)
+	return runExpect(t, r, append(slices.Clone(r.client), env...), argv, code, want...)
 }
 
 // readmeKeysFile is a keys.json written from an example.
