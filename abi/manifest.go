@@ -155,7 +155,9 @@ func (m Manifest) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Grants reports whether m asks for capability c.
+// Grants reports whether m asks for capability c. Only for an in-process
+// plugin, whose manifest is the program's own, is that what it holds; a
+// loaded module holds what its loader granted (host.Policy.Capabilities).
 func (m Manifest) Grants(c Capability) bool {
 	for _, x := range m.Capabilities {
 		if x == c {
