@@ -55,6 +55,11 @@ const (
 	CodeModelTimeout        = "model_timeout"            // 504: the model call ran out of time
 )
 
+// CodeCapabilityNotGranted (403): an installed module asks for
+// capabilities its slot does not allow; the message names what it asked
+// for and what the slot allows.
+const CodeCapabilityNotGranted = "capability_not_granted"
+
 // ErrSelfTest: a candidate generation failed the server's self-test.
 var ErrSelfTest = errors.New("server: candidate self-test failed")
 

@@ -112,7 +112,9 @@ type Options struct {
 	// AdminKeys.
 	Host *host.Host
 	// Policy is the policy of admin-installed plugins; its Config is
-	// replaced by the upload's.
+	// replaced by the upload's. Its Capabilities are what a slot other
+	// than a first-party one grants (nothing when unset); a first-party
+	// slot grants exactly its own plugin's capabilities instead.
 	Policy host.Policy
 	// SelfTest checks a candidate generation before it serves; nil means
 	// DefaultSelfTest.

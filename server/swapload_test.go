@@ -22,6 +22,7 @@ import (
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/plugins/guards/writegate"
 	"github.com/agentwarden/warden/server"
 	"github.com/agentwarden/warden/tools"
 	tscripted "github.com/agentwarden/warden/tools/scripted"
@@ -323,7 +324,7 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	// Compile build b once before the load, so that every swap loads from
 	// the compilation cache as build a's do after the first install: the
 	// windows compare swapping, not a cold compile.
-	if pb, err := h.Load(ctx, host.Source{Name: "writegate-b", Bytes: modB}, host.Policy{}); err != nil {
+	if pb, err := h.Load(ctx, host.Source{Name: "writegate-b", Bytes: modB}, host.Policy{Capabilities: writegate.Plugin.Manifest.Capabilities}); err != nil {
 		t.Fatal(err)
 	} else {
 		_ = pb.Close(ctx)
