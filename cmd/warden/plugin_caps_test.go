@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,4 +77,25 @@ func TestClientPluginsCapabilities(t *testing.T) {
 				"state.ledger, state.approval, effect.ledger (not allowed: effect.node, effect.output, state.conversation, clock, random)\n"},
 		{"no slot was made", clientAdmin, []string{"plugins", "show", "WriteGate"}, 1, "", "warden: slot_not_found: no slot WriteGate\n"},
 	})
+}
+
+// TestRunPluginsGrant: `warden run --plugins DIR` grants each module its
+// first-party plugin's capabilities: a WriteGate asking for more is refused
+// before any scenario runs.
+func TestRunPluginsGrant(t *testing.T) {
+	t.Parallel()
+	set := testSet(t)
+	dir := t.TempDir()
+	for _, s := range traceSlots {
+		writeFile(t, filepath.Join(dir, s.file+".wasm"), string(set.Modules[s.file]))
+	}
+	writeFile(t, filepath.Join(dir, "writegate.wasm"), string(testdata.Bytes(t, "writegate-escalate")))
+	code, out, errs := runRun(t, "--plugins", dir, acceptance+"09-query-then-finish.yaml")
+	const want = "warden run: scenario: guard WriteGate: host: slot WriteGate: candidate: host: load writegate.wasm: " +
+		"plugin asks for capabilities it is not granted: writegate@1.2.0 asks for state.ledger, state.approval, effect.ledger, " +
+		"effect.node, effect.output, state.conversation, clock, random; it may have state.ledger, state.approval, effect.ledger " +
+		"(not granted: effect.node, effect.output, state.conversation, clock, random)\n"
+	if code != 2 || out != "" || errs != want {
+		t.Fatalf("exit %d, stdout %q, stderr\n%s\nwant\n%s", code, out, errs, want)
+	}
 }
