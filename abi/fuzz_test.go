@@ -130,6 +130,8 @@ func FuzzObservationJSON(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `null`, `{"outcome":"MAYBE"}`, `{"outcome":0}`, `{"outcome":"FAILED","code":"NOPE","data":null}`,
 		`{"outcome":"SUCCESS","text":"\ud800","data":{"a":"<>"},"locale":"en"}`, `[`, `"SUCCESS"`,
+		`{"outcome":"REJECTED","code":"domainguard:DOMAIN_BLOCKED","text":"域名 evil.org 不在允许的范围内","next":"换用 example.com 下的域名"}`,
+		`{"outcome":"FAILED","code":"agent_runtime:DOMAIN_BLOCKED","text":"r","next":"n"}`,
 	} {
 		f.Add([]byte(s))
 	}
