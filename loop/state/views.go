@@ -22,7 +22,8 @@ const maxRecent = 20
 //   - state.ledger: the task's writes and the bypass list.
 //   - state.fingerprints: the node's recent calls and state digest.
 //   - state.evidence: the node's evidence, newest first, then each
-//     upstream node's (nearest first).
+//     upstream node's, transitively and delegates included (nearest
+//     first).
 //   - state.entities: the session's entities, newest first.
 //   - state.conversation: the session's recent user messages.
 //   - state.followup: the follow-up the user answered last in this node,
@@ -115,10 +116,16 @@ func (m *Memory) delegatedBy(child, parent string) bool {
 }
 
 // evidenceView lists the node's evidence newest first, then its upstream
-// nodes' in the order of Upstream, newest first within each.
+// nodes' nearest first (UpstreamClosure), newest first within each.
 func (m *Memory) evidenceView(n *node) []abi.EvidenceItem {
 	var out []abi.EvidenceItem
-	for _, id := range append([]string{n.ID}, n.Upstream...) {
+	up, _ := UpstreamClosure(n.ID, n.Upstream, func(id string) ([]string, error) {
+		if u, ok := m.d.nodes[id]; ok {
+			return u.Upstream, nil
+		}
+		return nil, nil
+	})
+	for _, id := range append([]string{n.ID}, up...) {
 		for i := len(m.d.evidence) - 1; i >= 0; i-- {
 			if m.d.evidence[i].NodeID == id {
 				out = append(out, m.d.evidence[i])
