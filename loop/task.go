@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
@@ -176,6 +177,10 @@ func (r *Runner) RestartTask(ctx context.Context, in TaskInput) (exit TaskExit, 
 // planAndDrive plans a created task, saves its graph and runs it.
 func (r *Runner) planAndDrive(ctx context.Context, in TaskInput, cands []string) (TaskExit, error) {
 	p, err := r.plan(ctx, in.Objective, cands)
+	var pe *ProviderUnavailableError
+	if errors.As(err, &pe) {
+		return r.planFailed(in.ID, p, pe)
+	}
 	if err != nil {
 		return TaskExit{}, err
 	}
@@ -203,6 +208,23 @@ func (r *Runner) planAndDrive(ctx context.Context, in TaskInput, cands []string)
 	}
 	r.emitTask(in.ID, Event{Kind: KindTask, Status: "PLANNED", Message: msg})
 	return r.drive(ctx, g)
+}
+
+// planFailed ends a task whose plan failed for a provider that is no skill
+// of the agent (CONTRACT_SPEC §16): the task is FAILED before any node
+// runs, and its TASK event carries PROVIDER_UNAVAILABLE.
+func (r *Runner) planFailed(taskID string, p Plan, pe *ProviderUnavailableError) (TaskExit, error) {
+	l := r.cfg.Locale
+	reason := abi.ProviderUnavailable.Reason(l, "skill", pe.Provider) + r.text(txtProviderOf, pe.Skill, pe.Input)
+	if err := r.store.SetTaskStatus(taskID, state.Failed); err != nil {
+		return TaskExit{}, fmt.Errorf("loop: %w", err)
+	}
+	e := Event{Kind: KindTask, Status: string(state.Failed), Message: reason, Level: "WARN"}
+	if i, ok := abi.ProviderUnavailable.Info(); ok {
+		e.Code, e.Name, e.Category = i.Wire, string(i.Code), string(i.Category)
+	}
+	r.emitTask(taskID, e)
+	return TaskExit{Status: state.Failed, Plan: p, Reason: reason, Reply: reason}, nil
 }
 
 // ResumeTask runs a task on after the node that suspended it was resumed
