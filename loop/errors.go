@@ -40,3 +40,7 @@ func (e *ProviderUnavailableError) Error() string {
 }
 
 func (e *ProviderUnavailableError) Unwrap() error { return ErrProviderUnavailable }
+
+// ErrPlatformField: a task's login identity has a field that is not an
+// open platform field, or a value that is not JSON (CONTRACT_SPEC §11).
+var ErrPlatformField = errors.New("not an open platform field")

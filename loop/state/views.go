@@ -80,7 +80,7 @@ func (m *Memory) nodeView(t *task, n *node, ev []abi.EvidenceItem) abi.NodeView 
 	v := abi.NodeView{
 		SessionID: m.opt.SessionID, TaskID: t.ID, NodeID: n.ID, Status: string(n.Status), SkillKey: n.SkillKey,
 		Depth: n.Depth, Contract: n.Contract, ToolNames: n.ToolNames,
-		Inputs: n.Inputs, Outputs: n.Outputs, Shared: t.shared, Session: m.d.values, Platform: m.opt.Platform,
+		Inputs: n.Inputs, Outputs: n.Outputs, Shared: t.shared, Session: m.d.values, Platform: PlatformOf(n.Node, m.opt.Platform),
 		Scratch: n.Scratch, Target: n.Target, TargetClaimed: n.TargetClaimed,
 		OutputsUsed: n.HasDependents, Skills: n.Skills, Delegatable: n.Delegatable,
 		DelegateMaxDepth: n.DelegateMaxDepth, Delegations: n.Delegations, ReservedKeys: m.opt.ReservedKeys,
@@ -149,4 +149,14 @@ func (m *Memory) fingerprintView(n *node) abi.FingerprintView {
 	}{n.Outputs, n.Scratch, ids})
 	return abi.FingerprintView{Limit: m.opt.FingerprintLimit, StateDigest: ArgsDigest(doc),
 		Recent: nonNil(last(n.fingerprints, maxRecent)), RepeatTools: m.opt.RepeatTools}
+}
+
+// PlatformOf is the platform fields a node's views show: the node's own
+// (the login identity of the round that started its task), else the
+// store's.
+func PlatformOf(n Node, store map[string]json.RawMessage) map[string]json.RawMessage {
+	if n.Platform != nil {
+		return n.Platform
+	}
+	return store
 }

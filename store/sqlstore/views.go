@@ -180,7 +180,7 @@ func (s *Store) nodeView(sn *snapshot, ev []abi.EvidenceItem) abi.NodeView {
 	v := abi.NodeView{
 		SessionID: s.opt.SessionID, TaskID: tk.ID, NodeID: n.ID, Status: string(n.Status), SkillKey: n.SkillKey,
 		Depth: n.Depth, Contract: n.Contract, ToolNames: n.ToolNames,
-		Inputs: n.Inputs, Outputs: outputs, Shared: sn.shared, Session: sn.values, Platform: s.opt.Platform,
+		Inputs: n.Inputs, Outputs: outputs, Shared: sn.shared, Session: sn.values, Platform: state.PlatformOf(n.Node, s.opt.Platform),
 		Scratch: scratch, Target: n.Target, TargetClaimed: n.TargetClaimed,
 		OutputsUsed: n.HasDependents, Skills: n.Skills, Delegatable: n.Delegatable,
 		DelegateMaxDepth: n.DelegateMaxDepth, Delegations: n.Delegations, ReservedKeys: s.opt.ReservedKeys,

@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 	t.Run("Apply", func(t *testing.T) { t.Parallel(); testApply(t, setup) })
 	t.Run("Views", func(t *testing.T) { t.Parallel(); testViews(t, setup) })
 	t.Run("UpstreamEvidence", func(t *testing.T) { t.Parallel(); testUpstreamEvidence(t, setup) })
+	t.Run("NodePlatform", func(t *testing.T) { t.Parallel(); testNodePlatform(t, setup) })
 	t.Run("Approval", func(t *testing.T) { t.Parallel(); testApproval(t, setup) })
 	t.Run("FollowUp", func(t *testing.T) { t.Parallel(); testFollowUp(t, setup) })
 	t.Run("MessagesAndErrors", func(t *testing.T) { t.Parallel(); testMessagesAndErrors(t, setup) })
@@ -343,6 +344,29 @@ func testUpstreamEvidence(t *testing.T, setup func(*testing.T) state.Store) {
 		if got := strings.Join(ids, ","); got != tt.want {
 			t.Errorf("evidence of %s: %s, want %s", tt.node, got, tt.want)
 		}
+	}
+}
+
+// testNodePlatform: a node created with its round's login identity shows
+// it in its node view (CONTRACT_SPEC §11), kept as stored; a node without
+// one shows the store's.
+func testNodePlatform(t *testing.T, setup func(*testing.T) state.Store) {
+	m := setup(t)
+	must(t, m.CreateNode(state.Node{ID: "n2", TaskID: "t1", SkillKey: "site.builder",
+		Platform: map[string]json.RawMessage{"userId": json.RawMessage(`10086`), "organName": json.RawMessage(`"市场部"`)}}))
+	for node, want := range map[string]string{"n2": `{"organName":"市场部","userId":10086}`, "n1": `{"tenant":"acme"}`} {
+		v, err := m.Views(node)
+		must(t, err)
+		var view struct {
+			Platform json.RawMessage `json:"platform"`
+		}
+		decodeView(t, v, abi.CapStateNode, &view)
+		if string(view.Platform) != want {
+			t.Errorf("platform of %s: %s, want %s", node, view.Platform, want)
+		}
+	}
+	if n, err := m.Node("n2"); err != nil || string(n.Platform["userId"]) != "10086" {
+		t.Fatalf("node %+v: %v", n, err)
 	}
 }
 
