@@ -225,17 +225,20 @@ type serveConfig struct {
 
 // keysFile maps API keys to tenants and their agents.
 type keysFile struct {
-	Tenants []struct {
-		Tenant string   `json:"tenant"`
-		Agent  string   `json:"agent"`
-		Keys   []string `json:"keys"`
-		// GatewayKeys are more keys of the tenant, each a trusted
-		// gateway's: they may pass the login identity (platform-header-*).
-		GatewayKeys []string `json:"gateway_keys"`
-	} `json:"tenants"`
-	AdminKeys []string `json:"admin_keys"`
+	Tenants   []tenantKeys `json:"tenants"`
+	AdminKeys []string     `json:"admin_keys"`
 	// MetricsKeys reach GET /metrics only.
 	MetricsKeys []string `json:"metrics_keys"`
+}
+
+// tenantKeys are one tenant's entry of the keys file.
+type tenantKeys struct {
+	Tenant string   `json:"tenant"`
+	Agent  string   `json:"agent"`
+	Keys   []string `json:"keys"`
+	// GatewayKeys are more keys of the tenant, each a trusted
+	// gateway's: they may pass the login identity (platform-header-*).
+	GatewayKeys []string `json:"gateway_keys"`
 }
 
 // configError names the flag and the variable a bad value came from.

@@ -219,6 +219,9 @@ func (c *serveConfig) validateSpec(bad func(key, format string, a ...any) error)
 		if _, dup := k.agentSettings[a.Agent]; dup {
 			return bad(keyAgents, "agents[%d]: agent %q is listed twice", i, a.Agent)
 		}
+		if !slices.ContainsFunc(c.keys.Tenants, func(t tenantKeys) bool { return t.Agent == a.Agent }) {
+			return bad(keyAgents, "agents[%d]: agent %q is no tenant's agent in --keys: its settings would never be used", i, a.Agent)
+		}
 		v := def
 		if a.BypassTools != nil {
 			v.bypass = *a.BypassTools

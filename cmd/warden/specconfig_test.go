@@ -45,7 +45,8 @@ func TestSpecConfigDefaults(t *testing.T) {
 func TestSpecConfigFile(t *testing.T) {
 	t.Parallel()
 	f := newConfigFixture(t)
-	keys := f.file(t, "keys.json", `{"tenants":[{"tenant":"acme","agent":"cms","keys":["acme-key-0123456789"],"gateway_keys":["acme-gateway-0123456789"]}]}`)
+	keys := f.file(t, "keys.json", `{"tenants":[{"tenant":"acme","agent":"cms","keys":["acme-key-0123456789"],"gateway_keys":["acme-gateway-0123456789"]},`+
+		`{"tenant":"sales","agent":"Sales_Bot","keys":["sales-key-0123456789"]}]}`)
 	path := f.file(t, "warden.yaml", `write-confirm-bypass-tools: [create_site]
 reconfirm-after: 2h
 delegate-max-depth: 3
@@ -102,6 +103,7 @@ func TestSpecConfigErrors(t *testing.T) {
 	unknown := agents("  - {agent: cms, max-round: 3}\n")
 	noCode := agents("  - {max-rounds: 3}\n")
 	badDur := agents("  - {agent: cms, reconfirm-after: soon}\n")
+	nobody := agents("  - {agent: cms-editor}\n")
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -124,6 +126,7 @@ func TestSpecConfigErrors(t *testing.T) {
 		{"agent unknown key", f.with("--config", unknown), nil, "--agents (WARDEN_AGENTS): file " + unknown + ` key agents: agents[0]: unknown key "max-round" in $`},
 		{"agent without code", f.with("--config", noCode), nil, "--agents (WARDEN_AGENTS): file " + noCode + " key agents: agents[0]: agent (the agent_code) is required"},
 		{"agent bad duration", f.with("--config", badDur), nil, "--agents (WARDEN_AGENTS): file " + badDur + ` key agents: agents[0] (cms): reconfirm-after: "soon" is not a duration`},
+		{"agent of no tenant", f.with("--config", nobody), nil, "--agents (WARDEN_AGENTS): file " + nobody + ` key agents: agents[0]: agent "cms-editor" is no tenant's agent in --keys: its settings would never be used`},
 		{"hidden dropped", f.with("--platform-hidden", `["passportId"]`), nil,
 			"--platform-hidden (WARDEN_PLATFORM_HIDDEN): clientId must stay hidden (CONTRACT_SPEC §11): the list may add open fields, not drop these: passportId, clientId, sessionType, adminUser, adminCompany"},
 		{"hidden unknown", f.with("--platform-hidden", `["passportId","clientId","sessionType","adminUser","adminCompany","tenant"]`), nil,
