@@ -160,7 +160,8 @@ func (r *Runner) RunTask(ctx context.Context, in TaskInput) (exit TaskExit, err 
 // got: a task the store does not know (the process died before it was
 // created) runs as new; one created but never planned (it died before the
 // graph was saved, so no node exists and nothing was called) is planned
-// and run now; any other is resumed (ResumeTask).
+// and run now, with in.Platform as its login identity; any other is
+// resumed (ResumeTask) with the identity it was started with.
 func (r *Runner) RestartTask(ctx context.Context, in TaskInput) (exit TaskExit, err error) {
 	t, err := r.store.Task(in.ID)
 	if errors.Is(err, state.ErrNotFound) {

@@ -116,3 +116,34 @@ func TestRunTaskRefusesPlatformFields(t *testing.T) {
 		})
 	}
 }
+
+// A task created but never planned (the process died during planning)
+// takes the identity of the round that restarts it; a planned one keeps
+// its own, saved with its graph.
+func TestRestartTaskPlatform(t *testing.T) {
+	t.Parallel()
+	fail := scripted.Turn{ToolCalls: []scripted.Call{{Name: "builtin_node_fail", Arguments: `{"reason":"停"}`}}}
+	h := newTaskHarness(t, skillContract, []scripted.Turn{fail}, nil)
+	must(t, h.store.CreateTask(state.Task{ID: "t1", Objective: userAsk}))
+	id := map[string]json.RawMessage{"userId": json.RawMessage(`10086`)}
+	if _, err := h.runner.RestartTask(ctx, loop.TaskInput{ID: "t1", Skills: []string{"site.builder"}, Platform: id}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := h.store.Node("t1.n1")
+	if err != nil || string(n.Platform["userId"]) != "10086" {
+		t.Fatalf("node %+v: %v", n.Platform, err)
+	}
+	// A runner that did not plan it reads the identity from the graph.
+	other, err := loop.New(h.opts)
+	must(t, err)
+	task, _ := h.store.Task("t1")
+	if !strings.Contains(string(task.Graph), `"platform":{"userId":10086}`) {
+		t.Fatalf("graph %s", task.Graph)
+	}
+	if _, err := other.RestartTask(ctx, loop.TaskInput{ID: "t1", Platform: map[string]json.RawMessage{"userId": json.RawMessage(`1`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := h.store.Node("t1.n1"); string(n.Platform["userId"]) != "10086" {
+		t.Fatalf("node %+v", n.Platform)
+	}
+}

@@ -1138,6 +1138,12 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
+	// A task interrupted before it was planned has no identity yet: it
+	// takes this round's (a planned one keeps its message's).
+	platform, err := s.platformOf(r)
+	if err != nil {
+		return err
+	}
 	if !ss.tryRun() {
 		return errSessionBusy
 	}
@@ -1149,7 +1155,7 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 		return fail(http.StatusConflict, CodeNotInterrupted, fmt.Sprintf("task %s was not interrupted (%s)", t.ID, status))
 	}
 	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
-		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective})
+		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective, Platform: platform})
 	})
 }
 
