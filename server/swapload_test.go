@@ -194,8 +194,9 @@ func newSwapRig(t *testing.T, h *host.Host) *swapRig {
 		Agents:    swapAgents{agent},
 		Tools:     toolSrv,
 		NewModel:  func(string, string) (model.Model, error) { return writeModel{}, nil },
-		NewStore: func(id string) (state.Store, error) {
-			return state.NewMemory(state.Options{SessionID: id, BypassTools: []string{"record_write"}})
+		NewStore: func(_ string, opt state.Options) (state.Store, error) {
+			opt.BypassTools = []string{"record_write"}
+			return state.NewMemory(opt)
 		},
 		Loop:   loop.DefaultConfig(),
 		Host:   h,
