@@ -48,6 +48,7 @@ const (
 	// with the provider's message as its reason.
 	CodeModelAuthFailed     = "model_auth_failed"        // 502: the provider refused Warden's API key (not the caller's)
 	CodeModelRateLimited    = "model_rate_limited"       // 429: the provider throttled; Retry-After when it said
+	CodeModelQuota          = "model_quota_exhausted"    // 502: Warden's provider account has no quota or credit left; retrying cannot help
 	CodeContextLength       = "context_length_exceeded"  // 422: the conversation exceeds the model's context window
 	CodeModelUnavailable    = "model_unavailable"        // 502: 5xx, unreachable, or a cut stream after the retries
 	CodeModelMalformed      = "model_malformed_response" // 502: the reply is not a chat completion
@@ -98,6 +99,7 @@ var modelFailures = []struct {
 }{
 	{model.ErrAuth, http.StatusBadGateway, CodeModelAuthFailed},
 	{model.ErrRateLimited, http.StatusTooManyRequests, CodeModelRateLimited},
+	{model.ErrQuota, http.StatusBadGateway, CodeModelQuota},
 	{model.ErrContextLength, http.StatusUnprocessableEntity, CodeContextLength},
 	{model.ErrUnavailable, http.StatusBadGateway, CodeModelUnavailable},
 	{model.ErrMalformed, http.StatusBadGateway, CodeModelMalformed},

@@ -298,6 +298,51 @@ func RateLimited(retryAfter time.Duration) Reply {
 	return r
 }
 
+// InsufficientQuota is OpenAI's 429 for an account without quota or
+// credit left: the status of a rate limit, but error.type and error.code
+// "insufficient_quota", and no Retry-After.
+func InsufficientQuota() Reply {
+	return Error(http.StatusTooManyRequests, "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+		"insufficient_quota", "insufficient_quota")
+}
+
+// BadGatewayPage is a 502 as a CDN in front of a provider sends it: a
+// whole HTML page, with styles, a script and the real error buried in it.
+func BadGatewayPage() Reply {
+	return Reply{Status: http.StatusBadGateway, ContentType: "text/html; charset=UTF-8", Body: badGatewayPage}
+}
+
+const badGatewayPage = `<!DOCTYPE html>
+<!--[if lt IE 7]> <html class="no-js ie6 oldie" lang="en-US"> <![endif]-->
+<html lang="en-US">
+<head>
+<title>api.example.com | 502: Bad gateway</title>
+<meta charset="UTF-8" />
+<meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />
+<style>body{margin:0;padding:0}#cf-wrapper{font-family:-apple-system,system-ui,BlinkMacSystemFont,"Segoe UI",Roboto;font-size:15px;line-height:1.5}.cf-error-details{background:#fff;border:1px solid #ebebeb}</style>
+<script>(function(){var a=document.getElementById('cf-footer-ip');if(a){a.addEventListener('click',function(){a.classList.remove('hidden')})}})();</script>
+</head>
+<body>
+<div id="cf-wrapper">
+  <div id="cf-error-details" class="cf-error-details-wrapper">
+    <h1><span class="cf-error-type">Bad gateway</span> <span class="code-label">Error code 502</span></h1>
+    <p>The web server reported a bad gateway error.</p>
+    <p>Please try again in a few minutes.</p>
+    <p>Ray ID: <strong>8f1c2a3b4d5e6f70</strong> &bull; 2026-03-01 09:00:00 UTC</p>
+  </div>
+</div>
+</body>
+</html>
+`
+
+// MessageOrder is the 400 of a provider that requires the last message of
+// a conversation to be the user's or a tool's (Mistral's
+// invalid_request_message_order), in its own error shape: the fields at
+// the top level, no "error" wrapper.
+func MessageOrder() Reply {
+	return Reply{Status: http.StatusBadRequest, Body: `{"object":"error","message":"Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant","type":"invalid_request_message_order","param":null,"code":"3230"}`}
+}
+
 // ContextLength is OpenAI's 400 for a conversation longer than the
 // model's context window.
 func ContextLength() Reply {
