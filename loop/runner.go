@@ -264,15 +264,18 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 				return Exit{}, true, err
 			}
 		}
+		if len(msg.ToolCalls) == 0 {
+			return Exit{}, false, r.nudge(n, txtLengthTurn)
+		}
 		return Exit{}, false, nil
 	case resp.Refusal != "" && len(msg.ToolCalls) == 0:
 		c.TextOnly()
 		r.emit(n, Event{Kind: KindReact, Status: "refusal", Message: r.text(txtRefusal, resp.Refusal), Stalls: c.Stalls, Level: "WARN"})
-		return Exit{}, false, nil
+		return Exit{}, false, r.nudge(n, txtRefusedTurn)
 	case len(msg.ToolCalls) == 0:
 		c.TextOnly()
 		r.emit(n, Event{Kind: KindReact, Status: "no_tool_calls", Message: msg.Content, Stalls: c.Stalls})
-		return Exit{}, false, nil
+		return Exit{}, false, r.nudge(n, txtNoToolCall)
 	}
 	skip := false
 	for i, tc := range msg.ToolCalls {
@@ -319,6 +322,18 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		n = after
 	}
 	return Exit{}, false, nil
+}
+
+// nudge answers a turn without a tool call with a user-role message that
+// says what happened and what is expected (TOOL_OBSERVATION §7.1), so that
+// the next request ends with a user message, as every provider accepts
+// (some refuse a conversation that ends with the assistant's), and is not
+// the same context replayed. The turn was counted as no progress (§6).
+func (r *Runner) nudge(n state.Node, reason textID) error {
+	if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleUser, Content: r.text(txtNextToolCall, r.text(reason))}); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	return nil
 }
 
 // exited reports how a control builtin took the node out of the loop.

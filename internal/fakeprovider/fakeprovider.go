@@ -3,7 +3,9 @@
 // calls, refusals, truncation and usage, as one JSON body or, when the
 // request asks for "stream": true, as server-sent events in the chunking a
 // real provider uses; and failures as real providers send them (429 with
-// Retry-After, 5xx, context length, 401, garbage).
+// Retry-After, 5xx, context length, 401, an exhausted quota, a CDN's HTML
+// 502 page, garbage), and, when asked, the message-order rule of providers
+// that refuse a conversation ending with the assistant's message.
 //
 // A Server plays a script of Replies, one per request; the last repeats.
 // The same Reply renders as JSON or as a stream, so a test can check that
@@ -74,7 +76,21 @@ type Server struct {
 	*httptest.Server
 	mu       sync.Mutex
 	replies  []Reply
+	played   int
 	received []Request
+	// userOrToolLast: a request whose last message is the assistant's is
+	// refused (RequireUserOrToolLast).
+	userOrToolLast bool
+}
+
+// RequireUserOrToolLast makes s answer as providers that take a
+// conversation only when its last message is the user's or a tool's
+// (Mistral): a request ending with an assistant message is refused with
+// MessageOrder's 400, and plays no scripted reply.
+func (s *Server) RequireUserOrToolLast() {
+	s.mu.Lock()
+	s.userOrToolLast = true
+	s.mu.Unlock()
 }
 
 // New starts a server playing replies (at least one) and closes it when
@@ -103,11 +119,21 @@ func (s *Server) Requests() []Request {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var head struct {
-		Stream bool `json:"stream"`
+		Stream   bool `json:"stream"`
+		Messages []struct {
+			Role   string `json:"role"`
+			Prefix bool   `json:"prefix"`
+		} `json:"messages"`
 	}
 	_ = json.Unmarshal(body, &head)
 	s.mu.Lock()
-	rep := s.replies[min(len(s.received), len(s.replies)-1)]
+	var rep Reply
+	if last := len(head.Messages) - 1; s.userOrToolLast && last >= 0 && head.Messages[last].Role == "assistant" && !head.Messages[last].Prefix {
+		rep = MessageOrder()
+	} else {
+		rep = s.replies[min(s.played, len(s.replies)-1)]
+		s.played++
+	}
 	s.received = append(s.received, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body), Stream: head.Stream})
 	s.mu.Unlock()
 	if rep.Delay > 0 {

@@ -1,0 +1,116 @@
+package loop_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentwarden/warden/internal/fakeprovider"
+	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/model/openai"
+)
+
+// nudge is what the model reads after a turn without a tool call.
+const nudge = "上一轮只有文字，没有调用工具；本节点只通过工具调用推进。下一步：调用本节点工具目录中的工具继续；需要用户补充信息时调用 builtin_node_follow_up；已完成时调用 builtin_node_finish；无法完成时调用 builtin_node_fail 说明原因"
+
+// withProvider runs the harness's node against a fake OpenAI-compatible
+// provider through the real client instead of the scripted model.
+func withProvider(t *testing.T, h *harness, prov *fakeprovider.Server) {
+	t.Helper()
+	cfg := openai.Defaults(prov.BaseURL(), "", "gpt-test")
+	cfg.MaxRetries = 0
+	m, err := openai.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.model.Model = m
+}
+
+// lastMessage is the role and content of the last message of a request
+// the provider received.
+func lastMessage(t *testing.T, r fakeprovider.Request) (string, string) {
+	t.Helper()
+	var body struct {
+		Messages []struct {
+			Role    string  `json:"role"`
+			Content *string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(r.Body), &body); err != nil || len(body.Messages) == 0 {
+		t.Fatalf("request body %s: %v", r.Body, err)
+	}
+	m := body.Messages[len(body.Messages)-1]
+	if m.Content == nil {
+		return m.Role, ""
+	}
+	return m.Role, *m.Content
+}
+
+// A chatty model on a provider that refuses a conversation ending with
+// the assistant's message (Mistral): each text-only turn is answered with
+// a user message saying what is expected, so the next request ends with
+// it, the provider takes it, and the node goes on to DONE. Each text turn
+// counts as no progress (TOOL_OBSERVATION §6) and the next request is not
+// the same context replayed.
+func TestChattyModelOnAStrictProvider(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{answers: map[string][]answer{"query_space": {{body: spaces}}}})
+	prov := fakeprovider.New(t,
+		fakeprovider.Text("好的，我来帮你建站。"),
+		fakeprovider.Text("我先确认一下空间。"),
+		fakeprovider.Reply{Calls: []fakeprovider.Call{{ID: "call_a", Name: "query_space", Arguments: `{"spaceName":"市场部"}`}}},
+		fakeprovider.Reply{Calls: []fakeprovider.Call{{ID: "call_b", Name: "builtin_node_finish", Arguments: `{"output":"市场部空间 id 42"}`}}},
+	)
+	prov.RequireUserOrToolLast()
+	withProvider(t, h, prov)
+	exit, err := h.runner.Run(ctx, "n1")
+	must(t, err)
+	if exit.Status != state.Done {
+		t.Fatalf("exit %+v", exit)
+	}
+	reqs := prov.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	for i, want := range [][2]string{{"user", userAsk}, {"user", nudge}, {"user", nudge}, {"tool", ""}} {
+		role, content := lastMessage(t, reqs[i])
+		if role != want[0] || (want[1] != "" && content != want[1]) {
+			t.Fatalf("request %d ends with %s %q, want %s %q", i+1, role, content, want[0], want[1])
+		}
+	}
+	if reqs[1].Body == reqs[2].Body {
+		t.Fatal("the second text turn was answered with the same context replayed")
+	}
+	var stalls []int
+	for _, e := range h.events("REACT") {
+		stalls = append(stalls, e.Stalls)
+	}
+	if len(stalls) != 2 || stalls[0] != 1 || stalls[1] != 2 {
+		t.Fatalf("text turns counted %v, want [1 2]", stalls)
+	}
+	h.wantTools("query_space SUCCESS stalls=0", "builtin_node_finish SUCCESS stalls=0")
+}
+
+// Without the answer to a text turn, the same provider refuses the next
+// request: the fake provider answers as Mistral does, which is what the
+// test above relies on.
+func TestStrictProviderRefusesAssistantLast(t *testing.T) {
+	t.Parallel()
+	prov := fakeprovider.New(t, fakeprovider.Text("unused"))
+	prov.RequireUserOrToolLast()
+	cfg := openai.Defaults(prov.BaseURL(), "", "gpt-test")
+	cfg.MaxRetries = 0
+	m, err := openai.New(cfg)
+	must(t, err)
+	_, err = m.Complete(ctx, model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}, {Role: model.RoleAssistant, Content: "hello"}}})
+	var pe *model.ProviderError
+	if !errors.As(err, &pe) || !errors.Is(err, model.ErrBadRequest) || pe.Status != 400 || pe.Code != "3230" ||
+		!strings.Contains(pe.Message, "Expected last role User or Tool") {
+		t.Fatalf("error %v", err)
+	}
+	if len(prov.Requests()) != 1 {
+		t.Fatalf("%d requests", len(prov.Requests()))
+	}
+}
