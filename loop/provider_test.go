@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/fakeprovider"
+	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
 	"github.com/agentwarden/warden/model/openai"
@@ -112,5 +114,44 @@ func TestStrictProviderRefusesAssistantLast(t *testing.T) {
 	}
 	if len(prov.Requests()) != 1 {
 		t.Fatalf("%d requests", len(prov.Requests()))
+	}
+}
+
+// A provider turn whose two calls share an id (one a write) is refused
+// before either runs: the tools see no call, the model reads
+// MODEL_TURN_INVALID naming the id and the calls, the turn counts once as
+// no progress, and the next request is one the provider takes.
+func TestDuplicateCallIDsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{answers: map[string][]answer{"query_space": {{body: spaces}}, "create_site": {{body: created}}},
+		config: func(c *loop.Config) { c.Locale = abi.LocaleEN }})
+	prov := fakeprovider.New(t,
+		fakeprovider.Reply{Calls: []fakeprovider.Call{
+			{ID: "call_x", Name: "query_space", Arguments: `{"spaceName":"市场部"}`},
+			{ID: "call_x", Name: "create_site", Arguments: `{"title":"Spring Launch","spaceId":42}`},
+		}},
+		fakeprovider.Reply{Calls: []fakeprovider.Call{{ID: "call_y", Name: "query_space", Arguments: `{"spaceName":"市场部"}`}}},
+		fakeprovider.Reply{Calls: []fakeprovider.Call{{ID: "call_z", Name: "builtin_node_finish", Arguments: `{"output":"space 42"}`}}},
+	)
+	withProvider(t, h, prov)
+	exit, err := h.runner.Run(ctx, "n1")
+	must(t, err)
+	if exit.Status != state.Done {
+		t.Fatalf("exit %+v", exit)
+	}
+	if got := h.tools.called(); len(got) != 1 || got[0] != `query_space {"spaceName":"市场部"}` {
+		t.Fatalf("tools called %v, want only the second turn's query_space", got)
+	}
+	const refusal = `the tool calls of this turn are malformed, so none of them was run: call id "call_x" is used by 2 calls (query_space, create_site). Next: issue again the calls of this turn you still need, each with an id of its own`
+	role, content := lastMessage(t, prov.Requests()[1])
+	if role != "tool" || content != refusal {
+		t.Fatalf("second request ends with %s %q", role, content)
+	}
+	h.wantTools("query_space SKIPPED", "query_space SUCCESS stalls=0", "builtin_node_finish SUCCESS stalls=0")
+	if e := h.event(loop.KindReact, ""); e.Status != "invalid_turn" || e.Stalls != 1 || e.Level != "WARN" || e.Message != refusal {
+		t.Fatalf("react event %+v", e)
+	}
+	if e := h.event(loop.KindTool, "query_space"); e.Name != string(abi.ModelTurnInvalid) || e.Outcome != "REJECTED" {
+		t.Fatalf("tool event %+v", e)
 	}
 }
