@@ -236,7 +236,7 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 	}
 	resp, err := r.model.Complete(ctx, req)
 	if err != nil {
-		return Exit{}, true, fmt.Errorf("loop: node %s: model: %w", n.ID, err)
+		return Exit{}, true, fmt.Errorf("loop: node %s: %w: %w", n.ID, ErrModel, err)
 	}
 	if u := resp.Usage; u != (model.Usage{}) {
 		// Only what the provider reported: a model without usage (the
