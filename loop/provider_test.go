@@ -12,6 +12,7 @@ import (
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
 	"github.com/agentwarden/warden/model/openai"
+	"github.com/agentwarden/warden/model/scripted"
 )
 
 // nudge is what the model reads after a turn without a tool call.
@@ -153,5 +154,29 @@ func TestDuplicateCallIDsRefused(t *testing.T) {
 	}
 	if e := h.event(loop.KindTool, "query_space"); e.Name != string(abi.ModelTurnInvalid) || e.Outcome != "REJECTED" {
 		t.Fatalf("tool event %+v", e)
+	}
+}
+
+// A call without an id is refused the same way; with nothing of the turn
+// left to keep, the refusal reaches the model as a user message and the
+// empty assistant message is left out.
+func TestCallWithoutIDRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{turns: []scripted.Turn{
+		turn(call("query_space", `{"spaceName":"市场部"}`)),
+		turn(call("query_space", `{"spaceName":"市场部"}`)),
+		turn(call("builtin_node_finish", `{"output":"市场部空间 id 42"}`)),
+	}, answers: map[string][]answer{"query_space": {{body: spaces}}}})
+	h.shape(map[int]func(*model.Response){1: func(r *model.Response) { r.Message.ToolCalls[0].ID = "" }})
+	_, err := h.runner.Run(ctx, "n1")
+	must(t, err)
+	h.wantTools("query_space SUCCESS stalls=0", "builtin_node_finish SUCCESS stalls=0")
+	const refusal = "本轮的工具调用不合规，其中任何调用都未执行：第 1 个调用（query_space）没有调用 id。下一步：重新发出本轮确实需要的调用，每个调用使用自己的调用 id"
+	if e := h.event(loop.KindReact, ""); e.Status != "invalid_turn" || e.Stalls != 1 || e.Message != refusal {
+		t.Fatalf("react event %+v", e)
+	}
+	msgs := h.model.reqs[1].Messages
+	if last := msgs[len(msgs)-1]; last.Role != model.RoleUser || last.Content != refusal || msgs[len(msgs)-2].Role != model.RoleUser {
+		t.Fatalf("second request ends with %+v", msgs[len(msgs)-2:])
 	}
 }

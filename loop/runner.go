@@ -456,8 +456,12 @@ func (r *Runner) refuseTurn(n state.Node, msg model.Message, c *Counter, detail 
 			kept.ToolCalls = append(kept.ToolCalls, tc)
 		}
 	}
-	if err := r.store.AppendMessages(n.ID, kept); err != nil {
-		return fmt.Errorf("loop: %w", err)
+	if kept.Content != "" || len(kept.ToolCalls) > 0 {
+		// (An assistant message with nothing in it is refused by some
+		// providers; it is left out.)
+		if err := r.store.AppendMessages(n.ID, kept); err != nil {
+			return fmt.Errorf("loop: %w", err)
+		}
 	}
 	c.TextOnly()
 	r.emit(n, Event{Kind: KindReact, Status: "invalid_turn", Message: o.Message(), Stalls: c.Stalls, Level: "WARN"})
