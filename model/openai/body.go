@@ -40,7 +40,7 @@ func describe(body []byte, contentType, apiKey string) string {
 	if isHTML(mt, text) {
 		text = htmlText(text)
 	}
-	text = bound(oneLine(redact(text, apiKey)), maxExcerpt)
+	text = bound(redact(oneLine(text), apiKey), maxExcerpt)
 	if text == "" {
 		return fmt.Sprintf("%s, %d bytes, no text", mt, len(body))
 	}
@@ -49,11 +49,11 @@ func describe(body []byte, contentType, apiKey string) string {
 
 // excerpt quotes the start of an event that is not what was expected.
 func excerpt(data []byte, apiKey string) string {
-	return bound(oneLine(redact(string(data), apiKey)), maxExcerpt)
+	return bound(redact(oneLine(string(data)), apiKey), maxExcerpt)
 }
 
 // message is a provider's error message as an error may quote it.
-func message(s, apiKey string) string { return bound(oneLine(redact(s, apiKey)), maxMessage) }
+func message(s, apiKey string) string { return bound(redact(oneLine(s), apiKey), maxMessage) }
 
 func isHTML(mt, text string) bool {
 	if mt == "text/html" || mt == "application/xhtml+xml" {

@@ -3,6 +3,7 @@ package openai
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A body that is not the expected JSON is described by its type, size and
@@ -23,6 +24,7 @@ func TestDescribe(t *testing.T) {
 		{"no text", "  \n ", "", "untyped, 4 bytes, no text"},
 		{"the key is redacted", "bad key sk-secret-1234 given", "text/plain", "text/plain, 28 bytes: bad key [redacted] given"},
 		{"control characters dropped", "a\x00b\x1b[31mc", "text/plain", "text/plain, 9 bytes: ab[31mc"},
+		{"a key split by a control character is still redacted", "key sk-secret\x00-1234", "text/plain", "text/plain, 19 bytes: key [redacted]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,4 +37,21 @@ func TestDescribe(t *testing.T) {
 	if got := message(strings.Repeat("好", 400), ""); got != strings.Repeat("好", maxMessage)+"…" {
 		t.Fatalf("message not bounded: %d bytes", len(got))
 	}
+}
+
+// FuzzDescribe: whatever a provider sends, its description is one line of
+// valid UTF-8, bounded, without the API key.
+func FuzzDescribe(f *testing.F) {
+	for _, s := range []string{"", "<html><title>502</title></html>", "<script>x</script>text", "\xff\xfe<", strings.Repeat("<a>", 500), "sk-secret-1234", "sk-secret\x00-1234"} {
+		f.Add(s, "text/html")
+	}
+	f.Fuzz(func(t *testing.T, body, ctype string) {
+		got := describe([]byte(body), ctype, "sk-secret-1234")
+		if !utf8.ValidString(got) || strings.ContainsAny(got, "\n\r") || strings.Contains(got, "sk-secret-1234") {
+			t.Fatalf("describe = %q", got)
+		}
+		if n := utf8.RuneCountInString(got); n > maxExcerpt+120 {
+			t.Fatalf("describe is %d characters", n)
+		}
+	})
 }
