@@ -12,7 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentwarden/warden/internal/fakeprovider"
 	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/model/openai"
 	mscripted "github.com/agentwarden/warden/model/scripted"
 	"github.com/agentwarden/warden/server"
 )
@@ -146,5 +148,39 @@ func TestDuplicateCallIDsDoNotFailTheRun(t *testing.T) {
 	}
 	if res.Task.Status != "FAILED" || !strings.Contains(res.Task.Reason, "gave up after the refusal") {
 		t.Fatalf("task %s %q", res.Task.Status, res.Task.Reason)
+	}
+}
+
+// Through warden serve, a chatty model on a provider that refuses a
+// conversation ending with the assistant's message (Mistral) goes on:
+// its text turn is answered, the provider takes the next request, and the
+// task ends as the model's next turn says, not 502 model_request_rejected.
+func TestChattyModelOnAStrictProviderThroughServe(t *testing.T) {
+	t.Parallel()
+	prov := fakeprovider.New(t,
+		fakeprovider.Text("好的，我先想一想。"),
+		fakeprovider.Reply{Calls: []fakeprovider.Call{{ID: "call_f", Name: "builtin_node_fail", Arguments: `{"reason":"没有可用的空间"}`}}},
+	)
+	prov.RequireUserOrToolLast()
+	cfg := openai.Defaults(prov.BaseURL(), "", "gpt-test")
+	cfg.MaxRetries = 0
+	m, err := openai.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := buildFixture(t, fixtureSetup{options: func(o *server.Options) {
+		o.NewModel = func(string, string) (model.Model, error) { return m, nil }
+	}})
+	sid := f.session(t, keyAcme)
+	status, _, _, raw := post(t, f, sid, "")
+	if status != http.StatusOK {
+		t.Fatalf("answer %d %s", status, raw)
+	}
+	var res server.RunResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Task.Status != "FAILED" || !strings.Contains(res.Task.Reason, "没有可用的空间") || len(prov.Requests()) != 2 {
+		t.Fatalf("task %s %q after %d requests", res.Task.Status, res.Task.Reason, len(prov.Requests()))
 	}
 }
