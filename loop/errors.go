@@ -22,6 +22,7 @@ var ErrNoVerifyTool = errors.New("the write has no verify tool")
 // have finished; nothing is settled (see VerifyTooEarlyError).
 var ErrVerifyTooEarly = errors.New("verified not done before the write could have finished")
 
-// ErrModel: the model call of a turn failed; the error wraps the model's
-// own (a *model.ProviderError when the provider answered).
+// ErrModel: the model call of a turn (or of planning) failed; the error
+// wraps the model's own (a *model.ProviderError when the provider
+// answered).
 var ErrModel = errors.New("model")
