@@ -180,3 +180,18 @@ func TestCallWithoutIDRefused(t *testing.T) {
 		t.Fatalf("second request ends with %+v", msgs[len(msgs)-2:])
 	}
 }
+
+// A text turn left unanswered by a process that stopped right after it is
+// answered before the next request, which then ends with the user's
+// message.
+func TestUnansweredTextTurnAnsweredOnRestart(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{turns: []scripted.Turn{turn(call("builtin_node_fail", `{"reason":"x"}`))}})
+	must(t, h.store.AppendMessages("n1", model.Message{Role: model.RoleAssistant, Content: "让我想想。"}))
+	_, err := h.runner.Run(ctx, "n1")
+	must(t, err)
+	msgs := h.model.reqs[0].Messages
+	if last := msgs[len(msgs)-1]; last.Role != model.RoleUser || last.Content != nudge || msgs[len(msgs)-2].Content != "让我想想。" {
+		t.Fatalf("the request ends with %+v", msgs[len(msgs)-2:])
+	}
+}

@@ -216,6 +216,16 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 	if err != nil {
 		return Exit{}, true, fmt.Errorf("loop: %w", err)
 	}
+	if k := len(history); k > 0 && history[k-1].Role == model.RoleAssistant && len(history[k-1].ToolCalls) == 0 {
+		// A text turn left unanswered (the process stopped right after
+		// it): answered now, so the request does not end with it.
+		if err := r.nudge(n, txtNoToolCall); err != nil {
+			return Exit{}, true, err
+		}
+		if history, err = r.store.Messages(n.ID); err != nil {
+			return Exit{}, true, fmt.Errorf("loop: %w", err)
+		}
+	}
 	in := PromptInput{Locale: r.cfg.Locale, Agent: r.agent, Manual: sk.Skill.Profile.SkillManual,
 		Catalog: cat.Prompt(r.cfg.Locale), Phase: PhaseHint(sk.Skill.Contract, n.Outputs, r.cfg.Locale),
 		Inputs: InputsHint(sk.Skill.Contract, n.Inputs, r.cfg.Locale)}
