@@ -885,8 +885,11 @@ func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, ru
 	var ap *Approval
 	ss.mu.Lock()
 	modelErr, retryAfter := modelFailure(runErr)
-	failed := fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task: "+runFailure(runErr)+
-		" (request "+rid+"; the server log has the cause)")
+	where := " (the server log has the cause)"
+	if rid != "" {
+		where = " (request " + rid + "; the server log has the cause)"
+	}
+	failed := fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task: "+runFailure(runErr)+where)
 	if runErr != nil {
 		t.Status, t.Reason = state.Failed, failed.message
 		if modelErr != nil {
