@@ -58,6 +58,7 @@ const (
 	NextDecideAgain      Hint = "NEXT_DECIDE_AGAIN"
 	NextReissueShorter   Hint = "NEXT_REISSUE_SHORTER"
 	NextVerifyLater      Hint = "NEXT_VERIFY_LATER"
+	NextDistinctCalls    Hint = "NEXT_DISTINCT_CALLS"
 )
 
 var hints = map[Hint][2]string{
@@ -94,6 +95,7 @@ var hints = map[Hint][2]string{
 	NextDecideAgain:      {"先按同一轮前面那次调用的返回处理，再决定是否重新调用本工具", "deal with the result of the earlier call of this turn first, then decide whether to call this tool again"},
 	NextReissueShorter:   {"重新发出完整的调用；参数或说明过长时先缩短", "issue the call again in full; shorten long arguments or text first"},
 	NextVerifyLater:      {"{seconds} 秒后（{until} 之后）再核实一次，不要再次调用该写工具", "verify again in {seconds} s (after {until}); do not call the write tool again"},
+	NextDistinctCalls:    {"重新发出本轮确实需要的调用，每个调用使用自己的调用 id", "issue again the calls of this turn you still need, each with an id of its own"},
 }
 
 // Hints returns every registered hint name.

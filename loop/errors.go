@@ -44,3 +44,8 @@ func (e *ProviderUnavailableError) Unwrap() error { return ErrProviderUnavailabl
 // ErrPlatformField: a task's login identity has a field that is not an
 // open platform field, or a value that is not JSON (CONTRACT_SPEC §11).
 var ErrPlatformField = errors.New("not an open platform field")
+
+// ErrModel: the model call of a turn (or of planning) failed; the error
+// wraps the model's own (a *model.ProviderError when the provider
+// answered).
+var ErrModel = errors.New("model")

@@ -68,7 +68,7 @@ func (r *Runner) plan(ctx context.Context, objective string, cands []string) (Pl
 			{Role: model.RoleUser, Content: objective},
 		}})
 		if err != nil {
-			return Plan{}, fmt.Errorf("loop: plan: model: %w", err)
+			return Plan{}, fmt.Errorf("loop: plan: %w: %w", ErrModel, err)
 		}
 		p, err = r.validPlan(resp.Message.Content, cands)
 		if err != nil {

@@ -339,7 +339,10 @@ func (s *Server) Close() {
 	s.slots = map[string]*host.Slot{}
 }
 
-// Handler returns the API's routes.
+// Handler returns the API's routes. Every answer carries X-Request-Id:
+// the caller's, when it sent one that is safe to log (up to 64 letters,
+// digits, '.', '_' or '-'), else a fresh one. An error body repeats it as
+// request_id, and the server's log lines about the request name it.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
@@ -348,7 +351,14 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fail(http.StatusNotFound, CodeNotFound, "no route for "+r.Method+" "+r.URL.Path))
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(headerRequestID)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set(headerRequestID, id)
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
 }
 
 // route is one route of the API: a ServeMux pattern ("METHOD /path") and
@@ -495,7 +505,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, err error) {
 		ae = fail(http.StatusInternalServerError, CodeInternal, "internal error")
 	}
 	if ae.status >= 500 {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", ae.code, "err", err)
+		s.log.Error("request failed", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "code", ae.code, "err", err)
 	}
 	writeError(w, ae)
 }
@@ -556,12 +566,15 @@ type ErrorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// RequestID is the answer's X-Request-Id: the server's log lines
+		// about the request carry it as request_id.
+		RequestID string `json:"request_id,omitempty"`
 	} `json:"error"`
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
 	var b ErrorBody
-	b.Error.Code, b.Error.Message = e.code, e.message
+	b.Error.Code, b.Error.Message, b.Error.RequestID = e.code, e.message, w.Header().Get(headerRequestID)
 	writeJSON(w, e.status, b)
 }
 

@@ -880,12 +880,22 @@ func (s *Server) runContext(r *http.Request) (context.Context, context.CancelFun
 
 // settle records how a run left the task, holds a new approval if it asks
 // for one, and returns the answer: the run's events, or the error.
-func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, runErr error) runAnswer {
+//
+// A run that failed on something other than the provider answers 500
+// run_failed saying what failed (runFailure: never the error's own text,
+// which may hold data) and the request id; the server log has the cause
+// under the same request_id.
+func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, runErr error, rid string) runAnswer {
 	var ap *Approval
 	ss.mu.Lock()
 	modelErr, retryAfter := modelFailure(runErr)
+	where := " (the server log has the cause)"
+	if rid != "" {
+		where = " (request " + rid + "; the server log has the cause)"
+	}
+	failed := fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task: "+runFailure(runErr)+where)
 	if runErr != nil {
-		t.Status, t.Reason = state.Failed, "the runtime failed"
+		t.Status, t.Reason = state.Failed, failed.message
 		if modelErr != nil {
 			t.Reason = modelErr.message
 		}
@@ -896,14 +906,14 @@ func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, ru
 	ss.mu.Unlock()
 	ctx := context.Background()
 	if runErr != nil {
-		s.log.Error("run failed", "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
+		s.log.Error("run failed", "request_id", rid, "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
 		if err := ss.saveTask(ctx, t); err != nil {
 			s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
 		}
 		if modelErr != nil {
 			return runAnswer{err: modelErr, retryAfter: retryAfter}
 		}
-		return runAnswer{err: fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task")}
+		return runAnswer{err: failed}
 	}
 	if exit.Status == state.Suspended && exit.Suspension != nil && exit.Suspension.Kind == abi.SuspendApproval {
 		var err error

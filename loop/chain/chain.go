@@ -110,9 +110,14 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
 		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,
 	}
-	if json.Valid(call.Args) {
+	switch {
+	case json.Valid(call.Args):
 		base.Args = call.Args
-	} else {
+	case len(bytes.TrimSpace(call.Args)) == 0 && !requires(call.Schema):
+		// No arguments for a tool that requires none: the empty object,
+		// as the model meant. Any other text passes on as it is.
+		base.Args = json.RawMessage(`{}`)
+	default:
 		base.ArgsText = string(call.Args)
 	}
 	env := envelopePool.Get().(*host.Envelope)
@@ -160,7 +165,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		// No guard refused arguments that are not JSON; the tool must not
 		// see them either.
 		l := call.Locale
-		res.Observation = abi.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", truncate(base.ArgsText, 120)), abi.NextFixArgs.Text(l))
+		res.Observation = abi.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", abi.ArgsJSONDetail(l, base.ArgsText)), abi.NextFixArgs.Text(l))
 		res.Observation.Locale = l
 		return res
 	}
@@ -349,6 +354,22 @@ func appendEffects(dst, add []abi.Effect) []abi.Effect {
 	return append(dst, add...)
 }
 
+// requires reports whether an input schema names required properties at
+// its top level. A schema that is not JSON counts as requiring: the empty
+// text then stays what it is, and the schema check reports the schema.
+func requires(schema json.RawMessage) bool {
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return false
+	}
+	var s struct {
+		Required []json.RawMessage `json:"required"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return true
+	}
+	return len(s.Required) > 0
+}
+
 func current(bound, args json.RawMessage) json.RawMessage {
 	if bound != nil {
 		return bound
@@ -365,13 +386,6 @@ func summary(v abi.Verdict) string {
 	default:
 		return "pass"
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Placement is a tenant guard and where its skill puts it.

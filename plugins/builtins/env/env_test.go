@@ -100,6 +100,11 @@ var cases = []tcase{
 		want: ok("UUID：af5570f5-a181-4b7a-b78c-af4bc70a660f", `{"uuid":"af5570f5-a181-4b7a-b78c-af4bc70a660f"}`)},
 	{name: "uuid of 12 hex digits", tool: env.ToolGenerateUUID, args: `{"length":12}`,
 		want: ok("UUID：af5570f5a181", `{"uuid":"af5570f5a181"}`)},
+	{name: "uuid arguments not JSON", tool: env.ToolGenerateUUID, args: `{"length":12`,
+		want: want{outcome: abi.OutcomeRejected, code: abi.ArgJSONInvalid,
+			message: "参数不是合法 JSON：第 1 行第 13 列：unexpected end of JSON input；该处参数原文：{\"length\":12。下一步：" + fixZH}},
+	{name: "uuid without arguments", tool: env.ToolGenerateUUID, args: `  `,
+		want: ok("UUID：af5570f5-a181-4b7a-b78c-af4bc70a660f", `{"uuid":"af5570f5-a181-4b7a-b78c-af4bc70a660f"}`)},
 	{name: "uuid length too long", tool: env.ToolGenerateUUID, args: `{"length":33}`,
 		want: rejected(env.ToolGenerateUUID, "length：应在 1 到 32 之间")},
 	{name: "uuid length not an integer en", tool: env.ToolGenerateUUID, args: `{"length":"8"}`, locale: abi.LocaleEN,
@@ -203,6 +208,10 @@ var cases = []tcase{
 
 func request(tc tcase) *abi.Request {
 	r := &abi.Request{ABI: abi.Version, Kind: abi.RoleBuiltin, Tool: tc.tool, Args: json.RawMessage(tc.args), Locale: tc.locale}
+	if !json.Valid([]byte(tc.args)) {
+		// As the loop sends them: text that is not JSON travels as text.
+		r.Args, r.ArgsText = nil, tc.args
+	}
 	if tc.config != "" {
 		r.Config = json.RawMessage(tc.config)
 	}

@@ -168,6 +168,8 @@ func TestStateSet(t *testing.T) {
 			msg: "已写入便签 candidates", effects: `[{"kind":"state.set","payload":{"key":"candidates","value":["s-100","s-200"]}}]`},
 		{name: "empty key", args: `{"key":"","value":1}`, state: st, outcome: abi.OutcomeRejected, code: abi.ArgRejected,
 			msg: "参数不符合工具 builtin_state_set 的定义：key 不能为空。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
+		{name: "arguments not JSON", args: `{"key":"a","value":}`, state: st, outcome: abi.OutcomeRejected, code: abi.ArgJSONInvalid,
+			msg: "参数不是合法 JSON：第 1 行第 20 列：invalid character '}' looking for beginning of value；该处参数原文：{\"key\":\"a\",\"value\":}。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
 		{name: "missing value", args: `{"key":"a"}`, state: st, outcome: abi.OutcomeRejected, code: abi.ArgRejected,
 			msg: "参数不符合工具 builtin_state_set 的定义：value 不能为空。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
 	} {
