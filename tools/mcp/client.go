@@ -129,6 +129,7 @@ type Client struct {
 	stderr  *tailBuffer
 	log     *slog.Logger
 	hints   hints
+	exact   exact
 	skipped atomic.Int64
 	http    *http.Client
 
@@ -219,7 +220,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		cmd.Stderr = c.stderr
 		isolate(cmd)
 		s.cmd = cmd
-		t = &stdioTransport{cmd: cmd, grace: c.cfg.StopGrace, log: c.log, server: c.name, peek: c.hints.peek, skipped: &c.skipped}
+		t = &stdioTransport{cmd: cmd, grace: c.cfg.StopGrace, log: c.log, server: c.name, peek: c.peek, sent: c.exact.sent, skipped: &c.skipped}
 	} else {
 		t = &sdk.StreamableClientTransport{
 			Endpoint:   c.cfg.URL,
@@ -369,8 +370,19 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		token := fmt.Sprintf("warden-%d", c.nextID.Add(1))
 		params.SetProgressToken(token)
 		c.calls.Store(token, ctx)
+		c.exact.expect(token)
 		res, err := s.cs.CallTool(ctx, params)
 		c.calls.Delete(token)
+		raw, captured := c.exact.take(token)
+		if err != nil && captured {
+			// The server answered, but the SDK could not decode the
+			// answer: structuredContent with a number no float64 holds
+			// (1e400). The answer is read without it, and Content takes
+			// it from raw.
+			if r, derr := decodeResult(raw); derr == nil {
+				res, err = r, nil
+			}
+		}
 		if err != nil {
 			if errors.Is(err, sdk.ErrSessionMissing) && !retried {
 				// The server refused the session before running anything.
@@ -382,7 +394,12 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 			}
 			return chain.Response{}, c.fail(ctx, "call "+name, err)
 		}
-		return response(res)
+		if !captured {
+			// Never fall back on the SDK's decoded values: their numbers
+			// are float64, and a rounded id could reach a write.
+			return chain.Response{}, fmt.Errorf("tools/mcp: call %s on %s: %w: the result's JSON was not seen as the server sent it (a message over %d bytes?)", name, c.name, chain.ErrRPC, maxPeek)
+		}
+		return response(res, raw)
 	}
 }
 
