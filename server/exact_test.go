@@ -1,0 +1,129 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/loop/scenario"
+	"github.com/agentwarden/warden/model"
+	mscripted "github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/tools/mcp"
+)
+
+// TestApprovalExactIDs: ids no float64 holds, from an MCP server (the
+// go-sdk's server side, over stdio), reach the API's approval, its
+// question and the confirmed write as the server sent them.
+func TestApprovalExactIDs(t *testing.T) {
+	t.Parallel()
+	root := testdata.Root()
+	sc, err := scenario.Load(filepath.Join(root, "examples/scenarios/exact/order-id-to-write.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "mcporders")
+	build := exec.Command("go", "build", "-o", bin, "./internal/testdata/mcporders")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build mcporders: %v\n%s", err, out)
+	}
+	orders, err := mcp.Dial(t.Context(), mcp.Config{Name: "orders", Command: []string{bin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	var skills []*contract.Skill
+	for _, sk := range sc.Skills {
+		c, _, err := contract.Parse(sk.SkillKey, sk.Contract)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skills = append(skills, &contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
+			SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: c, ToolNames: sk.ToolNames})
+	}
+	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	agent := server.Agent{Profile: sc.Agent, Skills: skills}
+	srv, err := server.New(server.Options{
+		Keys:   map[string]string{keyAcme: "acme"},
+		Agents: agentsFunc(func(context.Context, string) (server.Agent, error) { return agent, nil }),
+		Tools:  orders,
+		NewModel: func(string, string) (model.Model, error) {
+			return mscripted.New(sc.Model)
+		},
+		Loop:   loop.DefaultConfig(),
+		Host:   h,
+		Logger: slog.New(slog.NewTextHandler(tlog{t}, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
+	t.Cleanup(hs.Close)
+	f := &fixture{srv: srv, ts: hs}
+
+	raw := func(method, path, body string) string {
+		t.Helper()
+		req, err := http.NewRequest(method, hs.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+keyAcme)
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	sid := f.session(t, keyAcme)
+	var res server.RunResult
+	if code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"Cancel my order."}`, &res); code != http.StatusOK {
+		t.Fatalf("message: %d %+v", code, eb)
+	}
+	if res.Approval == nil {
+		t.Fatalf("no approval: %+v", res.Task)
+	}
+	const args = `{"orderId":1234567890123456789,"refund":123456789012345678901234567890}`
+	ap := raw("GET", "/v1/approvals/"+res.Approval.ID, "")
+	for _, want := range []string{`"args":` + args, `1234567890123456789`, `123456789012345678901234567890`} {
+		if !strings.Contains(ap, want) {
+			t.Fatalf("approval lacks %s:\n%s", want, ap)
+		}
+	}
+	if strings.Contains(ap, "e+") || strings.Contains(ap, "1234567890123456800") {
+		t.Fatalf("approval holds a rounded number:\n%s", ap)
+	}
+	for _, want := range []string{"Order：1234567890123456789\n", "Refund：123456789012345678901234567890"} {
+		if !strings.Contains(res.Approval.Question, want) {
+			t.Fatalf("question %q lacks %q", res.Approval.Question, want)
+		}
+	}
+	done := raw("POST", "/v1/approvals/"+res.Approval.ID, `{"decision":"CONFIRM"}`)
+	if !strings.Contains(done, `"status":"DONE"`) {
+		t.Fatalf("after CONFIRM:\n%s", done)
+	}
+	trace := raw("GET", "/v1/sessions/"+sid+"/tasks/t1/trace", "")
+	if want := `\"received\":` + strings.ReplaceAll(args, `"`, `\"`); !strings.Contains(trace, want) {
+		t.Fatalf("the write's answer (the arguments the server got) is not in the trace as sent; want %s in\n%s", want, trace)
+	}
+}
