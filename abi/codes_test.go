@@ -58,6 +58,7 @@ var wardenCodes = []abi.Code{
 	abi.FinishOutputSource, abi.FinishNeedTarget, abi.FinishNeedBusiness, abi.CitationInvalid,
 	abi.FingerprintRepeat, abi.OutputSchemaMismatch, abi.EvidenceNotFound, abi.ApprovalExpired,
 	abi.CallSkipped, abi.ModelOutputTruncated, abi.WriteVerifyTooEarly, abi.ApprovalArgsChanged,
+	abi.ToolAuthFailed,
 }
 
 // pluginCodes are the host's plugin-failure codes (50001–50099).

@@ -164,6 +164,7 @@ func (s *session) alive() bool {
 }
 
 // Dial connects to the server and runs MCP initialization. A failure wraps
+// chain.ErrAuth when the server refused the credentials, else
 // chain.ErrUnreachable.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
@@ -244,7 +245,12 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 				_ = s.cmd.Wait()
 			}
 		}
-		return nil, fmt.Errorf("tools/mcp: connect %s: %w: %w%s", c.name, chain.ErrUnreachable, err, c.stderrNote())
+		why := chain.ErrUnreachable
+		if sentinel(ctx, err) == chain.ErrAuth {
+			c.logRefusal("connect", err)
+			why = chain.ErrAuth
+		}
+		return nil, fmt.Errorf("tools/mcp: connect %s: %w: %w%s", c.name, why, err, c.stderrNote())
 	}
 	s.cs = cs
 	go func() {

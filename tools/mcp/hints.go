@@ -107,6 +107,12 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// An error, not a response: the SDK would report a 401 as a
+		// broken connection ("Unauthorized" dropped on the way), and the
+		// call as unreachable and worth retrying.
+		return nil, refusal(resp)
+	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
