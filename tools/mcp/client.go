@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,6 +141,17 @@ type Client struct {
 	mu     sync.Mutex
 	sess   *session
 	closed bool
+
+	// listed is the tools as last listed (Tools); stale is signalled on
+	// notifications/tools/list_changed, due is open while a listing it
+	// asked for is to come, done closed by Close.
+	toolsMu sync.Mutex
+	listed  []tools.Tool
+	// synthRead: the list has ReadResourceTool, the Client's own.
+	synthRead bool
+	due       chan struct{}
+	stale     chan struct{}
+	done      chan struct{}
 }
 
 // session is one MCP session: for stdio, one child process.
@@ -191,6 +203,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		name:   name,
 		stderr: &tailBuffer{max: cfg.StderrBytes},
 		log:    cfg.Logger,
+		stale:  make(chan struct{}, 1),
+		done:   make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -206,6 +220,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.sess = s
+	go c.refresher()
 	return c, nil
 }
 
@@ -315,11 +330,29 @@ func (c *Client) ListTools(ctx context.Context) ([]tools.Tool, error) {
 			c.forget(s)
 			continue
 		}
+		if err == nil {
+			c.remember(out)
+		}
 		return out, err
 	}
 }
 
 func (c *Client) list(ctx context.Context, s *session) ([]tools.Tool, error) {
+	out, err := c.listServed(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	synth := offersResources(s) && !slices.ContainsFunc(out, func(t tools.Tool) bool { return t.Name == ReadResourceTool })
+	if synth {
+		out = append(out, c.readTool())
+	}
+	c.toolsMu.Lock()
+	c.synthRead = synth
+	c.toolsMu.Unlock()
+	return out, nil
+}
+
+func (c *Client) listServed(ctx context.Context, s *session) ([]tools.Tool, error) {
 	out := []tools.Tool{}
 	for t, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
@@ -366,6 +399,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	defer func() { endCall(span, res, err) }()
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
+	}
+	if c.readsResources(name) {
+		return c.readResource(ctx, args)
 	}
 	for retried := false; ; retried = true {
 		s, err := c.live(ctx)
@@ -449,6 +485,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	close(c.done)
 	if c.sess != nil {
 		c.stop(c.sess)
 		c.sess = nil

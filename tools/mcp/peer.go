@@ -23,6 +23,7 @@ func (c *Client) options() *sdk.ClientOptions {
 		Logger:                      c.log,
 		ElicitationHandler:          c.elicit,
 		ProgressNotificationHandler: c.progress,
+		ToolListChangedHandler:      c.toolsChanged,
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
 			c.log.Info("tools/mcp: server log", "server", c.name, "level", string(r.Params.Level), "logger", r.Params.Logger, "data", r.Params.Data)
 		},

@@ -9,8 +9,8 @@
 // Tools:
 //
 //	get_order     the order as structuredContent (and the same JSON as
-//	              text); the first call adds refund_order
-//	              (notifications/tools/list_changed)
+//	              text); the first call adds refund_order and answers once
+//	              notifications/tools/list_changed is out
 //	get_receipt   a text and a resource link to the order's receipt
 //	cancel_order  a write: {"code":200,…,"data":{"received":<arguments>}}
 //	refund_order  added late, like cancel_order
@@ -92,6 +92,9 @@ func server() *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			late.Do(func() {
 				srv.AddTool(&sdk.Tool{Name: "refund_order", Description: "Refund the order.", InputSchema: orderID}, echo)
+				// The SDK sends list_changed 10 ms after a change: wait
+				// for it to be out, so that it comes before the result.
+				time.Sleep(100 * time.Millisecond)
 			})
 			body := `{"code":200,"msg":"ok","data":` + Order + `}`
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: body}}, StructuredContent: json.RawMessage(body)}, nil
