@@ -650,17 +650,28 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 			return nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
 		}
 		var bts []catalog.BusinessTool
+		live, isLive := s.opt.Tools.(tools.Live)
 		for _, n := range sk.ToolNames {
 			d, ok := defs[n]
-			if !ok {
+			switch {
+			case !ok && !isLive:
 				return nil, fmt.Errorf("server: skill %s: tool %s is not served", sk.Profile.SkillKey, n)
+			case !ok:
+				// Its MCP server may add it (tools/list_changed): the
+				// node's catalog offers it once listed.
+				s.log.Info("tool not served yet", "skill", sk.Profile.SkillKey, "tool", n)
+			default:
+				bts = append(bts, d)
 			}
-			bts = append(bts, d)
 			if t := toolOf(sk.Contract, n); t != nil && t.Label != "" && labels[n] == "" {
 				labels[n] = t.Label
 			}
 		}
-		skills = append(skills, loop.Skill{Skill: sk, Chain: ch, Tools: bts})
+		lsk := loop.Skill{Skill: sk, Chain: ch, Tools: bts}
+		if isLive {
+			lsk.Live = tools.LiveDefinitions(live, sk, listed)
+		}
+		skills = append(skills, lsk)
 	}
 	var st state.Store
 	if s.opt.NewStore != nil && !probe {

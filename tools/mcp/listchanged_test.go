@@ -51,14 +51,14 @@ func TestToolListChanged(t *testing.T) {
 			if got := toolNames(c.Tools()); !slices.Equal(got, want) {
 				t.Fatalf("Tools() %v, want %v", got, want)
 			}
-			call(t, c, "get_order", `{}`) // adds refund_order
-			want = []string{"cancel_order", "get_order", "get_receipt", "refund_order", mcp.ReadResourceTool}
+			call(t, c, "get_order", `{}`) // adds track_order
+			want = []string{"cancel_order", "get_order", "get_receipt", "track_order", mcp.ReadResourceTool}
 			if got := toolNames(c.Tools()); !slices.Equal(got, want) {
 				t.Fatalf("Tools() after get_order %v, want %v", got, want)
 			}
-			got := call(t, c, "refund_order", `{"orderId":1234567890123456789}`)
+			got := call(t, c, "track_order", `{"orderId":1234567890123456789}`)
 			if want := `{"code":200,"msg":"ok","data":{"received":{"orderId":1234567890123456789}}}`; string(got.Content) != want {
-				t.Fatalf("refund_order content %s", got.Content)
+				t.Fatalf("track_order content %s", got.Content)
 			}
 		})
 	}
@@ -171,10 +171,10 @@ func TestServersReadResource(t *testing.T) {
 	if _, err := s.CallTool(t.Context(), "get_order", json.RawMessage(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(toolNames(s.Tools()), "refund_order") {
-		t.Fatalf("Servers.Tools() %v lacks refund_order", toolNames(s.Tools()))
+	if !slices.Contains(toolNames(s.Tools()), "track_order") {
+		t.Fatalf("Servers.Tools() %v lacks track_order", toolNames(s.Tools()))
 	}
-	if _, err := s.CallTool(t.Context(), "refund_order", json.RawMessage(`{"orderId":1}`)); err != nil {
-		t.Fatalf("refund_order: %v", err)
+	if _, err := s.CallTool(t.Context(), "track_order", json.RawMessage(`{"orderId":1}`)); err != nil {
+		t.Fatalf("track_order: %v", err)
 	}
 }

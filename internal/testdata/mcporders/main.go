@@ -9,11 +9,11 @@
 // Tools:
 //
 //	get_order     the order as structuredContent (and the same JSON as
-//	              text); the first call adds refund_order and answers once
+//	              text); the first call adds track_order and answers once
 //	              notifications/tools/list_changed is out
 //	get_receipt   a text and a resource link to the order's receipt
 //	cancel_order  a write: {"code":200,…,"data":{"received":<arguments>}}
-//	refund_order  added late, like cancel_order
+//	track_order   a read added late: {"code":200,…,"data":{"received":<arguments>}}
 //
 // Resource: orders://1234567890123456789/receipt, a text receipt.
 package main
@@ -91,7 +91,8 @@ func server() *sdk.Server {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			late.Do(func() {
-				srv.AddTool(&sdk.Tool{Name: "refund_order", Description: "Refund the order.", InputSchema: orderID}, echo)
+				srv.AddTool(&sdk.Tool{Name: "track_order", Description: "Track the order.", InputSchema: orderID,
+					Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, echo)
 				// The SDK sends list_changed 10 ms after a change: wait
 				// for it to be out, so that it comes before the result.
 				time.Sleep(100 * time.Millisecond)
