@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -23,22 +24,64 @@ import (
 )
 
 // TestApprovalExactIDs: ids no float64 holds, from an MCP server (the
-// go-sdk's server side, over stdio), reach the API's approval, its
+// go-sdk's server side, over stdio and streamable HTTP), reach the API's approval, its
 // question and the confirmed write as the server sent them.
 func TestApprovalExactIDs(t *testing.T) {
 	t.Parallel()
 	root := testdata.Root()
-	sc, err := scenario.Load(filepath.Join(root, "examples/scenarios/exact/order-id-to-write.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := filepath.Join(t.TempDir(), "mcporders")
 	build := exec.Command("go", "build", "-o", bin, "./internal/testdata/mcporders")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build mcporders: %v\n%s", err, out)
 	}
-	orders, err := mcp.Dial(t.Context(), mcp.Config{Name: "orders", Command: []string{bin}})
+	for _, tr := range []string{"stdio", "http"} {
+		t.Run(tr, func(t *testing.T) {
+			t.Parallel()
+			cfg := mcp.Config{Name: "orders", Command: []string{bin}}
+			if tr == "http" {
+				cfg = mcp.Config{Name: "orders", URL: ordersHTTP(t, bin)}
+			}
+			approvalExactIDs(t, root, cfg)
+		})
+	}
+}
+
+// ordersHTTP starts mcporders over streamable HTTP and returns its URL.
+func ordersHTTP(t *testing.T, bin string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "-http", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "mcporders: listening on "); ok {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return u
+		}
+	}
+	t.Fatalf("mcporders did not report its address: %v", sc.Err())
+	return ""
+}
+
+func approvalExactIDs(t *testing.T, root string, cfg mcp.Config) {
+	sc, err := scenario.Load(filepath.Join(root, "examples/scenarios/exact/order-id-to-write.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := mcp.Dial(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
