@@ -146,7 +146,7 @@ func approvalExactIDs(t *testing.T, root string, cfg mcp.Config) {
 	if res.Approval == nil {
 		t.Fatalf("no approval: %+v", res.Task)
 	}
-	const args = `{"orderId":1234567890123456789,"refund":123456789012345678901234567890}`
+	const args = `{"ticket":987654321098765432109876543210,"orderId":1234567890123456789,"refund":123456789012345678901234567890}`
 	ap := raw("GET", "/v1/approvals/"+res.Approval.ID, "")
 	for _, want := range []string{`"args":` + args, `1234567890123456789`, `123456789012345678901234567890`} {
 		if !strings.Contains(ap, want) {
@@ -156,7 +156,7 @@ func approvalExactIDs(t *testing.T, root string, cfg mcp.Config) {
 	if strings.Contains(ap, "e+") || strings.Contains(ap, "1234567890123456800") {
 		t.Fatalf("approval holds a rounded number:\n%s", ap)
 	}
-	for _, want := range []string{"Order：1234567890123456789\n", "Refund：123456789012345678901234567890"} {
+	for _, want := range []string{"Order：1234567890123456789\n", "Refund：123456789012345678901234567890", "Ticket：987654321098765432109876543210\n"} {
 		if !strings.Contains(res.Approval.Question, want) {
 			t.Fatalf("question %q lacks %q", res.Approval.Question, want)
 		}
