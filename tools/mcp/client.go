@@ -260,12 +260,13 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 				_ = s.cmd.Wait()
 			}
 		}
-		why := chain.ErrUnreachable
-		if sentinel(ctx, err) == chain.ErrAuth {
+		var auth *authError
+		if errors.As(err, &auth) {
+			// The server's refusal, without the SDK's transport wrapping.
 			c.logRefusal("connect", err)
-			why = chain.ErrAuth
+			return nil, fmt.Errorf("tools/mcp: connect %s: %w: %w", c.name, chain.ErrAuth, auth)
 		}
-		return nil, fmt.Errorf("tools/mcp: connect %s: %w: %w%s", c.name, why, err, c.stderrNote())
+		return nil, fmt.Errorf("tools/mcp: connect %s: %w: %w%s", c.name, chain.ErrUnreachable, err, c.stderrNote())
 	}
 	s.cs = cs
 	go func() {
