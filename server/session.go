@@ -654,12 +654,15 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 		for _, n := range sk.ToolNames {
 			d, ok := defs[n]
 			switch {
-			case !ok && !isLive:
+			case !ok && (!isLive || probe):
+				// At start (the probe) a tool no server lists is a
+				// mistake in the skills, said loudly.
 				return nil, fmt.Errorf("server: skill %s: tool %s is not served", sk.Profile.SkillKey, n)
 			case !ok:
-				// Its MCP server may add it (tools/list_changed): the
-				// node's catalog offers it once listed.
-				s.log.Info("tool not served yet", "skill", sk.Profile.SkillKey, "tool", n)
+				// Since start its server dropped it, or the skills named
+				// it since: the node's catalog offers it once a server
+				// lists it again (tools/list_changed).
+				s.log.Info("tool not served now", "skill", sk.Profile.SkillKey, "tool", n)
 			default:
 				bts = append(bts, d)
 			}
