@@ -52,7 +52,7 @@ func TestToolListChanged(t *testing.T) {
 				t.Fatalf("Tools() %v, want %v", got, want)
 			}
 			call(t, c, "get_order", `{}`) // adds track_order
-			want = []string{"cancel_order", "get_order", "get_receipt", "track_order", mcp.ReadResourceTool}
+			want = []string{"cancel_order", "get_order", "get_receipt", mcp.ReadResourceTool, "track_order"}
 			if got := toolNames(c.Tools()); !slices.Equal(got, want) {
 				t.Fatalf("Tools() after get_order %v, want %v", got, want)
 			}
