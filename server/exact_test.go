@@ -77,48 +77,7 @@ func ordersHTTP(t *testing.T, bin string) string {
 }
 
 func approvalExactIDs(t *testing.T, root string, cfg mcp.Config) {
-	sc, err := scenario.Load(filepath.Join(root, "examples/scenarios/exact/order-id-to-write.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	orders, err := mcp.Dial(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orders.Close() })
-	var skills []*contract.Skill
-	for _, sk := range sc.Skills {
-		c, _, err := contract.Parse(sk.SkillKey, sk.Contract)
-		if err != nil {
-			t.Fatal(err)
-		}
-		skills = append(skills, &contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
-			SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: c, ToolNames: sk.ToolNames})
-	}
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	agent := server.Agent{Profile: sc.Agent, Skills: skills}
-	srv, err := server.New(server.Options{
-		Keys:   map[string]string{keyAcme: "acme"},
-		Agents: agentsFunc(func(context.Context, string) (server.Agent, error) { return agent, nil }),
-		Tools:  orders,
-		NewModel: func(string, string) (model.Model, error) {
-			return mscripted.New(sc.Model)
-		},
-		Loop:   loop.DefaultConfig(),
-		Host:   h,
-		Logger: slog.New(slog.NewTextHandler(tlog{t}, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
-	t.Cleanup(hs.Close)
-	f := &fixture{srv: srv, ts: hs}
+	f, hs := ordersServe(t, filepath.Join(root, "examples/scenarios/exact/order-id-to-write.yaml"), cfg)
 
 	raw := func(method, path, body string) string {
 		t.Helper()
@@ -168,5 +127,81 @@ func approvalExactIDs(t *testing.T, root string, cfg mcp.Config) {
 	trace := raw("GET", "/v1/sessions/"+sid+"/tasks/t1/trace", "")
 	if want := `\"received\":` + strings.ReplaceAll(args, `"`, `\"`); !strings.Contains(trace, want) {
 		t.Fatalf("the write's answer (the arguments the server got) is not in the trace as sent; want %s in\n%s", want, trace)
+	}
+}
+
+// ordersServe serves a scenario file's agent and model turns over the API,
+// its tools from the MCP server cfg reaches.
+func ordersServe(t *testing.T, file string, cfg mcp.Config) (*fixture, *httptest.Server) {
+	t.Helper()
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := mcp.Dial(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	var skills []*contract.Skill
+	for _, sk := range sc.Skills {
+		c, _, err := contract.Parse(sk.SkillKey, sk.Contract)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skills = append(skills, &contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
+			SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: c, ToolNames: sk.ToolNames})
+	}
+	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	agent := server.Agent{Profile: sc.Agent, Skills: skills}
+	srv, err := server.New(server.Options{
+		Keys:   map[string]string{keyAcme: "acme"},
+		Agents: agentsFunc(func(context.Context, string) (server.Agent, error) { return agent, nil }),
+		Tools:  orders,
+		NewModel: func(string, string) (model.Model, error) {
+			return mscripted.New(sc.Model)
+		},
+		Loop:   loop.DefaultConfig(),
+		Host:   h,
+		Logger: slog.New(slog.NewTextHandler(tlog{t}, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
+	t.Cleanup(hs.Close)
+	return &fixture{srv: srv, ts: hs}, hs
+}
+
+// TestLateToolOverAPI: a session's node is offered a tool its MCP server
+// added during a call (tools/list_changed), and reads a resource link with
+// resources_read; the session was opened before the tool existed.
+func TestLateToolOverAPI(t *testing.T) {
+	t.Parallel()
+	root := testdata.Root()
+	bin := filepath.Join(t.TempDir(), "mcporders")
+	build := exec.Command("go", "build", "-o", bin, "./internal/testdata/mcporders")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build mcporders: %v\n%s", err, out)
+	}
+	f, _ := ordersServe(t, filepath.Join(root, "examples/scenarios/exact/late-tool-and-resource.yaml"), mcp.Config{Name: "orders", Command: []string{bin}})
+	sid := f.session(t, keyAcme)
+	var res server.RunResult
+	if code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"Where is my order?"}`, &res); code != http.StatusOK {
+		t.Fatalf("message: %d %+v", code, eb)
+	}
+	if res.Task.Status != "DONE" {
+		t.Fatalf("task %+v\nevents %+v", res.Task, res.Events)
+	}
+	for _, tool := range []string{"track_order", "resources_read"} {
+		if !hasEvent(res.Events, "TOOL", tool, "SUCCESS", "") {
+			t.Fatalf("no successful %s in %+v", tool, res.Events)
+		}
 	}
 }
