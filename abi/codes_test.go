@@ -59,6 +59,7 @@ var wardenCodes = []abi.Code{
 	abi.FingerprintRepeat, abi.OutputSchemaMismatch, abi.EvidenceNotFound, abi.ApprovalExpired,
 	abi.CallSkipped, abi.ModelOutputTruncated, abi.WriteVerifyTooEarly, abi.ApprovalArgsChanged,
 	abi.ModelTurnInvalid,
+	abi.ToolAuthFailed,
 }
 
 // pluginCodes are the host's plugin-failure codes (50001–50099).

@@ -24,6 +24,18 @@ type Skill struct {
 	Skill *contract.Skill
 	Chain *chain.Chain
 	Tools []catalog.BusinessTool
+	// Live, when set, gives the definitions each round instead of Tools:
+	// the servers' list as it is now (tools.LiveDefinitions), so a tool
+	// added after start is offered on the next round.
+	Live func() []catalog.BusinessTool
+}
+
+// defs are the skill's business tool definitions now.
+func (sk Skill) defs() []catalog.BusinessTool {
+	if sk.Live != nil {
+		return sk.Live()
+	}
+	return sk.Tools
 }
 
 // Options are what a Runner is built from.
@@ -513,7 +525,7 @@ func (r *Runner) toolMessage(cr callResult) string {
 // catalog builds the node's tool catalog from its state now.
 func (r *Runner) catalog(n state.Node, sk Skill) (*catalog.Catalog, error) {
 	cat, err := catalog.New(catalog.Input{
-		Builtins: r.manifests, Contract: sk.Skill.Contract, ToolNames: sk.Skill.ToolNames, Business: sk.Tools,
+		Builtins: r.manifests, Contract: sk.Skill.Contract, ToolNames: sk.Skill.ToolNames, Business: sk.defs(),
 		Node: catalog.Node{
 			WriteGated:        n.Gated != nil,
 			DelegatableSkills: n.Delegatable,
@@ -640,7 +652,7 @@ func (r *Runner) business(ctx context.Context, n state.Node, sk Skill, cat *cata
 	ch.Visible = cat.Visible
 	call := chain.Call{Tenant: r.cfg.Tenant, CallID: callID, Tool: tool, Args: args, State: views, Locale: r.cfg.Locale,
 		ToolContract: sk.Skill.Contract.Tool(tool), Contract: toolContract(n.Contract, tool), Commit: r.commit(n, sk, callID, tool)}
-	for _, d := range sk.Tools {
+	for _, d := range sk.defs() {
 		if d.Name == tool {
 			call.Schema = d.InputSchema
 		}

@@ -650,17 +650,31 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 			return nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
 		}
 		var bts []catalog.BusinessTool
+		live, isLive := s.opt.Tools.(tools.Live)
 		for _, n := range sk.ToolNames {
 			d, ok := defs[n]
-			if !ok {
+			switch {
+			case !ok && (!isLive || probe):
+				// At start (the probe) a tool no server lists is a
+				// mistake in the skills, said loudly.
 				return nil, fmt.Errorf("server: skill %s: tool %s is not served", sk.Profile.SkillKey, n)
+			case !ok:
+				// Since start its server dropped it, or the skills named
+				// it since: the node's catalog offers it once a server
+				// lists it again (tools/list_changed).
+				s.log.Info("tool not served now", "skill", sk.Profile.SkillKey, "tool", n)
+			default:
+				bts = append(bts, d)
 			}
-			bts = append(bts, d)
 			if t := toolOf(sk.Contract, n); t != nil && t.Label != "" && labels[n] == "" {
 				labels[n] = t.Label
 			}
 		}
-		skills = append(skills, loop.Skill{Skill: sk, Chain: ch, Tools: bts})
+		lsk := loop.Skill{Skill: sk, Chain: ch, Tools: bts}
+		if isLive {
+			lsk.Live = tools.LiveDefinitions(live, sk, listed)
+		}
+		skills = append(skills, lsk)
 	}
 	cfg, so := s.settings(agent.Profile.AgentCode, id)
 	var st state.Store

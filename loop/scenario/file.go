@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/yamljson"
 	"github.com/agentwarden/warden/model/scripted"
 )
 
@@ -264,9 +264,17 @@ func Load(path string) (Scenario, error) {
 
 // Parse decodes and checks a scenario. The error wraps ErrInvalidScenario.
 func Parse(b []byte) (Scenario, error) {
-	var s Scenario
-	if err := yaml.UnmarshalStrict(b, &s); err != nil {
+	// Exactly: arguments, responses and expectations keep their key order
+	// and every digit (a YAML library's Go values would not).
+	j, err := yamljson.ToJSON(b)
+	if err != nil {
 		return Scenario{}, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
+	}
+	var s Scenario
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Scenario{}, fmt.Errorf("%w: error unmarshaling JSON: while decoding JSON: %w", ErrInvalidScenario, err)
 	}
 	if err := s.validate(); err != nil {
 		return Scenario{}, fmt.Errorf("%w: %w", ErrInvalidScenario, err)

@@ -79,3 +79,25 @@ func TestParse(t *testing.T) {
 		})
 	}
 }
+
+// TestParseExact: what a scenario file gives the model, the tools and the
+// expectations keeps its key order and every digit.
+func TestParseExact(t *testing.T) {
+	t.Parallel()
+	src := "user: hi\nskills: [{skill_key: k, contract: {tools: {}}, toolNames: [t]}]\n" +
+		"model: [{tool_calls: [{name: t, arguments: {z: 1, orderId: 1234567890123456789, total: 123456789012345678901234567890, one: 1.0, zero: -0, huge: 1e400, a: 2}}]}]\n" +
+		"tools: {scripted: [{name: t, responses: [{code: 200, data: {id: 9007199254740993, b: 1, a: 2}}]}]}\n"
+	s, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Model[0].ToolCalls[0].Arguments, `{"z":1,"orderId":1234567890123456789,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"a":2}`; got != want {
+		t.Errorf("arguments\n got %s\nwant %s", got, want)
+	}
+	if got, want := string(s.Tools.Scripted[0].Responses[0]), `{"code":200,"data":{"id":9007199254740993,"b":1,"a":2}}`; got != want {
+		t.Errorf("response\n got %s\nwant %s", got, want)
+	}
+	if _, err := Parse([]byte(src + "user: again\n")); err == nil || !errors.Is(err, ErrInvalidScenario) {
+		t.Errorf("a key written twice: %v", err)
+	}
+}
