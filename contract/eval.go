@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/tidwall/gjson"
 )
 
@@ -152,6 +153,5 @@ func (e Entity) attr(name string) gjson.Result {
 }
 
 func jsonString(s string) gjson.Result {
-	b, _ := json.Marshal(s)
-	return gjson.ParseBytes(b)
+	return gjson.ParseBytes(abi.AppendJSONString(nil, s, false))
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
@@ -105,7 +106,9 @@ func approvalExactIDs(t *testing.T, root string, cfg mcp.Config) {
 	if res.Approval == nil {
 		t.Fatalf("no approval: %+v", res.Task)
 	}
-	const args = `{"ticket":987654321098765432109876543210,"orderId":1234567890123456789,"refund":123456789012345678901234567890}`
+	// The model's memo keeps its <, > and &; the server's note keeps the
+	// escapes its SDK wrote.
+	const args = `{"ticket":987654321098765432109876543210,"memo":"<b>A & B</b>","note":"\u003cb\u003eA \u0026 B\u003c/b\u003e","orderId":1234567890123456789,"refund":123456789012345678901234567890}`
 	ap := raw("GET", "/v1/approvals/"+res.Approval.ID, "")
 	for _, want := range []string{`"args":` + args, `1234567890123456789`, `123456789012345678901234567890`} {
 		if !strings.Contains(ap, want) {
@@ -125,8 +128,16 @@ func approvalExactIDs(t *testing.T, root string, cfg mcp.Config) {
 		t.Fatalf("after CONFIRM:\n%s", done)
 	}
 	trace := raw("GET", "/v1/sessions/"+sid+"/tasks/t1/trace", "")
-	if want := `\"received\":` + strings.ReplaceAll(args, `"`, `\"`); !strings.Contains(trace, want) {
-		t.Fatalf("the write's answer (the arguments the server got) is not in the trace as sent; want %s in\n%s", want, trace)
+	// The confirmed call's input is what was sent to the server (its echo
+	// cannot show it: the server's SDK escapes <, > and & again).
+	quoted, _ := abi.Marshal(args)
+	if want := `"call":"approved_call_2_1","input":` + string(quoted); !strings.Contains(trace, want) {
+		t.Fatalf("the confirmed write's arguments are not in the trace as sent; want %s in\n%s", want, trace)
+	}
+	for _, want := range []string{`\"orderId\":1234567890123456789`, `\"refund\":123456789012345678901234567890`} {
+		if !strings.Contains(trace, `\"received\":`) || !strings.Contains(trace[strings.Index(trace, `\"received\":`):], want) {
+			t.Fatalf("the server's echo lacks %s:\n%s", want, trace)
+		}
 	}
 }
 

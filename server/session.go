@@ -133,7 +133,7 @@ func (ss *session) emit(e loop.Event) loop.Event {
 	close(ss.wake)
 	ss.wake = make(chan struct{})
 	ss.mu.Unlock()
-	b, err := json.Marshal(ev)
+	b, err := abi.Marshal(ev)
 	if err == nil {
 		err = ss.dir.AppendEvent(context.Background(), ss.id, store.Doc{Seq: e.Seq, Doc: b})
 	}
@@ -162,7 +162,7 @@ func (ss *session) saveTask(ctx context.Context, t *Task) error {
 	doc := *t
 	seq := int64(slices.Index(ss.tasks, t) + 1)
 	ss.mu.Unlock()
-	b, err := json.Marshal(doc)
+	b, err := abi.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("server: task %s: %w", doc.ID, err)
 	}
@@ -991,7 +991,7 @@ func (s *Server) hold(ctx context.Context, ss *session, t *Task, exit loop.TaskE
 			return nil, err
 		}
 	}
-	doc, err := json.Marshal(a)
+	doc, err := abi.Marshal(a)
 	if err != nil {
 		return nil, fmt.Errorf("server: approval: %w", err)
 	}
@@ -1009,7 +1009,7 @@ func (s *Server) hold(ctx context.Context, ss *session, t *Task, exit loop.TaskE
 func (s *Server) moveApproval(ctx context.Context, a Approval, to string) (bool, error) {
 	now := s.opt.Now().UTC().Truncate(time.Millisecond)
 	a.Status, a.Answered = to, &now
-	doc, err := json.Marshal(a)
+	doc, err := abi.Marshal(a)
 	if err != nil {
 		return false, fmt.Errorf("server: approval %s: %w", a.ID, err)
 	}
@@ -1333,7 +1333,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, tenant str
 	for {
 		evs, wake := ss.since(seq)
 		for _, e := range evs {
-			b, _ := json.Marshal(e)
+			b, _ := abi.Marshal(e)
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Kind, b)
 			seq = e.Seq
 		}

@@ -289,7 +289,7 @@ func failureBody(resp Response) json.RawMessage {
 		return resp.Content
 	}
 	if resp.Text != "" {
-		b, _ := json.Marshal(resp.Text)
+		b, _ := abi.Marshal(resp.Text)
 		return b
 	}
 	return nil

@@ -53,7 +53,7 @@ func (m *Memory) Views(nodeID string) (map[string]json.RawMessage, error) {
 	}
 	out := make(map[string]json.RawMessage, len(views))
 	for k, v := range views {
-		b, err := json.Marshal(v)
+		b, err := abi.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("state: view %s of node %s: %w", k, nodeID, err)
 		}
@@ -142,7 +142,7 @@ func (m *Memory) fingerprintView(n *node) abi.FingerprintView {
 			ids = append(ids, it.ID)
 		}
 	}
-	doc, _ := json.Marshal(struct {
+	doc, _ := abi.Marshal(struct {
 		Outputs  map[string]abi.OutputValue `json:"outputs"`
 		Scratch  map[string]json.RawMessage `json:"scratch"`
 		Evidence []string                   `json:"evidence"`

@@ -121,7 +121,7 @@ func (t *tx) nextSeq(table, where string, args ...any) (int64, error) {
 }
 
 func marshal(v any) string {
-	b, err := json.Marshal(v)
+	b, err := abi.Marshal(v)
 	if err != nil {
 		// Every value stored here is built from JSON-safe types.
 		panic(fmt.Sprintf("sqlstore: marshal %T: %v", v, err))

@@ -99,7 +99,7 @@ func (t *tx) views(nodeID string) (map[string]json.RawMessage, error) {
 	}
 	out := make(map[string]json.RawMessage, len(views))
 	for k, v := range views {
-		b, err := json.Marshal(v)
+		b, err := abi.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: view %s of node %s: %w", k, nodeID, err)
 		}
@@ -240,7 +240,7 @@ func (s *Store) fingerprintView(sn *snapshot) abi.FingerprintView {
 	if scratch == nil {
 		scratch = map[string]json.RawMessage{}
 	}
-	doc, _ := json.Marshal(struct {
+	doc, _ := abi.Marshal(struct {
 		Outputs  map[string]abi.OutputValue `json:"outputs"`
 		Scratch  map[string]json.RawMessage `json:"scratch"`
 		Evidence []string                   `json:"evidence"`

@@ -10,8 +10,13 @@ import (
 	"github.com/agentwarden/warden/tools/mcp"
 )
 
-// order is mcporders' get_order body, as the server writes it.
-const order = `{"code":200,"msg":"ok","data":{"orderId":1234567890123456789,"next":9007199254740993,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"z":"last key first","a":"first key last"}}`
+// order is mcporders' get_order body, as the server writes it in its
+// structured content (its SDK escapes <, > and &), and orderText as it is
+// in its text content (a JSON string, whose value has them as they are).
+const (
+	order     = `{"code":200,"msg":"ok","data":{"orderId":1234567890123456789,"next":9007199254740993,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"z":"last key first","a":"first key last","note":"\u003cb\u003eA \u0026 B\u003c/b\u003e"}}`
+	orderText = `{"code":200,"msg":"ok","data":{"orderId":1234567890123456789,"next":9007199254740993,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"z":"last key first","a":"first key last","note":"<b>A & B</b>"}}`
+)
 
 // ordersHTTP starts mcporders on a loopback port and returns its URL.
 func ordersHTTP(t *testing.T) string {
@@ -75,8 +80,8 @@ func TestExactNumbers(t *testing.T) {
 			if string(got.Content) != order {
 				t.Fatalf("get_order content\n got %s\nwant %s", got.Content, order)
 			}
-			if got.Text != order {
-				t.Fatalf("get_order text\n got %s\nwant %s", got.Text, order)
+			if got.Text != orderText {
+				t.Fatalf("get_order text\n got %s\nwant %s", got.Text, orderText)
 			}
 			got = call(t, c, "cancel_order", args)
 			want := `{"code":200,"msg":"ok","data":{"received":` + args + `}}`

@@ -36,8 +36,8 @@ import (
 )
 
 // Order is get_order's data: integers past 2^53, a 30-digit integer, 1.0,
-// -0, 1e400, and keys out of alphabetical order.
-const Order = `{"orderId":1234567890123456789,"next":9007199254740993,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"z":"last key first","a":"first key last"}`
+// -0, 1e400, keys out of alphabetical order, and a string with <, > and &.
+const Order = `{"orderId":1234567890123456789,"next":9007199254740993,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"z":"last key first","a":"first key last","note":"<b>A & B</b>"}`
 
 // Receipt is the receipt resource's URI.
 const Receipt = "orders://1234567890123456789/receipt"

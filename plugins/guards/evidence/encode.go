@@ -11,12 +11,12 @@ import (
 // payload and extracts are raw JSON the size of the response, and
 // encoding/json validates and compacts each raw value with a scanner that
 // makes an indirect call per byte, which costs most of the guard's time
-// inside a guest. The bytes are exactly json.Marshal's (TestEncodeItem
+// inside a guest. The bytes are exactly abi.Marshal's (TestEncodeItem
 // checks them against it): raw values come from the request envelope, which
 // the host only builds from valid JSON, so they need compacting, not
 // validating.
 
-// appendItem appends it as json.Marshal encodes an abi.EvidenceItem.
+// appendItem appends it as abi.Marshal encodes an abi.EvidenceItem.
 func appendItem(b []byte, it *abi.EvidenceItem) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, it.ID)
@@ -65,7 +65,7 @@ func appendItem(b []byte, it *abi.EvidenceItem) []byte {
 			}
 			b = appendString(b, k)
 			b = append(b, ':')
-			b = appendCompact(b, it.Extracts[k], true, -1)
+			b = appendCompact(b, it.Extracts[k], false, -1)
 		}
 		b = append(b, '}')
 	}
@@ -93,12 +93,12 @@ func appendItem(b []byte, it *abi.EvidenceItem) []byte {
 	}
 	if len(it.Payload) > 0 {
 		b = append(b, `,"payload":`...)
-		b = appendCompact(b, it.Payload, true, -1)
+		b = appendCompact(b, it.Payload, false, -1)
 	}
 	return append(b, '}')
 }
 
-// appendEntity appends e as json.Marshal encodes an abi.Entity.
+// appendEntity appends e as abi.Marshal encodes an abi.Entity.
 func appendEntity(b []byte, e *abi.Entity) []byte {
 	b = append(b, `{"type":`...)
 	b = appendString(b, e.Type)
@@ -106,7 +106,7 @@ func appendEntity(b []byte, e *abi.Entity) []byte {
 	b = appendString(b, e.ID)
 	if len(e.IDJSON) > 0 {
 		b = append(b, `,"idJson":`...)
-		b = appendCompact(b, e.IDJSON, true, -1)
+		b = appendCompact(b, e.IDJSON, false, -1)
 	}
 	if e.Name != "" {
 		b = append(b, `,"name":`...)
@@ -120,7 +120,7 @@ func appendEntity(b []byte, e *abi.Entity) []byte {
 			}
 			b = appendString(b, k)
 			b = append(b, ':')
-			b = appendCompact(b, e.Attrs[k], true, -1)
+			b = appendCompact(b, e.Attrs[k], false, -1)
 		}
 		b = append(b, '}')
 	}
@@ -209,5 +209,6 @@ func appendCompact(b, src []byte, html bool, limit int) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as json.Marshal writes a string (HTML-safe).
-func appendString(b []byte, s string) []byte { return abi.AppendJSONString(b, s, true) }
+// appendString appends s as abi.Marshal writes a string: as json.Marshal
+// does, but with <, > and & left as they are.
+func appendString(b []byte, s string) []byte { return abi.AppendJSONString(b, s, false) }

@@ -30,7 +30,7 @@ func TestEncodeItem(t *testing.T) {
 	items = append(items, abi.EvidenceItem{ID: "ev_1", Status: abi.OutcomeFailed, Result: abi.ResultFailure},
 		abi.EvidenceItem{ID: "ev_2", Status: abi.OutcomeSuccess, Extracts: map[string]json.RawMessage{}, Counts: map[string]int{}, Values: []string{}})
 	for _, it := range items {
-		want, err := json.Marshal(it)
+		want, err := abi.Marshal(it)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestEncodeEntity(t *testing.T) {
 		if i%2 == 1 {
 			e.Attrs = nil
 		}
-		want, err := json.Marshal(e)
+		want, err := abi.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
 		}
