@@ -56,6 +56,8 @@
 //	deepnest       traps on arguments nested deeper than 64 levels
 //	asciionly      traps on the first non-ASCII byte of its arguments
 //	afterbuffer    after phase: traps on result data over 64 KiB
+//	command        a good guard, built by Command as a WASI command (no
+//	               -buildmode=c-shared): exports _start, not _initialize
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
