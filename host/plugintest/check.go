@@ -49,7 +49,8 @@ func Check(ctx context.Context, wasm []byte, opts Options) Report {
 
 	r.checkManifest()
 	r.checkConfig()
-	inputs := r.caseInputs()
+	r.cases = r.caseInputs()
+	inputs := append([]input(nil), r.cases...)
 	inputs = append(inputs, r.probes()...)
 	first := make([]outcome, len(inputs))
 	for i, in := range inputs {
@@ -69,6 +70,8 @@ type run struct {
 	opts Options
 	p    *host.Plugin
 	m    abi.Manifest
+	// cases are the author's cases as sent.
+	cases []input
 
 	mu      sync.Mutex
 	slowest time.Duration
@@ -182,6 +185,10 @@ func (r *run) caseInputs() []input {
 			name = fmt.Sprint(i)
 		}
 		in := input{name: "case/" + name, req: c.Request, want: c.Want}
+		if r.m.Role == abi.RoleGuard && in.req.Phase == "" {
+			// A guard's case without a phase runs in its first.
+			in.req.Phase = r.m.Phases[0]
+		}
 		switch {
 		case c.Want.Pass && (c.Want.Outcome != 0 || c.Want.Code != ""):
 			in.bad = fmt.Sprintf("the case wants both a pass and %s", Want{Outcome: c.Want.Outcome, Code: c.Want.Code})
@@ -274,7 +281,7 @@ func (r *run) judge(in input, o outcome) (bool, string) {
 	if err := r.valid(o.v); err != nil {
 		return false, err.Error()
 	}
-	got := describe(o.v)
+	got := describe(inLocale(o.v, in.req.Locale))
 	w := in.want
 	switch {
 	case w.Pass && !o.v.Pass,
@@ -335,6 +342,16 @@ func show(o, other outcome) string {
 		return a
 	}
 	return o.key()
+}
+
+// inLocale is v with its observation's message in the request's locale.
+func inLocale(v abi.Verdict, l abi.Locale) abi.Verdict {
+	if v.Observation != nil && l != "" {
+		o := *v.Observation
+		o.Locale = l
+		v.Observation = &o
+	}
+	return v
 }
 
 // describe summarizes a verdict.
