@@ -196,6 +196,8 @@ func (r *run) caseInputs() []input {
 			in.bad = "the case wants a pass, but a builtin cannot pass"
 		case r.m.Role == abi.RoleGuard && c.Request.Phase != "" && !r.m.RunsIn(c.Request.Phase):
 			in.bad = fmt.Sprintf("phase %q is not one the manifest declares %v", c.Request.Phase, r.m.Phases)
+		case r.m.Role == abi.RoleBuiltin && c.Request.Phase != "":
+			in.bad = fmt.Sprintf("phase %q: a builtin has no phases", c.Request.Phase)
 		case r.m.Role == abi.RoleBuiltin && !r.m.Provides(c.Request.Tool):
 			in.bad = fmt.Sprintf("tool %q is not one the manifest provides", c.Request.Tool)
 		}

@@ -255,6 +255,34 @@ func TestPluginCheckLoadFailure(t *testing.T) {
 	}
 }
 
+// TestPluginCheckBuiltinCases: a builtin's case that names a phase or a
+// tool the builtin does not provide cannot be sent as written.
+func TestPluginCheckBuiltinCases(t *testing.T) {
+	t.Parallel()
+	rep := plugintest.Check(context.Background(), build(t, "./host/plugintest/testdata/ptecho"), plugintest.Options{
+		Name: "ptecho", Host: hostOpts(t), Policy: host.Policy{Config: json.RawMessage(`{"prefix":">"}`)},
+		Cases: []plugintest.Case{
+			{Name: "phase", Request: abi.Request{Phase: abi.PhaseBefore, Tool: "echo", Args: json.RawMessage(`{"text":"hi"}`)}},
+			{Name: "tool", Request: abi.Request{Tool: "shout", Args: json.RawMessage(`{}`)}},
+		}})
+	want := map[string]string{
+		"case/phase": `phase "before": a builtin has no phases`,
+		"case/tool":  `tool "shout" is not one the manifest provides`,
+	}
+	got := map[string]string{}
+	for _, c := range rep.Failed() {
+		got[c.Name] = c.Detail
+	}
+	if len(got) != len(want) {
+		t.Fatalf("failed %v, want %v", got, want)
+	}
+	for name, detail := range want {
+		if got[name] != detail {
+			t.Errorf("%s: %q, want %q", name, got[name], detail)
+		}
+	}
+}
+
 // TestCheckConfig checks a config its schema refuses, and a manifest
 // problem Load lets through (a tool without a description).
 func TestPluginCheckConfig(t *testing.T) {
