@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/template"
 )
@@ -101,6 +102,9 @@ func pluginNew(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail("%v", err)
 		}
 		d.Replace = abs
+		if strings.ContainsAny(abs, " \t\"'`\\") {
+			d.Replace = strconv.Quote(abs) // go.mod quotes such a path
+		}
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fail("%s exists and is not empty", dir)

@@ -136,6 +136,31 @@ func missingPrefixes(out string, want ...string) []string {
 	return missing
 }
 
+// TestPluginNewWithoutReplace: without --warden-replace the module is
+// written as it will be once Warden is published, and new says what is
+// missing until then.
+func TestPluginNewWithoutReplace(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "g")
+	code, out, stderr := runPlugin(t, "new", "guard", "ipguard", dir)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if want := "github.com/agentwarden/warden is not published: add a replace to a checkout (or run again with --warden-replace DIR), then go mod tidy in " + dir + "\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("out %q\nwant suffix %q", out, want)
+	}
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "module ipguard\n\ngo 1.26\n\nrequire github.com/agentwarden/warden v0.0.0-00010101000000-000000000000\n"; string(gomod) != want {
+		t.Errorf("go.mod %q, want %q", gomod, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.sum")); !os.IsNotExist(err) {
+		t.Errorf("go.sum: %v, want none", err)
+	}
+}
+
 // TestPluginNewErrors: every bad input is refused with the reason, and
 // nothing is written.
 func TestPluginNewErrors(t *testing.T) {
