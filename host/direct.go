@@ -225,9 +225,9 @@ type directEngine struct {
 	hostOpts *Options
 }
 
-// ReactorBuild is the command that builds a Go plugin's main package as a
+// reactorBuild is the command that builds a Go plugin's main package as a
 // WASI reactor, the only shape the host runs.
-const ReactorBuild = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o plugin.wasm ./cmd"
+const reactorBuild = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o plugin.wasm ./cmd"
 
 // checkReactor refuses a module built as a WASI command: Go's runtime in
 // such a module starts only from _start, which the host never calls, so
@@ -239,7 +239,7 @@ func checkReactor(cm wazero.CompiledModule) error {
 	_, init := exports[exportInitialize]
 	if start && !init {
 		return fmt.Errorf("host: it exports %s and not %s: %w; build it with `%s` (or `warden plugin build DIR`)",
-			exportStart, exportInitialize, ErrCommandModule, ReactorBuild)
+			exportStart, exportInitialize, ErrCommandModule, reactorBuild)
 	}
 	return nil
 }
