@@ -232,12 +232,15 @@ const reactorBuild = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o pl
 // checkReactor refuses a module built as a WASI command: Go's runtime in
 // such a module starts only from _start, which the host never calls, so
 // its first export would fail with "wasmexport function called before
-// runtime initialization". The error says how to build it instead.
+// runtime initialization". The error says how to build it instead. A
+// command that exports __wasm_call_ctors is left to the extism loader,
+// which initializes it through that export.
 func checkReactor(cm wazero.CompiledModule) error {
 	exports := cm.ExportedFunctions()
 	_, start := exports[exportStart]
 	_, init := exports[exportInitialize]
-	if start && !init {
+	_, ctors := exports["__wasm_call_ctors"]
+	if start && !init && !ctors {
 		return fmt.Errorf("host: it exports %s and not %s: %w; build it with `%s` (or `warden plugin build DIR`)",
 			exportStart, exportInitialize, ErrCommandModule, reactorBuild)
 	}
