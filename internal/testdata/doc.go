@@ -63,6 +63,8 @@
 //	toolpanic      guards create_website; panics when its domain is missing
 //	command        a good guard, built by Command as a WASI command (no
 //	               -buildmode=c-shared): exports _start, not _initialize
+//	               (Command builds extismgood the same way, for the extism
+//	               loader)
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
