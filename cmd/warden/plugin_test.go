@@ -251,8 +251,8 @@ func TestPluginTestCases(t *testing.T) {
 // TestPluginTestFirstParty: every first-party plugin passes `warden plugin
 // test` as built, under the default policy but for the deadline: the kit
 // sends a guard a write of exactly the 1 MiB input limit from two
-// goroutines at once, which takes WriteGate a large part of its 1 s
-// deadline and can miss it on a loaded test machine. Its speed is the
+// goroutines at once, which took WriteGate over its 1 s deadline on a
+// loaded test machine. Its speed is the
 // benchmarks' to check; this test checks that every call ends in a valid
 // verdict.
 func TestPluginTestFirstParty(t *testing.T) {
