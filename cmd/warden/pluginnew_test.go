@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"go/format"
 	"go/parser"
 	"go/token"
 	"os"
@@ -93,15 +95,23 @@ func TestPluginNewOutside(t *testing.T) {
 	}
 }
 
-// checkImports requires every Go file of the module in dir to import, of
-// Warden's, only the packages promised to authors.
+// checkImports requires every Go file of the module in dir to be
+// gofmt-formatted and to import, of Warden's, only the packages promised to
+// authors.
 func checkImports(t *testing.T, dir string) {
 	t.Helper()
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 			return err
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+			t.Errorf("%s is not gofmt-formatted (%v)", p, err)
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, src, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
