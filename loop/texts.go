@@ -39,6 +39,7 @@ const (
 	txtRefusal
 	txtVerifyNotTookReason
 	txtCut
+	txtProviderOf
 )
 
 // texts are the loop's own model- and user-facing texts: zh-CN, en.
@@ -77,6 +78,7 @@ The fix must follow what the result says after "Next:"; it never replaces it.`},
 	txtRefusal:                {"模型拒绝回答：%s", "the model refused: %s"},
 	txtVerifyNotTookReason:    {"已核实：写操作 %s 未生效（回查 %s 判定失败）：%s", "verified: write %s did not take effect (the check with %s failed): %s"},
 	txtCut:                    {"…（已截断）", "… (cut)"},
+	txtProviderOf:             {"（技能 %s 的输入 %s）", " (input %[2]s of skill %[1]s)"},
 	txtInputsMissing:          {"缺失的必填输入：%s", "required inputs missing: %s"},
 	txtPlanPrompt: {`把用户的目标拆成任务图。只能使用下列技能；每个节点做一件事，一次写操作一个节点。
 只输出 JSON：{"nodes":[{"id":"n1","skill_key":"…","objective":"…","dependsOn":[],"target":"写工具名或空"}]}

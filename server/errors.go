@@ -13,6 +13,7 @@ import (
 const (
 	CodeUnauthorized       = "unauthorized"         // 401: no or unknown bearer key
 	CodeForbidden          = "forbidden"            // 403: a tenant key on the admin API
+	CodePlatformUntrusted  = "platform_untrusted"   // 403: login identity headers on a key that is not a trusted gateway's
 	CodeBadJSON            = "bad_json"             // 400: the body is not one JSON value
 	CodeUnknownField       = "unknown_field"        // 400: the body has a field the endpoint does not take
 	CodeInvalidBody        = "invalid_body"         // 400: the body has a key twice, or a key in another case than the field's
@@ -54,6 +55,11 @@ const (
 	CodeModelRequestRefused = "model_request_rejected"   // 502: the provider refused the request as sent (configuration)
 	CodeModelTimeout        = "model_timeout"            // 504: the model call ran out of time
 )
+
+// CodeCapabilityNotGranted (403): an installed module asks for
+// capabilities its slot does not allow; the message names what it asked
+// for and what the slot allows.
+const CodeCapabilityNotGranted = "capability_not_granted"
 
 // ErrSelfTest: a candidate generation failed the server's self-test.
 var ErrSelfTest = errors.New("server: candidate self-test failed")

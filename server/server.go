@@ -89,9 +89,10 @@ type Options struct {
 	Tools tools.Provider
 	// NewModel returns the model of a new session.
 	NewModel func(tenant, session string) (model.Model, error)
-	// NewStore returns the state store of a new session; nil means
-	// state.NewMemory.
-	NewStore func(session string) (state.Store, error)
+	// NewStore returns the state store of a new session, opened with opt
+	// (its id, clock and the agent's state settings); nil means
+	// state.NewMemory(opt).
+	NewStore func(session string, opt state.Options) (state.Store, error)
 	// Guards are the first-party guards by chain position name; nil runs
 	// them in-process. A slot installed through the admin API under one of
 	// these names replaces it for sessions created afterwards.
@@ -101,6 +102,14 @@ type Options struct {
 	Builtins []loop.Builtin
 	// Loop is the loop's config; its Tenant is set per session.
 	Loop loop.Config
+	// State are the state.* settings of every session's store.
+	State StateSettings
+	// AgentSettings replace Loop and State for the sessions of the agent
+	// whose agent_code keys them.
+	AgentSettings map[string]AgentSettings
+	// Platform says how a trusted gateway passes the login identity of a
+	// message (CONTRACT_SPEC §11); the zero value accepts none.
+	Platform PlatformOptions
 	// ToolTimeout is the invoker's timeout for tools without timeoutMs;
 	// 0 means the invoker's default.
 	ToolTimeout time.Duration
@@ -112,7 +121,9 @@ type Options struct {
 	// AdminKeys.
 	Host *host.Host
 	// Policy is the policy of admin-installed plugins; its Config is
-	// replaced by the upload's.
+	// replaced by the upload's. Its Capabilities are what a slot other
+	// than a first-party one grants (nothing when unset); a first-party
+	// slot grants exactly its own plugin's capabilities instead.
 	Policy host.Policy
 	// SelfTest checks a candidate generation before it serves; nil means
 	// DefaultSelfTest.
@@ -196,6 +207,9 @@ type Server struct {
 	ready     atomic.Bool
 	limits    *limiter
 
+	// gateways are the tenant keys that may pass the login identity.
+	gateways map[[32]byte]bool
+
 	dir store.Directory
 	// leaseUntil is the end of this instance's lease as last renewed, in
 	// unix nanoseconds; 0 before Start (no lease is kept).
@@ -236,6 +250,12 @@ func New(o Options) (*Server, error) {
 	if err := o.Loop.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	if err := o.validateSettings(); err != nil {
+		return nil, err
+	}
+	if err := o.Platform.validate(o.Keys); err != nil {
+		return nil, err
+	}
 	if err := o.Limits.validate(); err != nil {
 		return nil, err
 	}
@@ -258,6 +278,10 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("%w: an admin key is also a tenant key", ErrConfig)
 		}
 		s.admins = append(s.admins, sha256.Sum256([]byte(k)))
+	}
+	s.gateways = map[[32]byte]bool{}
+	for _, k := range o.Platform.GatewayKeys {
+		s.gateways[sha256.Sum256([]byte(k))] = true
 	}
 	s.operators = append(s.operators, s.admins...)
 	for _, k := range o.MetricsKeys {
@@ -392,6 +416,7 @@ func (s *Server) tenant(h tenantHandler) http.Handler {
 		// The request's span, once its key names the tenant, says whose
 		// it is (the session and task are named by the request's route).
 		tracing.Label(r.Context(), tracing.Task{Tenant: t})
+		r = r.WithContext(withKey(r.Context(), key))
 		if err := h(w, r, t); err != nil {
 			s.report(w, r, err)
 		}

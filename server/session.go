@@ -662,11 +662,12 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 		}
 		skills = append(skills, loop.Skill{Skill: sk, Chain: ch, Tools: bts})
 	}
+	cfg, so := s.settings(agent.Profile.AgentCode, id)
 	var st state.Store
 	if s.opt.NewStore != nil && !probe {
-		st, err = s.opt.NewStore(id)
+		st, err = s.opt.NewStore(id, so)
 	} else {
-		st, err = state.NewMemory(state.Options{SessionID: id, Now: s.opt.Now})
+		st, err = state.NewMemory(so)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("server: store: %w", err)
@@ -680,7 +681,6 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 	if o, ok := m.(observable); ok {
 		o.SetObserver(ss.observer())
 	}
-	cfg := s.opt.Loop
 	cfg.Tenant = tenant
 	if cfg.Now == nil {
 		cfg.Now = s.opt.Now
@@ -816,6 +816,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 	if err := checkText("text", req.Text); err != nil {
 		return err
 	}
+	platform, err := s.platformOf(r)
+	if err != nil {
+		return err
+	}
 	wait, err := parseWait(r, waitFor{})
 	if err != nil {
 		return err
@@ -852,7 +856,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 
 	locked = false
 	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
-		return ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text})
+		return ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text, Platform: platform})
 	})
 }
 
@@ -1134,6 +1138,12 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
+	// A task interrupted before it was planned has no identity yet: it
+	// takes this round's (a planned one keeps its message's).
+	platform, err := s.platformOf(r)
+	if err != nil {
+		return err
+	}
 	if !ss.tryRun() {
 		return errSessionBusy
 	}
@@ -1145,7 +1155,7 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 		return fail(http.StatusConflict, CodeNotInterrupted, fmt.Sprintf("task %s was not interrupted (%s)", t.ID, status))
 	}
 	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
-		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective})
+		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective, Platform: platform})
 	})
 }
 

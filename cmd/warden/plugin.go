@@ -18,13 +18,14 @@ import (
 
 const pluginUsage = `usage:
   warden plugin inspect [--json] FILE
-  warden plugin test [--json] [--timeout-ms N] [--cases CASES] FILE
+  warden plugin test [--json] [--timeout-ms N] [--capabilities LIST] [--cases CASES] FILE
   warden plugin build DIR [-o FILE]
   warden plugin new [--module PATH] [--warden-replace CHECKOUT] guard|builtin NAME [DIR]
 
 inspect  loads FILE (a .wasm plugin) without calling its handler and prints
-         its ABI version, loader, manifest, capabilities, limits under the
-         default policy, imports, size and sha256.
+         its ABI version, loader, manifest, the capabilities it asks for,
+         the error codes it declares, limits under the default policy,
+         imports, size and sha256.
 test     runs the conformance kit (host/plugintest): the author's cases
          from CASES (a YAML or JSON file: config, and per case a request
          and the verdict it wants; see docs/PLUGINS.md), then the probes a
@@ -36,8 +37,12 @@ test     runs the conformance kit (host/plugintest): the author's cases
          kit's own (every tool of a builtin), each again in reverse order
          on the same instance and from two goroutines at once, under the
          real limits; it prints each check, and the exit code is 1 when
-         one fails: a trap, a timeout, a missing next step, an
-         unregistered code, or a case that does not get its verdict.
+         one fails: a trap, a timeout, a missing next step, a code neither
+         registered nor declared, or a case that does not get its verdict.
+         --capabilities a,b,… grants only those (as a slot or a tenant's
+         allow-list does): a module asking for more fails to load, naming
+         what it asked for beyond them; without it the module gets what
+         it asks for.
 build    builds the Go plugin main package in DIR for wasip1 as a reactor
          and prints the module's path and sha256 (default output:
          DIR's name + ".wasm", or its parent's when DIR is named cmd).
@@ -162,6 +167,9 @@ func writeInfo(w io.Writer, info host.Info) {
 		caps[i] = string(c)
 	}
 	line("capabilities", orNone(strings.Join(caps, ", ")))
+	for _, c := range m.Codes {
+		line("code", fmt.Sprintf("%s (%s): %s; next: %s", abi.PluginCode(m.Name, c.Name), c.Outcome, c.Reason.EN, c.Next.EN))
+	}
 	l := info.Limits
 	line("limits", fmt.Sprintf("timeout %dms, memory %d pages, input %d bytes, output %d bytes",
 		l.TimeoutMs, l.MemoryPages, l.MaxInputBytes, l.MaxOutputBytes))
@@ -183,6 +191,21 @@ func pluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	asJSON := fs.Bool("json", false, "print machine-readable JSON")
 	timeout := fs.Int("timeout-ms", 0, "cap each call's deadline in milliseconds (0: the host default)")
 	casesFile := fs.String("cases", "", "run the author's cases in `FILE` (YAML or JSON) and probe from them")
+	grant := abi.AllCapabilities()
+	fs.Func("capabilities", "grant only these capabilities (comma-separated; empty grants none)", func(v string) error {
+		grant = []abi.Capability{}
+		for _, s := range strings.Split(v, ",") {
+			c := abi.Capability(strings.TrimSpace(s))
+			switch {
+			case c == "":
+				continue
+			case !c.Known():
+				return fmt.Errorf("unknown capability %q", c)
+			}
+			grant = append(grant, c)
+		}
+		return nil
+	})
 	pos, code, ok := parseFlags(fs, args, stderr)
 	if !ok {
 		return code
@@ -198,7 +221,7 @@ func pluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	opts := plugintest.Options{
 		Name:   pos[0],
-		Policy: host.Policy{Limits: abi.Limits{TimeoutMs: *timeout}},
+		Policy: host.Policy{Limits: abi.Limits{TimeoutMs: *timeout}, Capabilities: grant},
 	}
 	if *casesFile != "" {
 		cf, err := plugintest.LoadCases(*casesFile)

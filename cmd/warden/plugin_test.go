@@ -231,9 +231,9 @@ func TestPluginTestCases(t *testing.T) {
 	}
 
 	// A cases file that cannot be read is an error of its own.
-	bad := write("bad.yaml", "cases:\n- {name: a, tool: t, want: REJECTED NOPE}\n")
+	bad := write("bad.yaml", "cases:\n- {name: a, tool: t, want: REJECTED nope}\n")
 	code, out, stderr := runPlugin(t, "test", "--cases", bad, testdata.Wasm(t, "good"))
-	if want := "warden plugin test: plugintest: " + bad + ": invalid cases file: case a: want \"REJECTED NOPE\": \"NOPE\" is not a registered code\n"; code != 1 || out != "" || stderr != want {
+	if want := "warden plugin test: plugintest: " + bad + ": invalid cases file: case a: want \"REJECTED nope\": \"nope\" is neither a registered code nor a code name a plugin may declare\n"; code != 1 || out != "" || stderr != want {
 		t.Errorf("bad cases: exit %d, out %q, stderr %q\nwant %q", code, out, stderr, want)
 	}
 	// A module built as a command is refused with the build to use.

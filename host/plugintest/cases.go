@@ -151,8 +151,10 @@ func ParseCases(b []byte) (CaseFile, error) {
 }
 
 // parseWant reads a case's want: "pass", "any" (any valid result), an
-// outcome ("SUCCESS", "REJECTED") or an outcome and a code ("REJECTED
-// ARG_REJECTED").
+// outcome ("SUCCESS", "REJECTED") or an outcome and a code: a registered
+// one ("REJECTED ARG_REJECTED") or one the plugin declares, by its full
+// name ("REJECTED domainguard:DOMAIN_BLOCKED") or its own
+// ("REJECTED DOMAIN_BLOCKED").
 func parseWant(s string) (Want, error) {
 	f := strings.Fields(s)
 	switch {
@@ -176,8 +178,13 @@ func parseWant(s string) (Want, error) {
 		return Want{}, fmt.Errorf("want %q: a SUCCESS has no code", s)
 	}
 	code, err := abi.ParseCode(f[1])
-	if err != nil {
-		return Want{}, fmt.Errorf("want %q: %q is not a registered code", s, f[1])
+	if err == nil {
+		return Want{Outcome: o, Code: code}, nil
 	}
-	return Want{Outcome: o, Code: code}, nil
+	// A code the plugin declares, as "<plugin>:<NAME>" or its bare NAME:
+	// whether the manifest declares it is known once the plugin loads.
+	if c := abi.Code(f[1]); c.IsPlugin() || abi.PluginCode("p", f[1]).IsPlugin() {
+		return Want{Outcome: o, Code: c}, nil
+	}
+	return Want{}, fmt.Errorf("want %q: %q is neither a registered code nor a code name a plugin may declare", s, f[1])
 }

@@ -201,9 +201,40 @@ func (r *run) caseInputs() []input {
 		case r.m.Role == abi.RoleBuiltin && !r.m.Provides(c.Request.Tool):
 			in.bad = fmt.Sprintf("tool %q is not one the manifest provides", c.Request.Tool)
 		}
+		if c.Want.Code != "" && !c.Want.Code.Known() && in.bad == "" {
+			code, err := r.declared(c.Want.Code)
+			if err != nil {
+				in.bad = err.Error()
+			}
+			in.want.Code = code
+		}
 		out = append(out, in)
 	}
 	return out
+}
+
+// declared resolves a wanted code that is not a registered one to the
+// full name of a code the manifest declares ("<plugin>:<NAME>"), given as
+// that or as its bare NAME.
+func (r *run) declared(c abi.Code) (abi.Code, error) {
+	name := string(c)
+	if plugin, n, ok := c.Plugin(); ok {
+		if plugin != r.m.Name {
+			return c, fmt.Errorf("code %s is plugin %s's, not %s's", c, plugin, r.m.Name)
+		}
+		name = n
+	}
+	var names []string
+	for _, spec := range r.m.Codes {
+		if spec.Name == name {
+			return abi.PluginCode(r.m.Name, name), nil
+		}
+		names = append(names, spec.Name)
+	}
+	if len(names) == 0 {
+		return c, fmt.Errorf("code %s is not registered, and the manifest declares no codes", c)
+	}
+	return c, fmt.Errorf("code %s is not registered, nor one the manifest declares (%s)", c, strings.Join(names, ", "))
 }
 
 // outcome is what one call gave.

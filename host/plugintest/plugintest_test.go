@@ -283,6 +283,38 @@ func TestPluginCheckBuiltinCases(t *testing.T) {
 	}
 }
 
+// TestPluginCheckDeclaredCodes: a case may want a code the plugin declares,
+// by its full name or its own; a code neither registered nor declared, or
+// another plugin's, cannot be sent as written.
+func TestPluginCheckDeclaredCodes(t *testing.T) {
+	t.Parallel()
+	req := abi.Request{Phase: abi.PhaseBefore, Tool: "create_website", Args: json.RawMessage(`{"domain":"evil.org"}`)}
+	rep := plugintest.Check(context.Background(), testdata.Bytes(t, "declaredcode"), plugintest.Options{Name: "declaredcode", Host: hostOpts(t),
+		Cases: []plugintest.Case{
+			{Name: "full name", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, "domainguard:DOMAIN_BLOCKED")},
+			{Name: "own name", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, "DOMAIN_BLOCKED")},
+			{Name: "undeclared", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, "DOMAIN_DENIED")},
+			{Name: "another plugin's", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, "otherguard:DOMAIN_BLOCKED")},
+			{Name: "a registered code", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, abi.ArgRejected)},
+		}})
+	want := map[string]struct {
+		ok     bool
+		detail string
+	}{
+		"case/full name":         {true, "REJECTED domainguard:DOMAIN_BLOCKED: 域名 evil.org 不在允许的范围内。下一步：换用 example.com 下的域名"},
+		"case/own name":          {true, "REJECTED domainguard:DOMAIN_BLOCKED: 域名 evil.org 不在允许的范围内。下一步：换用 example.com 下的域名"},
+		"case/undeclared":        {false, "code DOMAIN_DENIED is not registered, nor one the manifest declares (DOMAIN_BLOCKED)"},
+		"case/another plugin's":  {false, "code otherguard:DOMAIN_BLOCKED is plugin otherguard's, not domainguard's"},
+		"case/a registered code": {false, "got REJECTED domainguard:DOMAIN_BLOCKED: 域名 evil.org 不在允许的范围内。下一步：换用 example.com 下的域名, want REJECTED ARG_REJECTED"},
+	}
+	for name, w := range want {
+		c, ok := rep.Result(name)
+		if !ok || c.OK != w.ok || c.Detail != w.detail {
+			t.Errorf("%s: ok=%v %q\nwant ok=%v %q", name, c.OK, c.Detail, w.ok, w.detail)
+		}
+	}
+}
+
 // TestCheckConfig checks a config its schema refuses, and a manifest
 // problem Load lets through (a tool without a description).
 func TestPluginCheckConfig(t *testing.T) {

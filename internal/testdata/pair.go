@@ -50,7 +50,9 @@ func (p *Pair) Wasm(tb testing.TB) *host.Plugin {
 			p.err = err
 			return
 		}
-		p.p, p.err = h.Load(context.Background(), src, host.Policy{})
+		// Granted what the in-process plugin declares: the two builds
+		// must be the same plugin.
+		p.p, p.err = h.Load(context.Background(), src, host.Policy{Capabilities: p.plugin.Manifest.Capabilities})
 	})
 	if p.err != nil {
 		tb.Fatal(p.err)

@@ -209,6 +209,48 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 	return res
 }
 
+// JudgeGuard is the chain position that judges a business response
+// (CONTRACT_SPEC §13 step 6): the ResponseContract guard, whatever plugin
+// fills it.
+const JudgeGuard = "ResponseContract"
+
+// Judge judges a response the invoker returned outside a guarded call (a
+// write's verify tool, CONTRACT_SPEC §6.4) with the chain's judge, the
+// after guard at JudgeGuard, exactly as it judges the responses of guarded
+// calls: it sees the call with the invoker's observation and the response,
+// and its observation, if it gives one, is what the call came to;
+// otherwise the invoker's. Its effects are not applied: a verify records
+// nothing but its verdict. ok is false when the chain has no judge.
+func (c *Chain) Judge(ctx context.Context, call Call, inv Invoked) (obs abi.Observation, ok bool) {
+	i := indexOf(c.After, JudgeGuard)
+	if i < 0 {
+		return inv.Observation, false
+	}
+	base := abi.Request{
+		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
+		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale, Args: call.Args,
+	}
+	o := inv.Observation
+	var v abi.Verdict
+	if eg, isEnv := c.After[i].(EnvelopeGuard); isEnv {
+		env := envelopePool.Get().(*host.Envelope)
+		defer func() {
+			env.Reset()
+			envelopePool.Put(env)
+		}()
+		c.setEnvelope(env, base, call, abi.PhaseAfter, call.Args, nil, &o, inv.Response)
+		v = eg.GuardEnvelope(ctx, call.Tenant, env)
+	} else {
+		req := c.request(base, call, abi.PhaseAfter, call.Args, nil)
+		req.Result, req.Response = &o, inv.Response
+		v = c.After[i].Guard(ctx, call.Tenant, req)
+	}
+	if v.Observation != nil {
+		return *v.Observation, true
+	}
+	return inv.Observation, true
+}
+
 // EnvelopeGuard is a Guard that takes the envelope its phase's guards share
 // (host.Plugin, host.Slot and Native do). It must only read env.
 type EnvelopeGuard interface {

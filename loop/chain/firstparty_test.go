@@ -17,6 +17,7 @@ import (
 	"github.com/agentwarden/warden/internal/services"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/plugins/builtins/control"
 	"github.com/agentwarden/warden/plugins/guards/argbinding"
 	"github.com/agentwarden/warden/plugins/guards/argpolicy"
 	"github.com/agentwarden/warden/plugins/guards/evidence"
@@ -171,7 +172,7 @@ func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 				errs <- err
 				return
 			}
-			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}})
+			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}, Capabilities: plugins[name].Manifest.Capabilities})
 			if err != nil {
 				errs <- err
 				return
@@ -372,7 +373,7 @@ func TestClassificationBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := h.Load(ctx, src, host.Policy{})
+	p, err := h.Load(ctx, src, host.Policy{Capabilities: control.Plugin.Manifest.Capabilities})
 	if err != nil {
 		t.Fatal(err)
 	}

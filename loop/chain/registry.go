@@ -23,8 +23,9 @@ var ErrUnknownGuard = errors.New("unknown tenant guard")
 // its own pools.
 type Registry struct {
 	Host *host.Host
-	// Policy is the base policy of tenant guards (limits, pool size); each
-	// attachment adds its config and failure policy.
+	// Policy is the base policy of tenant guards (limits, pool size, the
+	// capabilities granted); each attachment adds its config and failure
+	// policy.
 	Policy host.Policy
 
 	mu      sync.Mutex
@@ -36,7 +37,7 @@ type Registry struct {
 // (everything but its config) so a bad module fails at install; it is then
 // reachable by "name@version" from its manifest and by "sha256:<digest>".
 func (r *Registry) Install(ctx context.Context, tenant string, src host.Source) (abi.Manifest, error) {
-	m, digest, err := r.Host.Verify(ctx, src, host.Policy{Limits: r.Policy.Limits, PoolSize: 1})
+	m, digest, err := r.Host.Verify(ctx, src, host.Policy{Limits: r.Policy.Limits, PoolSize: 1, Capabilities: r.Policy.Capabilities})
 	if err != nil {
 		return abi.Manifest{}, fmt.Errorf("chain: install for tenant %s: %w", tenant, err)
 	}

@@ -40,8 +40,13 @@ type Scenario struct {
 	// are asked for.
 	Task *TaskSpec `json:"task,omitempty"`
 	// State seeds the store before the node opens.
-	State State           `json:"state,omitempty"`
-	Model []scripted.Turn `json:"model"`
+	State State `json:"state,omitempty"`
+	// Platform is the login identity of every round (CONTRACT_SPEC §11):
+	// open platform fields and their values, read by platform.*. A hidden
+	// field (platform.hidden: passportId, clientId, sessionType, adminUser,
+	// adminCompany) or an unknown one is refused at parse.
+	Platform map[string]json.RawMessage `json:"platform,omitempty"`
+	Model    []scripted.Turn            `json:"model"`
 	// Models are scripted turns keyed by the node that asks for them
 	// (t1.n1, t1.n1.d1), by its skill_key, or planner for the planning
 	// turns; a request without a keyed sequence takes the next turn of
@@ -281,6 +286,16 @@ func (s *Scenario) validate() error {
 	}
 	if s.Locale != "" && s.Locale != "zh" && s.Locale != "en" {
 		return fmt.Errorf("locale %q: want zh or en", s.Locale)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Platform)) {
+		switch {
+		case slices.Contains(contract.HiddenPlatformFields, k):
+			return fmt.Errorf("platform.%s is a hidden field (platform.hidden: %s): it never reaches a node", k, strings.Join(contract.HiddenPlatformFields, ", "))
+		case !contract.IsPlatformField(k):
+			return fmt.Errorf("platform.%s is not a platform field (open: %s)", k, strings.Join(contract.OpenPlatformFields, ", "))
+		case len(s.Platform[k]) == 0 || string(s.Platform[k]) == "null":
+			return fmt.Errorf("platform.%s has no value", k)
+		}
 	}
 	keys := map[string]bool{}
 	for i, sk := range s.Skills {

@@ -223,7 +223,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		for _, err := range []error{
 			st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
 			st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
-				ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config)}),
+				ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config), Platform: s.Platform}),
 			seed(st, s.State, run, runContract, Clock),
 			st.AddUserMessage(s.User),
 			st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),

@@ -390,7 +390,8 @@ func TestConformance(t *testing.T) {
 	})
 	st := state(map[abi.Capability]any{abi.CapStateNode: n, abi.CapStateApproval: gated})
 	ok := plugintest.WantOutcome(abi.OutcomeSuccess, "")
-	plugintest.Run(t, mod, plugintest.Options{Name: "control", Host: host.Options{CacheDir: testdata.CacheDir(t)}, Cases: []plugintest.Case{
+	grant := host.Policy{Capabilities: control.Plugin.Manifest.Capabilities}
+	plugintest.Run(t, mod, plugintest.Options{Name: "control", Host: host.Options{CacheDir: testdata.CacheDir(t)}, Policy: grant, Cases: []plugintest.Case{
 		{Name: control.FollowUp, Request: abi.Request{Tool: control.FollowUp, Args: json.RawMessage(`{"question":"没有找到，您说的是哪个网站？"}`), State: st}, Want: ok},
 		{Name: control.Approval, Request: abi.Request{Tool: control.Approval, Args: json.RawMessage(`{"summary":"创建网站","toolName":"create_site"}`), State: st}, Want: ok},
 		{Name: control.Finish, Request: abi.Request{Tool: control.Finish, Args: json.RawMessage(`{"output":"done"}`), State: st}, Want: ok},

@@ -243,7 +243,7 @@ func loadWasm(t *testing.T, opts host.Options) *host.Plugin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := h.Load(ctx, src, host.Policy{})
+	p, err := h.Load(ctx, src, host.Policy{Capabilities: env.Plugin.Manifest.Capabilities})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,5 +340,6 @@ func TestConformance(t *testing.T) {
 	if len(pcs) != len(env.Plugin.Manifest.Tools) {
 		t.Fatalf("%d conformance cases for %d tools", len(pcs), len(env.Plugin.Manifest.Tools))
 	}
-	plugintest.Run(t, wasm, plugintest.Options{Name: "env", Host: host.Options{CacheDir: testdata.CacheDir(t), Clock: clock, Rand: seeded{}}, Cases: pcs})
+	plugintest.Run(t, wasm, plugintest.Options{Name: "env", Host: host.Options{CacheDir: testdata.CacheDir(t), Clock: clock, Rand: seeded{}},
+		Policy: host.Policy{Capabilities: env.Plugin.Manifest.Capabilities}, Cases: pcs})
 }

@@ -239,7 +239,8 @@ func TestConformance(t *testing.T) {
 	}
 	st := map[string]json.RawMessage{string(abi.CapStateNode): mustJSON(nodeView(skill)), string(abi.CapStateEvidence): mustJSON(evidence)}
 	ok := plugintest.WantOutcome(abi.OutcomeSuccess, "")
-	plugintest.Run(t, mod, plugintest.Options{Name: "node", Host: host.Options{CacheDir: testdata.CacheDir(t)}, Cases: []plugintest.Case{
+	grant := host.Policy{Capabilities: node.Plugin.Manifest.Capabilities}
+	plugintest.Run(t, mod, plugintest.Options{Name: "node", Host: host.Options{CacheDir: testdata.CacheDir(t)}, Policy: grant, Cases: []plugintest.Case{
 		{Name: node.OutputSet, Request: abi.Request{Tool: node.OutputSet, State: st,
 			Args: json.RawMessage(`{"key":"site_id","value":"s-100","sourceType":"EVIDENCE","sourceRef":"ev1","sourcePath":"data.site.id"}`)}, Want: ok},
 		{Name: node.StateSet, Request: abi.Request{Tool: node.StateSet, Args: json.RawMessage(`{"key":"a","value":1}`), State: st}, Want: ok},
