@@ -58,6 +58,7 @@ test: plugins console
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./contract
 	$(GO) test -run='^$$' -fuzz='^FuzzParseManifest$$' -fuzztime=$(FUZZTIME) ./abi
+	$(GO) test -run='^$$' -fuzz='^FuzzParseCases$$' -fuzztime=$(FUZZTIME) ./host/plugintest
 	$(GO) test -run='^$$' -fuzz='^FuzzObservationJSON$$' -fuzztime=$(FUZZTIME) ./abi
 	$(GO) test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) ./internal/jsonschema
 	$(GO) test -run='^$$' -fuzz='^FuzzCanonical$$' -fuzztime=$(FUZZTIME) ./abi/guest/canonical

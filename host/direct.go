@@ -20,6 +20,7 @@ const (
 	exportInput      = "warden_input"
 	exportHandle     = "warden_handle"
 	exportInitialize = "_initialize"
+	exportStart      = "_start"
 	wasiModule       = wasi_snapshot_preview1.ModuleName
 )
 
@@ -222,6 +223,28 @@ type directEngine struct {
 	plugin   *Plugin   // set once the manifest is known
 	grants   func(abi.Capability) bool
 	hostOpts *Options
+}
+
+// reactorBuild is the command that builds a Go plugin's main package as a
+// WASI reactor, the only shape the host runs.
+const reactorBuild = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o plugin.wasm ./cmd"
+
+// checkReactor refuses a module built as a WASI command: Go's runtime in
+// such a module starts only from _start, which the host never calls, so
+// its first export would fail with "wasmexport function called before
+// runtime initialization". The error says how to build it instead. A
+// command that exports __wasm_call_ctors is left to the extism loader,
+// which initializes it through that export.
+func checkReactor(cm wazero.CompiledModule) error {
+	exports := cm.ExportedFunctions()
+	_, start := exports[exportStart]
+	_, init := exports[exportInitialize]
+	_, ctors := exports["__wasm_call_ctors"]
+	if start && !init && !ctors {
+		return fmt.Errorf("host: it exports %s and not %s: %w; build it with `%s` (or `warden plugin build DIR`)",
+			exportStart, exportInitialize, ErrCommandModule, reactorBuild)
+	}
+	return nil
 }
 
 func checkDirectModule(cm wazero.CompiledModule) error {

@@ -14,6 +14,11 @@ var ErrDigestMismatch = errors.New("module digest does not match its pin")
 // ErrNotAPlugin is returned for a module that exports neither Warden ABI.
 var ErrNotAPlugin = errors.New("module is not a warden plugin")
 
+// ErrCommandModule is returned for a module built as a WASI command (it
+// exports _start and not _initialize): its runtime is never initialized
+// before the host calls its exports, so it must be rebuilt as a reactor.
+var ErrCommandModule = errors.New("module is built as a command, not a reactor")
+
 // ErrCompile is returned for a module wazero cannot compile within the limits.
 var ErrCompile = errors.New("module does not compile")
 

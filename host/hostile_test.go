@@ -126,6 +126,11 @@ func TestHostileLoads(t *testing.T) {
 		{"panicstart", goSource("panicstart", ""), host.Policy{}, host.ErrLoad, "host: load panicstart: start: plugin failed to start: panic: broken at start"},
 		{"slowstart", goSource("slowstart", ""), host.Policy{LoadTimeout: 300e6}, host.ErrLoad, "host: load slowstart: start: plugin failed to start: did not start within the load deadline of 300ms"},
 		{"notaplugin", watSource("notaplugin"), host.Policy{}, host.ErrNotAPlugin, "host: load notaplugin: host: export "},
+		{"command", func(t *testing.T) host.Source { return host.Source{Bytes: testdata.Command(t, "command")} }, host.Policy{}, host.ErrCommandModule,
+			"host: load command: host: it exports _start and not _initialize: module is built as a command, not a reactor; " +
+				"build it with `GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o plugin.wasm ./cmd` (or `warden plugin build DIR`)"},
+		{"extism command", func(t *testing.T) host.Source { return host.Source{Bytes: testdata.Command(t, "extismgood")} }, host.Policy{}, host.ErrCommandModule,
+			"host: load extism command: host: it exports _start and not _initialize: module is built as a command, not a reactor; build it with `GOOS=wasip1"},
 		{"badimport", watSource("badimport"), host.Policy{}, host.ErrImportDenied, "host: load badimport: host: imports [env.socket_connect]: module imports a function the host does not provide"},
 		{"wrongabi", watSource("wrongabi"), host.Policy{}, host.ErrABIVersion, "host: load wrongabi: unsupported ABI version: plugin speaks ABI 99, host speaks 1"},
 		{"bigmemory", watSource("bigmemory"), host.Policy{}, host.ErrCompile, "host: compile bigmemory: module does not compile: section memory: min 2000 pages (125 Mi) over limit of 1024 pages (64 Mi)"},

@@ -72,6 +72,10 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 	}
+	if err := checkReactor(cm); err != nil {
+		h.releaseModule(ctx, key)
+		return nil, fmt.Errorf("host: load %s: %w", name, err)
+	}
 	if importsModule(cm, extismEnvModule) {
 		h.releaseModule(ctx, key)
 		return h.loadExtism(ctx, name, digest, src.Bytes, pol)

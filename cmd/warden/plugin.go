@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -20,20 +18,27 @@ import (
 
 const pluginUsage = `usage:
   warden plugin inspect [--json] FILE
-  warden plugin test [--json] [--timeout-ms N] [--capabilities LIST] FILE
+  warden plugin test [--json] [--timeout-ms N] [--capabilities LIST] [--cases CASES] FILE
   warden plugin build DIR [-o FILE]
+  warden plugin new [--module PATH] [--warden-replace CHECKOUT] guard|builtin NAME [DIR]
 
 inspect  loads FILE (a .wasm plugin) without calling its handler and prints
          its ABI version, loader, manifest, the capabilities it asks for,
          the error codes it declares, limits under the default policy,
          imports, size and sha256.
-test     runs the conformance kit (host/plugintest): the probes a slot's
-         load check sends every candidate (empty, non-object, unparsable,
-         deeply nested, wide, unicode-edge and non-UTF-8 arguments, an
-         unknown tool, a request of exactly the input limit, a big
-         after-phase result), each again in reverse order on the same
-         instance and from two goroutines at once, under the real limits;
-         it prints each check, and the exit code is 1 when one fails.
+test     runs the conformance kit (host/plugintest): the author's cases
+         from CASES (a YAML or JSON file: config, and per case a request
+         and the verdict it wants; see docs/PLUGINS.md), then the probes a
+         slot's load check sends every candidate (empty, non-object,
+         unparsable, deeply nested, wide, unicode-edge and non-UTF-8
+         arguments, an unknown tool, a request of exactly the input limit,
+         a big after-phase result) on every phase a guard declares, for
+         each tool its cases name and a read and a write tool of the
+         kit's own (every tool of a builtin), each again in reverse order
+         on the same instance and from two goroutines at once, under the
+         real limits; it prints each check, and the exit code is 1 when
+         one fails: a trap, a timeout, a missing next step, a code neither
+         registered nor declared, or a case that does not get its verdict.
          --capabilities a,b,… grants only those (as a slot or a tenant's
          allow-list does): a module asking for more fails to load, naming
          what it asked for beyond them; without it the module gets what
@@ -41,6 +46,14 @@ test     runs the conformance kit (host/plugintest): the probes a slot's
 build    builds the Go plugin main package in DIR for wasip1 as a reactor
          and prints the module's path and sha256 (default output:
          DIR's name + ".wasm", or its parent's when DIR is named cmd).
+new      scaffolds a plugin module in DIR (default: NAME), outside any
+         other module: go.mod, NAME.go (the manifest and the rule),
+         cmd/main.go (the wasm entry point), NAME_test.go (the kit on the
+         wasm build, and the rule in-process), cases.yaml and a README; it
+         builds with build and passes test --cases as generated. The module
+         path is PATH (default: NAME). github.com/agentwarden/warden is not
+         published: --warden-replace points go.mod at a checkout of it and
+         runs go mod tidy.
 
 Exit codes: 0 success, 1 a failed plugin or build, 2 usage errors.
 `
@@ -58,6 +71,8 @@ func cmdPlugin(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return pluginTest(ctx, args[1:], stdout, stderr)
 	case "build":
 		return pluginBuild(ctx, args[1:], stdout, stderr)
+	case "new":
+		return pluginNew(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, pluginUsage)
 		return 0
@@ -175,6 +190,7 @@ func pluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("warden plugin test", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print machine-readable JSON")
 	timeout := fs.Int("timeout-ms", 0, "cap each call's deadline in milliseconds (0: the host default)")
+	casesFile := fs.String("cases", "", "run the author's cases in `FILE` (YAML or JSON) and probe from them")
 	grant := abi.AllCapabilities()
 	fs.Func("capabilities", "grant only these capabilities (comma-separated; empty grants none)", func(v string) error {
 		grant = []abi.Capability{}
@@ -203,10 +219,19 @@ func pluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "warden plugin test: %v\n", err)
 		return 1
 	}
-	rep := plugintest.Check(ctx, wasm, plugintest.Options{
+	opts := plugintest.Options{
 		Name:   pos[0],
 		Policy: host.Policy{Limits: abi.Limits{TimeoutMs: *timeout}, Capabilities: grant},
-	})
+	}
+	if *casesFile != "" {
+		cf, err := plugintest.LoadCases(*casesFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "warden plugin test: %v\n", err)
+			return 1
+		}
+		opts.Cases, opts.Policy.Config = cf.Cases, cf.Config
+	}
+	rep := plugintest.Check(ctx, wasm, opts)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -260,13 +285,8 @@ func pluginBuild(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "warden plugin build: %v\n", err)
 		return 1
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", target, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	var buildErr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buildErr, &buildErr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(stderr, "warden plugin build: go build: %v\n%s", err, buildErr.String())
+	if err := plugintest.BuildTo(ctx, dir, target); err != nil {
+		fmt.Fprintf(stderr, "warden plugin build: %v\n", err)
 		return 1
 	}
 	wasm, err := os.ReadFile(target)

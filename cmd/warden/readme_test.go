@@ -60,6 +60,11 @@ func TestREADME(t *testing.T) {
 		"myguard.wasm":           filepath.Join(r.tmp, "myguard.wasm"),
 		// The plugin author's own package: the example guard stands in.
 		"./myguard/cmd": "./examples/guards/argcheck/cmd",
+		// plugin new scaffolds a module outside the checkout.
+		"../domainguard":                  filepath.Join(r.tmp, "domainguard"),
+		"../domainguard/cmd":              filepath.Join(r.tmp, "domainguard", "cmd"),
+		"../domainguard/domainguard.wasm": filepath.Join(r.tmp, "domainguard", "domainguard.wasm"),
+		"../domainguard/cases.yaml":       filepath.Join(r.tmp, "domainguard", "cases.yaml"),
 	}
 
 	seen := map[string]bool{}
@@ -283,7 +288,16 @@ var readmeCases = map[string]readmeCase{
 		func(t *testing.T, r *readmeRun) { wasmFile(r.repl["bin/wasm/argcheck.wasm"])(t, r) })},
 	"go run ./cmd/warden plugin inspect bin/wasm/argcheck.wasm": {run: exits(0,
 		"abi           1", "name          argcheck", "role          guard", "sha256        ")},
-	"go run ./cmd/warden plugin test bin/wasm/argcheck.wasm": {run: exits(0, "plugin argcheck@1.0.0", "16 of 16 checks passed")},
+	"go run ./cmd/warden plugin test bin/wasm/argcheck.wasm": {run: exits(0, "plugin argcheck@1.0.0", "26 of 26 checks passed")},
+	// A plugin author's flow, in a module of its own outside the checkout.
+	"go run ./cmd/warden plugin new --warden-replace . guard domainguard ../domainguard": {run: exits(0,
+		"domainguard/go.mod\n", "domainguard/domainguard.go\n", "domainguard/domainguard_test.go\n", "domainguard/cmd/main.go\n",
+		"domainguard/cases.yaml\n", "domainguard/README.md\n", "domainguard/go.sum\n")},
+	"go run ./cmd/warden plugin build ../domainguard/cmd -o ../domainguard/domainguard.wasm": {run: exits(0, "domainguard.wasm\nsha256 ")},
+	"go run ./cmd/warden plugin test --cases ../domainguard/cases.yaml ../domainguard/domainguard.wasm": {run: exits(0,
+		"plugin domainguard@0.1.0", "✓ case/allowed domain: pass", "✓ case/blocked domain: REJECTED ARG_REJECTED",
+		"✓ probe/before/create_website/empty-args: pass", "✓ probe/before/probe_write/empty-args: pass", "51 of 51 checks passed")},
+	"go -C ../domainguard test ./...": {run: exits(0, "ok  \tdomainguard")},
 	"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o myguard.wasm ./myguard/cmd": {run: then(exits(0),
 		func(t *testing.T, r *readmeRun) { wasmFile(r.repl["myguard.wasm"])(t, r) })},
 

@@ -9,13 +9,13 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/host/plugintest"
 )
 
 // Example builds the extism-PDK guard in cmd/, loads it like any other
 // plugin and runs two guard decisions through it.
 func Example() {
-	path, err := testdata.Build("./examples/extism-guard/cmd")
+	path, err := plugintest.Build("./cmd")
 	if err != nil {
 		log.Fatal(err)
 	}

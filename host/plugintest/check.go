@@ -49,7 +49,8 @@ func Check(ctx context.Context, wasm []byte, opts Options) Report {
 
 	r.checkManifest()
 	r.checkConfig()
-	inputs := r.caseInputs()
+	r.cases = r.caseInputs()
+	inputs := append([]input(nil), r.cases...)
 	inputs = append(inputs, r.probes()...)
 	first := make([]outcome, len(inputs))
 	for i, in := range inputs {
@@ -69,6 +70,8 @@ type run struct {
 	opts Options
 	p    *host.Plugin
 	m    abi.Manifest
+	// cases are the author's cases as sent.
+	cases []input
 
 	mu      sync.Mutex
 	slowest time.Duration
@@ -182,6 +185,10 @@ func (r *run) caseInputs() []input {
 			name = fmt.Sprint(i)
 		}
 		in := input{name: "case/" + name, req: c.Request, want: c.Want}
+		if r.m.Role == abi.RoleGuard && in.req.Phase == "" {
+			// A guard's case without a phase runs in its first.
+			in.req.Phase = r.m.Phases[0]
+		}
 		switch {
 		case c.Want.Pass && (c.Want.Outcome != 0 || c.Want.Code != ""):
 			in.bad = fmt.Sprintf("the case wants both a pass and %s", Want{Outcome: c.Want.Outcome, Code: c.Want.Code})
@@ -189,12 +196,45 @@ func (r *run) caseInputs() []input {
 			in.bad = "the case wants a pass, but a builtin cannot pass"
 		case r.m.Role == abi.RoleGuard && c.Request.Phase != "" && !r.m.RunsIn(c.Request.Phase):
 			in.bad = fmt.Sprintf("phase %q is not one the manifest declares %v", c.Request.Phase, r.m.Phases)
+		case r.m.Role == abi.RoleBuiltin && c.Request.Phase != "":
+			in.bad = fmt.Sprintf("phase %q: a builtin has no phases", c.Request.Phase)
 		case r.m.Role == abi.RoleBuiltin && !r.m.Provides(c.Request.Tool):
 			in.bad = fmt.Sprintf("tool %q is not one the manifest provides", c.Request.Tool)
+		}
+		if c.Want.Code != "" && !c.Want.Code.Known() && in.bad == "" {
+			code, err := r.declared(c.Want.Code)
+			if err != nil {
+				in.bad = err.Error()
+			}
+			in.want.Code = code
 		}
 		out = append(out, in)
 	}
 	return out
+}
+
+// declared resolves a wanted code that is not a registered one to the
+// full name of a code the manifest declares ("<plugin>:<NAME>"), given as
+// that or as its bare NAME.
+func (r *run) declared(c abi.Code) (abi.Code, error) {
+	name := string(c)
+	if plugin, n, ok := c.Plugin(); ok {
+		if plugin != r.m.Name {
+			return c, fmt.Errorf("code %s is plugin %s's, not %s's", c, plugin, r.m.Name)
+		}
+		name = n
+	}
+	var names []string
+	for _, spec := range r.m.Codes {
+		if spec.Name == name {
+			return abi.PluginCode(r.m.Name, name), nil
+		}
+		names = append(names, spec.Name)
+	}
+	if len(names) == 0 {
+		return c, fmt.Errorf("code %s is not registered, and the manifest declares no codes", c)
+	}
+	return c, fmt.Errorf("code %s is not registered, nor one the manifest declares (%s)", c, strings.Join(names, ", "))
 }
 
 // outcome is what one call gave.
@@ -274,7 +314,7 @@ func (r *run) judge(in input, o outcome) (bool, string) {
 	if err := r.valid(o.v); err != nil {
 		return false, err.Error()
 	}
-	got := describe(o.v)
+	got := describe(inLocale(o.v, in.req.Locale))
 	w := in.want
 	switch {
 	case w.Pass && !o.v.Pass,
@@ -335,6 +375,16 @@ func show(o, other outcome) string {
 		return a
 	}
 	return o.key()
+}
+
+// inLocale is v with its observation's message in the request's locale.
+func inLocale(v abi.Verdict, l abi.Locale) abi.Verdict {
+	if v.Observation != nil && l != "" {
+		o := *v.Observation
+		o.Locale = l
+		v.Observation = &o
+	}
+	return v
 }
 
 // describe summarizes a verdict.

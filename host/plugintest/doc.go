@@ -13,14 +13,20 @@
 //	case/<name>   each author case: the verdict came through a factory (no
 //	              contract violation, trap or timeout), its observation
 //	              validates, and it is what the case wants
-//	probe/<phase or tool>/<probe>
-//	              the kit's own requests for each phase a guard declares or
-//	              tool a builtin provides, the ones a slot's load check
-//	              (host.Probes) sends every candidate generation too: empty
-//	              arguments, arguments that are not an object, unparsable
-//	              arguments (argsText only), an unknown tool, no contract
-//	              and no config, arguments nested 1000 levels deep, an
-//	              argument object with thousands of keys, unicode at its
+//	probe/<phase>/<tool>/<probe> (guards), probe/<tool>/<probe> (builtins)
+//	              the kit's own requests. A guard runs on every call of the
+//	              skills it is attached to, so it is probed in each phase it
+//	              declares on each tool its author's cases name (starting
+//	              from that tool's first case: its contract, schema, config)
+//	              and on the kit's own read tool (ProbeReadTool) and write
+//	              tool (ProbeWriteTool, a WRITE contract with confirm,
+//	              idempotencyKey, success and error); a builtin on each tool
+//	              it provides. Each target gets the probes a slot's load
+//	              check (host.Probes) sends every candidate generation too:
+//	              empty arguments, arguments that are not an object,
+//	              unparsable arguments (argsText only), an unknown tool, no
+//	              contract and no config, arguments nested 1000 levels deep,
+//	              an argument object with thousands of keys, unicode at its
 //	              edges (lone surrogates, NUL, U+2028, bidi overrides,
 //	              noncharacters, emoji sequences, empty and non-ASCII keys),
 //	              argument text that is not UTF-8, a request of exactly the
@@ -42,9 +48,18 @@
 // The kit calls the plugin as the host's Guard and Builtin do, but without
 // the failure policy, so a failure is reported as what the plugin did
 // (`plugin trapped (PLUGIN_TRAP): panic: boom`) rather than as the REJECTED
-// observation a fail-closed guard would turn it into. A probe's base request
-// is the first author case of its phase or tool, so giving one case with a
-// realistic contract and schema makes every probe realistic too.
+// observation a fail-closed guard would turn it into. The probes of a tool
+// start from its first author case, so giving one case with a realistic
+// contract and schema per tool makes every probe of it realistic too.
+//
+// Cases can also live in a cases file (YAML or JSON, see LoadCases and
+// docs/PLUGINS.md), which `warden plugin test --cases FILE` runs and a go
+// test passes to Run:
+//
+//	cf, err := plugintest.LoadCases("cases.yaml")
+//	...
+//	plugintest.Run(t, plugintest.Module(t, "./cmd"), plugintest.Options{
+//		Cases: cf.Cases, Policy: host.Policy{Config: cf.Config}})
 //
 // A guard author's test, with the module built by `warden plugin build`:
 //

@@ -41,15 +41,22 @@ func argcheckCases() []plugintest.Case {
 	}
 }
 
-// guardChecks are the checks of a guard that runs before calls only.
-func guardChecks(cases ...string) []string {
+// probeNames are the probes of one phase and tool of a guard.
+var probeNames = []string{"empty-args", "args-not-object", "args-text", "unknown-tool", "no-contract-no-config",
+	"deep-args", "wide-args", "unicode", "args-not-utf8", "near-input-limit"}
+
+// guardChecks are the checks of a guard that runs before calls only, with
+// the author's cases and the tools they name (the kit's READ and WRITE
+// tools follow them).
+func guardChecks(cases []string, tools ...string) []string {
 	out := []string{"load", "manifest", "config"}
 	for _, c := range cases {
 		out = append(out, "case/"+c)
 	}
-	for _, p := range []string{"empty-args", "args-not-object", "args-text", "unknown-tool", "no-contract-no-config",
-		"deep-args", "wide-args", "unicode", "args-not-utf8", "near-input-limit"} {
-		out = append(out, "probe/before/"+p)
+	for _, tool := range append(tools, plugintest.ProbeReadTool, plugintest.ProbeWriteTool) {
+		for _, p := range probeNames {
+			out = append(out, "probe/before/"+tool+"/"+p)
+		}
 	}
 	return append(out, "deterministic", "concurrent", "limits")
 }
@@ -76,17 +83,18 @@ func TestPluginCheckArgcheck(t *testing.T) {
 	if !rep.OK() || rep.Plugin != "argcheck@1.0.0" || rep.Loader != "direct" {
 		t.Fatalf("report %s %s ok=%v:\n%s", rep.Plugin, rep.Loader, rep.OK(), rep)
 	}
-	if got, want := names(rep), guardChecks("valid", "missing name"); !slices.Equal(got, want) {
+	if got, want := names(rep), guardChecks([]string{"valid", "missing name"}, "create_site"); !slices.Equal(got, want) {
 		t.Fatalf("checks\n got %v\nwant %v", got, want)
 	}
 	want := map[string]string{
-		"manifest":                           "guard argcheck 1.0.0 for phases [before]",
-		"case/valid":                         "pass",
-		"probe/before/unknown-tool":          "pass",
-		"probe/before/no-contract-no-config": "pass",
-		"probe/before/unicode":               "pass",
-		"deterministic":                      "12 request(s) sent again in reverse order gave the same verdicts",
-		"concurrent":                         "12 request(s) from 2 goroutines at once gave the sequential verdicts",
+		"manifest":                              "guard argcheck 1.0.0 for phases [before]",
+		"case/valid":                            "pass",
+		"probe/before/create_site/unknown-tool": "pass",
+		"probe/before/create_site/no-contract-no-config": "pass",
+		"probe/before/create_site/unicode":               "pass",
+		"probe/before/probe_read/empty-args":             "pass",
+		"deterministic":                                  "32 request(s) sent again in reverse order gave the same verdicts",
+		"concurrent":                                     "32 request(s) from 2 goroutines at once gave the sequential verdicts",
 	}
 	for name, detail := range want {
 		if c, _ := rep.Result(name); c.Detail != detail {
@@ -94,8 +102,9 @@ func TestPluginCheckArgcheck(t *testing.T) {
 		}
 	}
 	// Probes start from the first case, so they carry its schema.
-	for _, name := range []string{"case/missing name", "probe/before/empty-args", "probe/before/args-not-object", "probe/before/args-text",
-		"probe/before/deep-args", "probe/before/wide-args", "probe/before/args-not-utf8", "probe/before/near-input-limit"} {
+	for _, name := range []string{"case/missing name", "probe/before/create_site/empty-args", "probe/before/create_site/args-not-object",
+		"probe/before/create_site/args-text", "probe/before/create_site/deep-args", "probe/before/create_site/wide-args",
+		"probe/before/create_site/args-not-utf8", "probe/before/create_site/near-input-limit"} {
 		if c, _ := rep.Result(name); !strings.HasPrefix(c.Detail, "REJECTED ARG_REJECTED: ") {
 			t.Errorf("%s: detail %q, want a rejection", name, c.Detail)
 		}
@@ -143,9 +152,9 @@ func TestPluginCheckHostile(t *testing.T) {
 		{name: "nonext", detail: "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result without a next step: ARG_REJECTED"},
 		{name: "unknowncode", detail: "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result with an unregistered error code: NOT_A_CODE"},
 		{name: "loop", pol: host.Policy{Limits: abi.Limits{TimeoutMs: 50}},
-			detail: "plugin timed out (PLUGIN_TIMEOUT): no result within 50ms", limits: "of 40 calls, 40 call(s) hit the 50ms deadline"},
+			detail: "plugin timed out (PLUGIN_TIMEOUT): no result within 50ms", limits: "of 80 calls, 80 call(s) hit the 50ms deadline"},
 		{name: "bigoutput", detail: "output too large (PLUGIN_OUTPUT_TOO_LARGE): over the limit of 1048576 bytes",
-			limits: "of 40 calls, 40 call(s) went over the 1048576-byte output limit"},
+			limits: "of 80 calls, 80 call(s) went over the 1048576-byte output limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +163,7 @@ func TestPluginCheckHostile(t *testing.T) {
 			if rep.OK() {
 				t.Fatalf("report OK, want failures:\n%s", rep)
 			}
-			if got, want := names(rep), guardChecks(); !slices.Equal(got, want) {
+			if got, want := names(rep), guardChecks(nil); !slices.Equal(got, want) {
 				t.Fatalf("checks\n got %v\nwant %v", got, want)
 			}
 			for _, c := range rep.Checks {
@@ -191,7 +200,7 @@ func TestPluginCheckStateful(t *testing.T) {
 	if !slices.Equal(failed, []string{"deterministic", "concurrent"}) {
 		t.Fatalf("failed checks %v, want [deterministic concurrent]:\n%s", failed, rep)
 	}
-	const want = "the same request gave another verdict: probe/before/empty-args: first pass, then REJECTED ARG_REJECTED: 只放行第一次调用。下一步：换一个实例再调用"
+	const want = "the same request gave another verdict: probe/before/probe_read/empty-args: first pass, then REJECTED ARG_REJECTED: 只放行第一次调用。下一步：换一个实例再调用"
 	if c, _ := rep.Result("deterministic"); !strings.HasPrefix(c.Detail, want) {
 		t.Errorf("deterministic: %q\nwant prefix %q", c.Detail, want)
 	}
@@ -246,6 +255,66 @@ func TestPluginCheckLoadFailure(t *testing.T) {
 	}
 }
 
+// TestPluginCheckBuiltinCases: a builtin's case that names a phase or a
+// tool the builtin does not provide cannot be sent as written.
+func TestPluginCheckBuiltinCases(t *testing.T) {
+	t.Parallel()
+	rep := plugintest.Check(context.Background(), build(t, "./host/plugintest/testdata/ptecho"), plugintest.Options{
+		Name: "ptecho", Host: hostOpts(t), Policy: host.Policy{Config: json.RawMessage(`{"prefix":">"}`)},
+		Cases: []plugintest.Case{
+			{Name: "phase", Request: abi.Request{Phase: abi.PhaseBefore, Tool: "echo", Args: json.RawMessage(`{"text":"hi"}`)}},
+			{Name: "tool", Request: abi.Request{Tool: "shout", Args: json.RawMessage(`{}`)}},
+		}})
+	want := map[string]string{
+		"case/phase": `phase "before": a builtin has no phases`,
+		"case/tool":  `tool "shout" is not one the manifest provides`,
+	}
+	got := map[string]string{}
+	for _, c := range rep.Failed() {
+		got[c.Name] = c.Detail
+	}
+	if len(got) != len(want) {
+		t.Fatalf("failed %v, want %v", got, want)
+	}
+	for name, detail := range want {
+		if got[name] != detail {
+			t.Errorf("%s: %q, want %q", name, got[name], detail)
+		}
+	}
+}
+
+// TestPluginCheckDeclaredCodes: a case may want a code the plugin declares,
+// by its full name or its own; a code neither registered nor declared, or
+// another plugin's, cannot be sent as written.
+func TestPluginCheckDeclaredCodes(t *testing.T) {
+	t.Parallel()
+	req := abi.Request{Phase: abi.PhaseBefore, Tool: "create_website", Args: json.RawMessage(`{"domain":"evil.org"}`)}
+	rep := plugintest.Check(context.Background(), testdata.Bytes(t, "declaredcode"), plugintest.Options{Name: "declaredcode", Host: hostOpts(t),
+		Cases: []plugintest.Case{
+			{Name: "full name", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, "domainguard:DOMAIN_BLOCKED")},
+			{Name: "own name", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, "DOMAIN_BLOCKED")},
+			{Name: "undeclared", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, "DOMAIN_DENIED")},
+			{Name: "another plugin's", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, "otherguard:DOMAIN_BLOCKED")},
+			{Name: "a registered code", Request: req, Want: plugintest.WantOutcome(abi.OutcomeRejected, abi.ArgRejected)},
+		}})
+	want := map[string]struct {
+		ok     bool
+		detail string
+	}{
+		"case/full name":         {true, "REJECTED domainguard:DOMAIN_BLOCKED: 域名 evil.org 不在允许的范围内。下一步：换用 example.com 下的域名"},
+		"case/own name":          {true, "REJECTED domainguard:DOMAIN_BLOCKED: 域名 evil.org 不在允许的范围内。下一步：换用 example.com 下的域名"},
+		"case/undeclared":        {false, "code DOMAIN_DENIED is not registered, nor one the manifest declares (DOMAIN_BLOCKED)"},
+		"case/another plugin's":  {false, "code otherguard:DOMAIN_BLOCKED is plugin otherguard's, not domainguard's"},
+		"case/a registered code": {false, "got REJECTED domainguard:DOMAIN_BLOCKED: 域名 evil.org 不在允许的范围内。下一步：换用 example.com 下的域名, want REJECTED ARG_REJECTED"},
+	}
+	for name, w := range want {
+		c, ok := rep.Result(name)
+		if !ok || c.OK != w.ok || c.Detail != w.detail {
+			t.Errorf("%s: ok=%v %q\nwant ok=%v %q", name, c.OK, c.Detail, w.ok, w.detail)
+		}
+	}
+}
+
 // TestCheckConfig checks a config its schema refuses, and a manifest
 // problem Load lets through (a tool without a description).
 func TestPluginCheckConfig(t *testing.T) {
@@ -274,9 +343,15 @@ func TestPluginCheckEdges(t *testing.T) {
 		name   string
 		failed map[string]string
 	}{
-		{"deepnest", map[string]string{"probe/before/deep-args": "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [64] with length 64"}},
-		{"asciionly", map[string]string{"probe/before/unicode": "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [240] with length 128"}},
-		{"afterbuffer", map[string]string{"probe/after/big-result": "plugin trapped (PLUGIN_TRAP): panic: afterbuffer: the result data does not fit the 64 KiB buffer"}},
+		{"deepnest", map[string]string{
+			"probe/before/probe_read/deep-args":  "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [64] with length 64",
+			"probe/before/probe_write/deep-args": "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [64] with length 64"}},
+		{"asciionly", map[string]string{
+			"probe/before/probe_read/unicode":  "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [240] with length 128",
+			"probe/before/probe_write/unicode": "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [240] with length 128"}},
+		{"afterbuffer", map[string]string{
+			"probe/after/probe_read/big-result":  "plugin trapped (PLUGIN_TRAP): panic: afterbuffer: the result data does not fit the 64 KiB buffer",
+			"probe/after/probe_write/big-result": "plugin trapped (PLUGIN_TRAP): panic: afterbuffer: the result data does not fit the 64 KiB buffer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +388,77 @@ func TestPluginCheckReservedCode(t *testing.T) {
 			}
 		}
 	}
-	if n != 10 {
-		t.Errorf("%d probes, want 10", n)
+	if n != 20 {
+		t.Errorf("%d probes, want 20", n)
+	}
+}
+
+// TestPluginCheckHostileWrites runs the kit on guards that behave on every
+// call but the ones that matter: a write's contract, or the tool their
+// author wrote them for. Each failure is caught by the probes of that tool
+// and phase, named in the check, with the exact detail; every other check
+// holds.
+func TestPluginCheckHostileWrites(t *testing.T) {
+	t.Parallel()
+	website := []plugintest.Case{
+		{Name: "allowed", Request: abi.Request{Phase: abi.PhaseBefore, Tool: "create_website", Args: json.RawMessage(`{"domain":"spring.example.com"}`)},
+			Want: plugintest.WantPass()},
+		{Name: "evil", Request: abi.Request{Phase: abi.PhaseBefore, Tool: "create_website", Args: json.RawMessage(`{"domain":"evil.org"}`)},
+			Want: plugintest.WantOutcome(abi.OutcomeRejected, abi.ArgRejected)},
+	}
+	// all but the probes that drop the contract (unknown-tool,
+	// no-contract-no-config).
+	writes := func(target, detail string) map[string]string {
+		out := map[string]string{}
+		for _, p := range probeNames {
+			if p != "unknown-tool" && p != "no-contract-no-config" {
+				out["probe/"+target+"/"+p] = detail
+			}
+		}
+		return out
+	}
+	with := func(m map[string]string, k, v string) map[string]string { m[k] = v; return m }
+	const viol = "plugin contract violation (PLUGIN_CONTRACT_VIOLATION): "
+	tests := []struct {
+		name   string
+		pol    host.Policy
+		cases  []plugintest.Case
+		failed map[string]string
+	}{
+		{name: "writepanic", failed: writes("before/probe_write", "plugin trapped (PLUGIN_TRAP): panic: writepanic: no rule for writes")},
+		{name: "writenonext", failed: writes("before/probe_write", viol+"a non-success result without a next step: ARG_REJECTED")},
+		{name: "writeunknowncode", failed: writes("before/probe_write", viol+"a non-success result with an unregistered error code: DOMAIN_BLOCKED")},
+		// A deadline long enough that a call that passes never meets it on
+		// a loaded machine.
+		{name: "writeloop", pol: host.Policy{Limits: abi.Limits{TimeoutMs: 300}},
+			failed: with(with(writes("after/probe_write", "plugin timed out (PLUGIN_TIMEOUT): no result within 300ms"),
+				"probe/after/probe_write/big-result", "plugin timed out (PLUGIN_TIMEOUT): no result within 300ms"),
+				"limits", "of 168 calls, 36 call(s) hit the 300ms deadline")},
+		{name: "toolpanic", cases: website, failed: writes("before/create_website", "plugin trapped (PLUGIN_TRAP): panic: runtime error: index out of range [-1]")},
+		// Without a case naming create_website, nothing calls it.
+		{name: "toolpanic", failed: map[string]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := plugintest.Check(context.Background(), testdata.Bytes(t, tt.name), plugintest.Options{Name: tt.name, Policy: tt.pol, Host: hostOpts(t), Cases: tt.cases})
+			got := map[string]string{}
+			for _, c := range rep.Failed() {
+				got[c.Name] = c.Detail
+			}
+			for name, detail := range tt.failed {
+				if got[name] != detail {
+					t.Errorf("%s: %q\nwant %q", name, got[name], detail)
+				}
+			}
+			for name, detail := range got {
+				if _, ok := tt.failed[name]; !ok {
+					t.Errorf("%s failed too: %s", name, detail)
+				}
+			}
+			if rep.OK() != (len(tt.failed) == 0) {
+				t.Errorf("OK() = %v with %d failures", rep.OK(), len(tt.failed))
+			}
+		})
 	}
 }

@@ -25,37 +25,70 @@ const (
 	ProbeBigResult    = host.ProbeBigResult
 )
 
-// probeTool is the tool a guard's probes guard when no case names one.
-const probeTool = "probe_tool"
+// The kit's own tools, which a guard's probes call in every phase it
+// declares besides the tools its author's cases name: a guard runs on every
+// call of the skills it is attached to, reads and writes alike, and a
+// write's contract is the one with the most in it (sideEffect, confirm,
+// idempotencyKey, success and error paths).
+const (
+	// ProbeReadTool is a read tool (sideEffect NONE).
+	ProbeReadTool = "probe_read"
+	// ProbeWriteTool is a write tool (sideEffect WRITE).
+	ProbeWriteTool = "probe_write"
+)
 
-// probes are the kit's own requests, one set per phase a guard declares or
-// tool a builtin provides. Each perturbs a base request: the first author
-// case of that phase or tool, or a minimal request when there is none. A
-// probe wants no verdict in particular, only a valid one.
+// probeBases are the kit's READ and WRITE requests of one phase.
+func probeBases(ph abi.Phase) []abi.Request {
+	read := abi.Request{Phase: ph, Tool: ProbeReadTool, Args: json.RawMessage(`{"query":"probe"}`),
+		Contract: json.RawMessage(`{"label":"Looking up records","sideEffect":"NONE","args":{"query":{"sources":["USER"],"required":false}}}`),
+		Schema:   json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}}}`)}
+	write := abi.Request{Phase: ph, Tool: ProbeWriteTool, Args: json.RawMessage(`{"name":"probe","amount":1}`),
+		Contract: json.RawMessage(`{"label":"Creating the record","sideEffect":"WRITE","confirm":true,"idempotencyKey":["name"],` +
+			`"args":{"name":{"sources":["USER"],"label":"Name"}},"success":{"path":"code","op":"EQ","value":200},"error":{"code":"code","message":"msg"}}`),
+		Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"amount":{"type":"number"}},"required":["name"]}`)}
+	if ph == abi.PhaseAfter {
+		rres := abi.Success("ok", json.RawMessage(`{"code":200,"items":[]}`))
+		read.Result, read.Response = &rres, json.RawMessage(`{"code":200,"items":[]}`)
+		wres := abi.Success("ok", json.RawMessage(`{"code":200,"id":"rec-1"}`))
+		write.Result, write.Response = &wres, json.RawMessage(`{"code":200,"id":"rec-1"}`)
+	}
+	return []abi.Request{read, write}
+}
+
+// probes are the kit's own requests: for a guard, one set per phase it
+// declares and tool it may be called on (each tool the author's cases of
+// that phase name, from its first case, then the kit's READ and WRITE
+// tools); for a builtin, one set per tool it provides (from the tool's
+// first case, or its input schema alone). A probe wants no verdict in
+// particular, only a valid one.
 func (r *run) probes() []input {
 	var out []input
 	switch r.m.Role {
 	case abi.RoleGuard:
 		for _, ph := range r.m.Phases {
-			base := abi.Request{Phase: ph, Tool: probeTool, Args: json.RawMessage(`{}`)}
-			if ph == abi.PhaseAfter {
-				res := abi.Success("ok", json.RawMessage(`{}`))
-				base.Result, base.Response = &res, json.RawMessage(`{}`)
-			}
-			for _, c := range r.opts.Cases {
-				if c.Request.Phase == ph {
-					base = c.Request
-					break
+			seen := map[string]bool{}
+			var bases []abi.Request
+			for _, in := range r.cases {
+				if in.bad == "" && in.req.Phase == ph && !seen[in.req.Tool] {
+					seen[in.req.Tool] = true
+					bases = append(bases, in.req)
 				}
 			}
-			out = append(out, r.probeSet(string(ph), base)...)
+			for _, b := range probeBases(ph) {
+				if !seen[b.Tool] {
+					bases = append(bases, b)
+				}
+			}
+			for _, b := range bases {
+				out = append(out, r.probeSet(string(ph)+"/"+b.Tool, b)...)
+			}
 		}
 	case abi.RoleBuiltin:
 		for _, t := range r.m.Tools {
-			base := abi.Request{Tool: t.Name, Args: json.RawMessage(`{}`)}
-			for _, c := range r.opts.Cases {
-				if c.Request.Tool == t.Name {
-					base = c.Request
+			base := abi.Request{Tool: t.Name, Args: json.RawMessage(`{}`), Schema: t.InputSchema}
+			for _, in := range r.cases {
+				if in.bad == "" && in.req.Tool == t.Name {
+					base = in.req
 					break
 				}
 			}

@@ -43,6 +43,22 @@ func Bytes(t testing.TB, name string) []byte {
 	return b
 }
 
+// Command returns the path of the Go fixture guests/<name> built as a WASI
+// command (without -buildmode=c-shared), as a plugin author who builds it
+// like any Go program would.
+func Command(t testing.TB, name string) []byte {
+	t.Helper()
+	p, err := build("./internal/testdata/guests/"+name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // WAT returns the committed module wat/<name>.wasm.
 func WAT(t testing.TB, name string) []byte {
 	t.Helper()
@@ -56,21 +72,32 @@ func WAT(t testing.TB, name string) []byte {
 // Build builds the main package pkg (a path relative to the module root,
 // like "./plugins/guards/argpolicy/cmd") for wasip1 as a reactor into
 // bin/wasm/, and returns the module's path.
-func Build(pkg string) (string, error) {
+func Build(pkg string) (string, error) { return build(pkg, true) }
+
+func build(pkg string, reactor bool) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	if p, ok := built[pkg]; ok {
+	key := pkg
+	if !reactor {
+		key += " command"
+	}
+	if p, ok := built[key]; ok {
 		return p, nil
 	}
 	root := Root()
-	out := filepath.Join(root, "bin", "wasm", filepath.Base(filepath.Dir(pkg+"/x"))+".wasm")
+	name := filepath.Base(filepath.Dir(pkg + "/x"))
 	if filepath.Base(pkg) == "cmd" || filepath.Base(pkg) == "wasm" {
-		out = filepath.Join(root, "bin", "wasm", filepath.Base(filepath.Dir(pkg))+".wasm")
+		name = filepath.Base(filepath.Dir(pkg))
 	}
+	mode := "-buildmode=c-shared"
+	if !reactor {
+		name, mode = name+"-command", "-buildmode=exe"
+	}
+	out := filepath.Join(root, "bin", "wasm", name+".wasm")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", fmt.Errorf("testdata: %w", err)
 	}
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, pkg)
+	cmd := exec.Command("go", "build", mode, "-trimpath", "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
@@ -78,7 +105,7 @@ func Build(pkg string) (string, error) {
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("testdata: build %s: %w\n%s", pkg, err, stderr.String())
 	}
-	built[pkg] = out
+	built[key] = out
 	return out, nil
 }
 

@@ -62,6 +62,15 @@
 //	deepnest       traps on arguments nested deeper than 64 levels
 //	asciionly      traps on the first non-ASCII byte of its arguments
 //	afterbuffer    after phase: traps on result data over 64 KiB
+//	writepanic     panics on a call whose contract is a write (sideEffect WRITE)
+//	writeloop      before and after: loops after a write
+//	writenonext    rejects a write without a next step
+//	writeunknowncode  rejects a write with an unregistered code
+//	toolpanic      guards create_website; panics when its domain is missing
+//	command        a good guard, built by Command as a WASI command (no
+//	               -buildmode=c-shared): exports _start, not _initialize
+//	               (Command builds extismgood the same way, for the extism
+//	               loader)
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:

@@ -16,7 +16,6 @@ import (
 	"github.com/agentwarden/warden/examples/builtins/unitconv"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/host/plugintest"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop/catalog"
 )
 
@@ -29,14 +28,7 @@ const (
 // from source, the manifest.json beside this test, and the module's digest.
 func shipped(t *testing.T) catalog.Package {
 	t.Helper()
-	path, err := testdata.Build("./examples/builtins/unitconv/cmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := plugintest.Module(t, "./cmd")
 	man, err := os.ReadFile("manifest.json")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +38,7 @@ func shipped(t *testing.T) catalog.Package {
 
 func newHost(t *testing.T) *host.Host {
 	t.Helper()
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
+	h, err := host.New(host.Options{CacheDir: plugintest.CacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +274,7 @@ func TestConformance(t *testing.T) {
 	pkg := shipped(t)
 	plugintest.Run(t, pkg.Wasm, plugintest.Options{
 		Name: "unitconv", SHA256: pkg.SHA256,
-		Host: host.Options{CacheDir: testdata.CacheDir(t)},
+		Host: host.Options{CacheDir: plugintest.CacheDir(t)},
 		Cases: []plugintest.Case{
 			{Name: "convert", Request: abi.Request{Tool: unitconv.ToolConvert, Args: json.RawMessage(`{"value":1,"from":"km","to":"m"}`)},
 				Want: plugintest.WantOutcome(abi.OutcomeSuccess, "")},

@@ -9,7 +9,7 @@ import (
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/examples/guards/argcheck"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/host/plugintest"
 )
 
 const (
@@ -57,20 +57,12 @@ func message(v abi.Verdict, l abi.Locale) string {
 func TestNativeAndWasmAgree(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
+	h, err := host.New(host.Options{CacheDir: plugintest.CacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close(ctx)
-	path, err := testdata.Build("./examples/guards/argcheck/cmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := host.ReadSource(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := h.Load(ctx, src, host.Policy{})
+	p, err := h.Load(ctx, host.Source{Name: "argcheck.wasm", Bytes: plugintest.Module(t, "./cmd")}, host.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}

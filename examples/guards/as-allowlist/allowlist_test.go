@@ -18,11 +18,12 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/host/plugintest"
 )
 
-// dir is this example, where package.json and node_modules live.
-var dir = filepath.Join(testdata.Root(), "examples", "guards", "as-allowlist")
+// dir is this example, where package.json and node_modules live: the
+// test's working directory.
+const dir = "."
 
 var (
 	buildOnce sync.Once
@@ -53,7 +54,11 @@ func build() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	out := filepath.Join(testdata.Root(), "bin", "wasm")
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(cache, "warden", "as-allowlist")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
@@ -183,7 +188,7 @@ var cases = []struct {
 
 func newHost(t *testing.T, opts host.Options) *host.Host {
 	t.Helper()
-	opts.CacheDir = testdata.CacheDir(t)
+	opts.CacheDir = plugintest.CacheDir(t)
 	h, err := host.New(opts)
 	if err != nil {
 		t.Fatal(err)

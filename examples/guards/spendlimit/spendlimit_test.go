@@ -14,7 +14,7 @@ import (
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/examples/guards/spendlimit"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/host/plugintest"
 )
 
 // acme is the config of the tenant most cases run as.
@@ -71,31 +71,16 @@ func message(v abi.Verdict) string {
 	return v.Observation.Message()
 }
 
-var (
-	buildOnce sync.Once
-	wasmBytes []byte
-	buildErr  error
-)
-
-// module builds cmd/ for wasip1 once per test binary.
+// module builds cmd/ for wasip1 (once per test binary).
 func module(t *testing.T) host.Source {
 	t.Helper()
-	buildOnce.Do(func() {
-		var path string
-		if path, buildErr = testdata.Build("./examples/guards/spendlimit/cmd"); buildErr == nil {
-			src, err := host.ReadSource(path, "")
-			wasmBytes, buildErr = src.Bytes, err
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return host.Source{Name: "spendlimit.wasm", Bytes: wasmBytes, SHA256: host.Digest(wasmBytes)}
+	wasm := plugintest.Module(t, "./cmd")
+	return host.Source{Name: "spendlimit.wasm", Bytes: wasm, SHA256: host.Digest(wasm)}
 }
 
 func newHost(t *testing.T, log *slog.Logger) *host.Host {
 	t.Helper()
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t), Logger: log})
+	h, err := host.New(host.Options{CacheDir: plugintest.CacheDir(t), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
