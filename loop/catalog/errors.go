@@ -19,3 +19,7 @@ var ErrManifestMismatch = errors.New("module manifest differs from the shipped m
 // ErrDuplicateTool is returned by New when two builtin plugins provide the
 // same tool.
 var ErrDuplicateTool = errors.New("tool provided by two builtin plugins")
+
+// ErrReservedName is returned by Install (CheckNames) for a third-party
+// builtin tool named like a first-party builtin or with its prefix.
+var ErrReservedName = errors.New("a third-party builtin may not take a first-party builtin's name or prefix builtin_")
