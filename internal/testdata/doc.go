@@ -56,6 +56,10 @@
 //	deepnest       traps on arguments nested deeper than 64 levels
 //	asciionly      traps on the first non-ASCII byte of its arguments
 //	afterbuffer    after phase: traps on result data over 64 KiB
+//	trapguard      tenant guard: traps on the calls of the tool its config
+//	               names (failure policies closed, open, shadow)
+//	impostor       third-party builtin whose tool takes a first-party
+//	               builtin's name (refused at install)
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
