@@ -182,15 +182,11 @@ type slotKey struct{ name, digest string }
 // per module), where loading them one by one would take them in turn.
 func sharedHost(ctx context.Context, cacheDir string, set *firstparty.Set) (*host.Host, error) {
 	shared.Lock()
-	if shared.h == nil {
-		h, err := host.New(host.Options{CacheDir: cacheDir, Clock: func() time.Time { return Clock }})
-		if err != nil {
-			shared.Unlock()
-			return nil, err
-		}
-		shared.h, shared.slots = h, map[slotKey]*host.Slot{}
+	h, err := newShared(cacheDir)
+	if err != nil {
+		shared.Unlock()
+		return nil, err
 	}
-	h := shared.h
 	loaded := map[string]bool{}
 	for k := range shared.slots {
 		loaded[k.digest] = true
@@ -214,6 +210,26 @@ func sharedHost(ctx context.Context, cacheDir string, set *firstparty.Set) (*hos
 	}
 	wg.Wait()
 	return h, nil
+}
+
+// newShared returns the shared host, made on first use; shared is locked.
+func newShared(cacheDir string) (*host.Host, error) {
+	if shared.h == nil {
+		h, err := host.New(host.Options{CacheDir: cacheDir, Clock: func() time.Time { return Clock }})
+		if err != nil {
+			return nil, err
+		}
+		shared.h, shared.slots = h, map[slotKey]*host.Slot{}
+	}
+	return shared.h, nil
+}
+
+// tenantHost returns the shared host for a scenario's own modules (which
+// run as wasm also when the first-party plugins run in-process).
+func tenantHost(cacheDir string) (*host.Host, error) {
+	shared.Lock()
+	defer shared.Unlock()
+	return newShared(cacheDir)
 }
 
 // policy is every first-party plugin's.
