@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/jsonschema"
 )
 
 // ErrUnknownGuard is returned when a skill names a tenant guard the
@@ -116,7 +118,9 @@ func (r *Registry) Resolve(tenant, ref string) (abi.Manifest, string, bool) {
 
 // Check reports, as load errors of rule W1 at guards[i].ref, every guard of
 // a skill whose ref the tenant has not installed or whose module does not
-// run in the phase the skill puts it in. Nil means every ref resolves.
+// run in the phase the skill puts it in, and as load errors of rule W5 at
+// guards[i].config every config the module's configSchema refuses (an
+// absent config is checked as {}). Nil means every guard resolves.
 func (r *Registry) Check(tenant, skillKey string, guards []contract.Guard) []*contract.LoadError {
 	var out []*contract.LoadError
 	for i, g := range guards {
@@ -124,11 +128,19 @@ func (r *Registry) Check(tenant, skillKey string, guards []contract.Guard) []*co
 		m, _, ok := r.Resolve(tenant, g.Ref)
 		switch {
 		case !ok:
-			out = append(out, &contract.LoadError{SkillKey: skillKey, Path: path, Rule: contract.RuleGuardRef,
-				Detail: fmt.Sprintf("%s is not installed for tenant %s", g.Ref, tenant)})
+			detail := fmt.Sprintf("%s is not installed for tenant %s", g.Ref, tenant)
+			if tenant == "" {
+				detail = fmt.Sprintf("%s is not installed", g.Ref)
+			}
+			out = append(out, &contract.LoadError{SkillKey: skillKey, Path: path, Rule: contract.RuleGuardRef, Detail: detail})
 		case !m.RunsIn(abi.Phase(g.Phase)):
 			out = append(out, &contract.LoadError{SkillKey: skillKey, Path: path, Rule: contract.RuleGuardRef,
 				Detail: fmt.Sprintf("%s (%s) runs in phases %v, not %s", g.Ref, Ref(m), m.Phases, g.Phase)})
+		default:
+			if msg := configProblems(m.ConfigSchema, g.Config); msg != "" {
+				out = append(out, &contract.LoadError{SkillKey: skillKey, Path: fmt.Sprintf("guards[%d].config", i), Rule: contract.RuleGuardConfig,
+					Detail: fmt.Sprintf("%s's configSchema refuses it: %s", g.Ref, msg)})
+			}
 		}
 	}
 	return out
@@ -252,4 +264,26 @@ func (r *Registry) Close(ctx context.Context) {
 		_ = p.Close(ctx)
 		delete(r.loaded, k)
 	}
+}
+
+// configProblems checks a guard's config against its module's
+// configSchema as the host does at load; "" when it passes.
+func configProblems(schema, config json.RawMessage) string {
+	if len(schema) == 0 {
+		return ""
+	}
+	s, err := jsonschema.Shared.Get(string(schema))
+	if err != nil {
+		return "configSchema: " + err.Error()
+	}
+	doc := string(config)
+	if len(config) == 0 {
+		doc = "{}"
+	}
+	errs := s.ValidateString(doc)
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
 }
