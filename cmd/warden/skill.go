@@ -318,7 +318,7 @@ func loadGuardModules(ctx context.Context, plugins []string, dir string) (*guard
 	}
 	g.h, g.reg.Host = h, h
 	type entry struct {
-		ref, file string
+		ref, file  string
 		skipOthers bool
 	}
 	var entries []entry
