@@ -46,12 +46,18 @@ type PluginInfo struct {
 	Generation uint64 `json:"generation,omitempty"`
 	Digest     string `json:"digest,omitempty"`
 	Source     string `json:"source,omitempty"`
+	// Role is a tenant module's: guard or builtin.
+	Role string `json:"role,omitempty"`
 }
 
 // String renders the line of the readable trace:
 //
 //	plugin ArgPolicy gen 1 sha256:3f1c0a9e77b2… argpolicy@1.0.0 (wasm)
 //	plugin ArgPolicy argpolicy@1.0.0 (native)
+//
+// and a scenario's own module (Source "tenant", keyed by its plugins key):
+//
+//	plugin domainguard@0.1.0 sha256:85f039e1cceb… domainguard@0.1.0 (wasm, tenant guard)
 func (p PluginInfo) String() string {
 	if p.Runtime != "wasm" {
 		return fmt.Sprintf("plugin %s %s (%s)", p.Plugin, p.Ref, p.Runtime)
@@ -60,8 +66,14 @@ func (p PluginInfo) String() string {
 	if len(d) > len("sha256:")+12 {
 		d = d[:len("sha256:")+12] + "…"
 	}
+	if p.Source == SourceTenant {
+		return fmt.Sprintf("plugin %s %s %s (%s, tenant %s)", p.Plugin, d, p.Ref, p.Runtime, p.Role)
+	}
 	return fmt.Sprintf("plugin %s gen %d %s %s (%s)", p.Plugin, p.Generation, d, p.Ref, p.Runtime)
 }
+
+// SourceTenant is the Source of a scenario's own module (its plugins).
+const SourceTenant = "tenant"
 
 var firstParty = map[string]guest.Plugin{
 	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,

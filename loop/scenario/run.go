@@ -43,6 +43,10 @@ type Options struct {
 	Model model.Model
 	// Sink also receives every trace event as it happens.
 	Sink loop.Sink
+	// Installed, when set, is told each of the scenario's own modules
+	// (plugins) as it is installed, so a trace names the exact modules
+	// that decided.
+	Installed func(PluginInfo)
 }
 
 // Report is what a run came to.
@@ -143,7 +147,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		if err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
-		if tp, err = installPlugins(ctx, s, h); err != nil {
+		if tp, err = installPlugins(ctx, s, h, o.Installed); err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
 		defer tp.close()

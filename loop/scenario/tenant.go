@@ -36,16 +36,19 @@ type tenantPlugins struct {
 
 // installPlugins installs the scenario's plugins on h. A module refused at
 // install is a setup error unless the scenario expects it (expect.install).
-func installPlugins(ctx context.Context, s Scenario, h *host.Host) (*tenantPlugins, error) {
+func installPlugins(ctx context.Context, s Scenario, h *host.Host, installed func(PluginInfo)) (*tenantPlugins, error) {
 	tp := &tenantPlugins{reg: &chain.Registry{Host: h}, counts: map[string]*atomic.Int64{}, refused: map[string]error{}}
 	expected := map[string]bool{}
 	for _, in := range s.Expect.Install {
 		expected[in.Plugin] = true
 	}
 	for _, ref := range slices.Sorted(maps.Keys(s.Plugins)) {
-		err := tp.install(ctx, s, h, ref, s.Plugins[ref])
+		info, err := tp.install(ctx, s, h, ref, s.Plugins[ref])
 		switch {
 		case err == nil:
+			if installed != nil {
+				installed(info)
+			}
 		case expected[ref]:
 			tp.refused[ref] = err
 		default:
@@ -56,19 +59,22 @@ func installPlugins(ctx context.Context, s Scenario, h *host.Host) (*tenantPlugi
 	return tp, nil
 }
 
-func (tp *tenantPlugins) install(ctx context.Context, s Scenario, h *host.Host, ref string, pm PluginModule) error {
+// install installs one module and says what it is.
+func (tp *tenantPlugins) install(ctx context.Context, s Scenario, h *host.Host, ref string, pm PluginModule) (info PluginInfo, err error) {
 	wasm, err := pluginBytes(ctx, s.File, pm)
 	if err != nil {
-		return err
+		return info, err
 	}
 	src := host.Source{Name: ref, Bytes: wasm, SHA256: pm.SHA256}
 	m, digest, err := h.Verify(ctx, src, host.Policy{PoolSize: 1})
 	if err != nil {
-		return err
+		return info, err
 	}
 	if ref != chain.Ref(m) && ref != "sha256:"+digest {
-		return fmt.Errorf("the module is %s (sha256:%s), not %s", chain.Ref(m), digest, ref)
+		return info, fmt.Errorf("the module is %s (sha256:%s), not %s", chain.Ref(m), digest, ref)
 	}
+	info = PluginInfo{Kind: KindPlugin, Plugin: ref, Ref: chain.Ref(m), Runtime: "wasm", Digest: "sha256:" + digest,
+		Source: SourceTenant, Role: string(m.Role)}
 	var grants []abi.Capability
 	for _, c := range pm.Capabilities {
 		grants = append(grants, abi.Capability(c))
@@ -76,16 +82,16 @@ func (tp *tenantPlugins) install(ctx context.Context, s Scenario, h *host.Host, 
 	switch m.Role {
 	case abi.RoleGuard:
 		_, err := tp.reg.Install(ctx, tenant, src, grants...)
-		return err
+		return info, err
 	case abi.RoleBuiltin:
 		shipped, err := json.Marshal(m)
 		if err != nil {
-			return err
+			return info, err
 		}
 		inst, err := catalog.Install(ctx, h, catalog.Package{Name: ref, Wasm: wasm, Manifest: shipped, SHA256: digest},
 			catalog.Grant{Tenant: tenant, Capabilities: grants})
 		if err != nil {
-			return err
+			return info, err
 		}
 		tp.closers = append(tp.closers, func() { _ = inst.Close(context.Background()) })
 		cb := &countedBuiltin{Installed: inst, counts: map[string]*atomic.Int64{}}
@@ -94,9 +100,9 @@ func (tp *tenantPlugins) install(ctx context.Context, s Scenario, h *host.Host, 
 			cb.counts[t.Name], tp.counts[t.Name] = n, n
 		}
 		tp.builtins = append(tp.builtins, cb)
-		return nil
+		return info, nil
 	}
-	return fmt.Errorf("role %q: want guard or builtin", m.Role)
+	return info, fmt.Errorf("role %q: want guard or builtin", m.Role)
 }
 
 func (tp *tenantPlugins) close() {
