@@ -3,9 +3,13 @@ package scenario_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop/scenario"
 )
 
@@ -69,6 +73,64 @@ func TestTenantPluginGrants(t *testing.T) {
 				}
 				return
 			}
+			if err != nil || !rep.Passed() {
+				t.Fatalf("%v %v", err, rep.Mismatches)
+			}
+		})
+	}
+}
+
+// pathScenario attaches domainguard by the ref REF, a module named in
+// plugins by a path beside the scenario file.
+const pathScenario = `
+user: 建一个网站，域名 evil.org
+agent: {agent_name: a, identity_desc: a, mission_desc: a, boundary_desc: a, style_desc: a, principle_desc: a}
+plugins: {"REF": ./domainguard.wasm}
+skills:
+  - skill_key: cms.website
+    toolNames: [create_website]
+    contract:
+      tools: {create_website: {sideEffect: WRITE, args: {domain: {sources: [USER]}}, success: {path: code, op: EQ, value: 200}}}
+      guards: [{ref: "REF", phase: before, position: after:ParamContract, config: {tool: create_website, allowed: [example.com]}}]
+tools:
+  scripted:
+    - {name: create_website, write: true, schema: {type: object}, responses: [{code: 200}]}
+model:
+  - tool_calls: [{name: create_website, arguments: {domain: evil.org}}]
+  - expect: {tool: create_website, outcome: REJECTED, code: ARG_REJECTED}
+    tool_calls: [{name: builtin_node_fail, arguments: {reason: 域名不允许}}]
+expect:
+  status: FAILED
+  ordered:
+    - {kind: TOOL, tool: create_website, outcome: REJECTED, code: ARG_REJECTED, guard: "REF", plugin: domainguard@0.1.0}
+  tools: {calls: {create_website: 0}}
+`
+
+// TestTenantPluginPath runs a module given by a path relative to the
+// scenario file, keyed and attached by name@version or by digest.
+func TestTenantPluginPath(t *testing.T) {
+	t.Parallel()
+	wasm, err := testdata.Build("./examples/guards/domainguard/cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "domainguard.wasm"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"domainguard@0.1.0", "sha256:" + host.Digest(b)} {
+		t.Run(ref, func(t *testing.T) {
+			t.Parallel()
+			s, err := scenario.Parse([]byte(strings.ReplaceAll(pathScenario, "REF", ref)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Name, s.File = ref, filepath.Join(dir, "path.yaml")
+			rep, err := scenario.Run(context.Background(), s, options(t, true))
 			if err != nil || !rep.Passed() {
 				t.Fatalf("%v %v", err, rep.Mismatches)
 			}
