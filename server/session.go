@@ -650,23 +650,38 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 			return nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
 		}
 		var bts []catalog.BusinessTool
+		live, isLive := s.opt.Tools.(tools.Live)
 		for _, n := range sk.ToolNames {
 			d, ok := defs[n]
-			if !ok {
+			switch {
+			case !ok && (!isLive || probe):
+				// At start (the probe) a tool no server lists is a
+				// mistake in the skills, said loudly.
 				return nil, fmt.Errorf("server: skill %s: tool %s is not served", sk.Profile.SkillKey, n)
+			case !ok:
+				// Since start its server dropped it, or the skills named
+				// it since: the node's catalog offers it once a server
+				// lists it again (tools/list_changed).
+				s.log.Info("tool not served now", "skill", sk.Profile.SkillKey, "tool", n)
+			default:
+				bts = append(bts, d)
 			}
-			bts = append(bts, d)
 			if t := toolOf(sk.Contract, n); t != nil && t.Label != "" && labels[n] == "" {
 				labels[n] = t.Label
 			}
 		}
-		skills = append(skills, loop.Skill{Skill: sk, Chain: ch, Tools: bts})
+		lsk := loop.Skill{Skill: sk, Chain: ch, Tools: bts}
+		if isLive {
+			lsk.Live = tools.LiveDefinitions(live, sk, listed)
+		}
+		skills = append(skills, lsk)
 	}
+	cfg, so := s.settings(agent.Profile.AgentCode, id)
 	var st state.Store
 	if s.opt.NewStore != nil && !probe {
-		st, err = s.opt.NewStore(id)
+		st, err = s.opt.NewStore(id, so)
 	} else {
-		st, err = state.NewMemory(state.Options{SessionID: id, Now: s.opt.Now})
+		st, err = state.NewMemory(so)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("server: store: %w", err)
@@ -680,7 +695,6 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 	if o, ok := m.(observable); ok {
 		o.SetObserver(ss.observer())
 	}
-	cfg := s.opt.Loop
 	cfg.Tenant = tenant
 	if cfg.Now == nil {
 		cfg.Now = s.opt.Now
@@ -816,6 +830,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 	if err := checkText("text", req.Text); err != nil {
 		return err
 	}
+	platform, err := s.platformOf(r)
+	if err != nil {
+		return err
+	}
 	wait, err := parseWait(r, waitFor{})
 	if err != nil {
 		return err
@@ -852,7 +870,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 
 	locked = false
 	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
-		return ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text})
+		return ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text, Platform: platform})
 	})
 }
 
@@ -876,12 +894,22 @@ func (s *Server) runContext(r *http.Request) (context.Context, context.CancelFun
 
 // settle records how a run left the task, holds a new approval if it asks
 // for one, and returns the answer: the run's events, or the error.
-func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, runErr error) runAnswer {
+//
+// A run that failed on something other than the provider answers 500
+// run_failed saying what failed (runFailure: never the error's own text,
+// which may hold data) and the request id; the server log has the cause
+// under the same request_id.
+func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, runErr error, rid string) runAnswer {
 	var ap *Approval
 	ss.mu.Lock()
 	modelErr, retryAfter := modelFailure(runErr)
+	where := " (the server log has the cause)"
+	if rid != "" {
+		where = " (request " + rid + "; the server log has the cause)"
+	}
+	failed := fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task: "+runFailure(runErr)+where)
 	if runErr != nil {
-		t.Status, t.Reason = state.Failed, "the runtime failed"
+		t.Status, t.Reason = state.Failed, failed.message
 		if modelErr != nil {
 			t.Reason = modelErr.message
 		}
@@ -892,14 +920,14 @@ func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, ru
 	ss.mu.Unlock()
 	ctx := context.Background()
 	if runErr != nil {
-		s.log.Error("run failed", "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
+		s.log.Error("run failed", "request_id", rid, "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
 		if err := ss.saveTask(ctx, t); err != nil {
 			s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
 		}
 		if modelErr != nil {
 			return runAnswer{err: modelErr, retryAfter: retryAfter}
 		}
-		return runAnswer{err: fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task")}
+		return runAnswer{err: failed}
 	}
 	if exit.Status == state.Suspended && exit.Suspension != nil && exit.Suspension.Kind == abi.SuspendApproval {
 		var err error
@@ -1134,6 +1162,12 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
+	// A task interrupted before it was planned has no identity yet: it
+	// takes this round's (a planned one keeps its message's).
+	platform, err := s.platformOf(r)
+	if err != nil {
+		return err
+	}
 	if !ss.tryRun() {
 		return errSessionBusy
 	}
@@ -1145,7 +1179,7 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 		return fail(http.StatusConflict, CodeNotInterrupted, fmt.Sprintf("task %s was not interrupted (%s)", t.ID, status))
 	}
 	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
-		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective})
+		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective, Platform: platform})
 	})
 }
 

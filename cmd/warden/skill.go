@@ -349,7 +349,13 @@ func loadGuardModules(ctx context.Context, plugins []string, dir string) (*guard
 		if err != nil {
 			return nil, err
 		}
+		// The modules' capabilities are the installer's grant to check, not
+		// the skill's: validate grants what each asks.
 		m, digest, err := h.Verify(ctx, src, host.Policy{PoolSize: 1})
+		var ge *host.GrantError
+		if errors.As(err, &ge) {
+			m, digest, err = h.Verify(ctx, src, host.Policy{PoolSize: 1, Capabilities: ge.Asked})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.file, err)
 		}
@@ -362,8 +368,6 @@ func loadGuardModules(ctx context.Context, plugins []string, dir string) (*guard
 		if e.ref != "" && e.ref != chain.Ref(m) && e.ref != "sha256:"+digest {
 			return nil, fmt.Errorf("--plugin %s=%s: the module is %s (sha256:%s)", e.ref, e.file, chain.Ref(m), digest)
 		}
-		// The modules' capabilities are the installer's grant to check, not
-		// the skill's: validate grants what each asks.
 		if _, err := g.reg.Install(ctx, "", src, m.Capabilities...); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.file, err)
 		}

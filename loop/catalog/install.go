@@ -205,7 +205,7 @@ func Install(ctx context.Context, h *host.Host, pkg Package, g Grant) (*Installe
 		return nil, fmt.Errorf("catalog: install %s for tenant %q: %v: %w", name, g.Tenant, missing, ErrNotGranted)
 	}
 	p, err := h.Load(ctx, host.Source{Name: name, Bytes: pkg.Wasm, SHA256: pkg.SHA256},
-		host.Policy{Limits: g.Limits, PoolSize: g.PoolSize, Config: g.Config})
+		host.Policy{Limits: g.Limits, PoolSize: g.PoolSize, Config: g.Config, Capabilities: g.Capabilities})
 	if err != nil {
 		return nil, fmt.Errorf("catalog: install %s: %w", name, err)
 	}

@@ -19,10 +19,6 @@ import (
 // registry does not hold for that tenant.
 var ErrUnknownGuard = errors.New("unknown tenant guard")
 
-// ErrNotGranted is returned by Install when a guard's manifest asks for a
-// capability its installer did not grant.
-var ErrNotGranted = errors.New("capability not granted by the installer")
-
 // Registry holds the tenant guard modules each tenant installed and loads
 // them, once per (tenant, ref, config, failure policy), as the skills that
 // attach them ask. Each tenant's guards are loaded for that tenant only: a
@@ -40,9 +36,10 @@ var ErrNotGranted = errors.New("capability not granted by the installer")
 // load: a guard that is configured but not in effect is never ignored.
 type Registry struct {
 	Host *host.Host
-	// Policy is the base policy of tenant guards (limits, pool size); each
-	// attachment adds its config. Its failure policy is ignored: the chain
-	// applies each attachment's own (see Tenant).
+	// Policy is the base policy of tenant guards (limits, pool size, the
+	// capabilities granted to every module); each attachment adds its
+	// config. Its failure policy is ignored: the chain applies each
+	// attachment's own (see Tenant).
 	Policy host.Policy
 
 	mu      sync.Mutex
@@ -55,39 +52,33 @@ type module struct {
 	src      host.Source
 	manifest abi.Manifest
 	digest   string
+	grant    []abi.Capability
 }
 
 // Install registers a guard module for a tenant. The module is verified now
 // (everything but its config) so a bad module fails at install; it is then
 // reachable by "name@version" from its manifest and by "sha256:<digest>".
-// grants are the capabilities the installer gives it: none by default, and
-// a manifest that asks for more is refused (ErrNotGranted), naming what it
-// asked for. Installing another module under the same name@version
-// replaces it for the skills loaded after.
+// grants are the capabilities the installer gives this module, besides
+// Policy.Capabilities: nothing else by default, and a manifest that asks
+// for more is refused (host.ErrNotGranted, naming what it asked for and
+// what it may have). Installing another module under the same
+// name@version replaces it for the skills loaded after.
 func (r *Registry) Install(ctx context.Context, tenant string, src host.Source, grants ...abi.Capability) (abi.Manifest, error) {
-	m, digest, err := r.Host.Verify(ctx, src, host.Policy{Limits: r.Policy.Limits, PoolSize: 1})
+	grant := slices.Clone(r.Policy.Capabilities)
+	for _, c := range grants {
+		if !slices.Contains(grant, c) {
+			grant = append(grant, c)
+		}
+	}
+	m, digest, err := r.Host.Verify(ctx, src, host.Policy{Limits: r.Policy.Limits, PoolSize: 1, Capabilities: grant})
 	if err != nil {
 		return abi.Manifest{}, fmt.Errorf("chain: install for tenant %s: %w", tenant, err)
 	}
 	if m.Role != abi.RoleGuard {
 		return abi.Manifest{}, fmt.Errorf("chain: install %s for tenant %s: role %s, want guard: %w", m.Name, tenant, m.Role, host.ErrManifest)
 	}
-	var missing []string
-	for _, c := range m.Capabilities {
-		if !slices.Contains(grants, c) {
-			missing = append(missing, string(c))
-		}
-	}
-	if len(missing) > 0 {
-		granted := make([]string, len(grants))
-		for i, g := range grants {
-			granted[i] = string(g)
-		}
-		return abi.Manifest{}, fmt.Errorf("chain: install %s@%s for tenant %s: it asks for [%s], granted [%s]: %w",
-			m.Name, m.Version, tenant, strings.Join(missing, " "), strings.Join(granted, " "), ErrNotGranted)
-	}
 	src.SHA256 = digest
-	mod := &module{src: src, manifest: m, digest: digest}
+	mod := &module{src: src, manifest: m, digest: digest, grant: grant}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.modules == nil {
@@ -242,6 +233,7 @@ func (r *Registry) load(ctx context.Context, tenant string, g contract.Guard) (*
 	}
 	pol := r.Policy
 	pol.Config = g.Config
+	pol.Capabilities = mod.grant
 	// The chain applies the attachment's failure policy; the plugin reports
 	// every failure as the observation a closed guard gives.
 	pol.Failure = host.FailClosed

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -184,13 +183,13 @@ func checkLoad(want []LoadRefusal, refused map[string][]*contract.LoadError) []s
 	return miss
 }
 
-// sameJSON compares two JSON texts as values.
+// sameJSON compares two JSON texts as values: key order and 1.0 against 1
+// do not matter, every digit does (1234567890123456789 is not
+// 1234567890123456800, as it would be through float64).
 func sameJSON(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
+	x, errx := contract.CanonicalJSON(a)
+	y, erry := contract.CanonicalJSON(b)
+	return errx == nil && erry == nil && bytes.Equal(x, y)
 }
 
 func compactJSON(b json.RawMessage) string {

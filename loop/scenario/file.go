@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/yamljson"
 	"github.com/agentwarden/warden/model/scripted"
 )
 
@@ -47,8 +46,13 @@ type Scenario struct {
 	// are asked for.
 	Task *TaskSpec `json:"task,omitempty"`
 	// State seeds the store before the node opens.
-	State State           `json:"state,omitempty"`
-	Model []scripted.Turn `json:"model"`
+	State State `json:"state,omitempty"`
+	// Platform is the login identity of every round (CONTRACT_SPEC §11):
+	// open platform fields and their values, read by platform.*. A hidden
+	// field (platform.hidden: passportId, clientId, sessionType, adminUser,
+	// adminCompany) or an unknown one is refused at parse.
+	Platform map[string]json.RawMessage `json:"platform,omitempty"`
+	Model    []scripted.Turn            `json:"model"`
 	// Models are scripted turns keyed by the node that asks for them
 	// (t1.n1, t1.n1.d1), by its skill_key, or planner for the planning
 	// turns; a request without a keyed sequence takes the next turn of
@@ -311,9 +315,17 @@ func Load(path string) (Scenario, error) {
 
 // Parse decodes and checks a scenario. The error wraps ErrInvalidScenario.
 func Parse(b []byte) (Scenario, error) {
-	var s Scenario
-	if err := yaml.UnmarshalStrict(b, &s); err != nil {
+	// Exactly: arguments, responses and expectations keep their key order
+	// and every digit (a YAML library's Go values would not).
+	j, err := yamljson.ToJSON(b)
+	if err != nil {
 		return Scenario{}, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
+	}
+	var s Scenario
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Scenario{}, fmt.Errorf("%w: error unmarshaling JSON: while decoding JSON: %w", ErrInvalidScenario, err)
 	}
 	if err := s.validate(); err != nil {
 		return Scenario{}, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
@@ -333,6 +345,16 @@ func (s *Scenario) validate() error {
 	}
 	if s.Locale != "" && s.Locale != "zh" && s.Locale != "en" {
 		return fmt.Errorf("locale %q: want zh or en", s.Locale)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Platform)) {
+		switch {
+		case slices.Contains(contract.HiddenPlatformFields, k):
+			return fmt.Errorf("platform.%s is a hidden field (platform.hidden: %s): it never reaches a node", k, strings.Join(contract.HiddenPlatformFields, ", "))
+		case !contract.IsPlatformField(k):
+			return fmt.Errorf("platform.%s is not a platform field (open: %s)", k, strings.Join(contract.OpenPlatformFields, ", "))
+		case len(s.Platform[k]) == 0 || string(s.Platform[k]) == "null":
+			return fmt.Errorf("platform.%s has no value", k)
+		}
 	}
 	keys := map[string]bool{}
 	for i, sk := range s.Skills {

@@ -19,6 +19,12 @@ func TestParse(t *testing.T) {
 		{name: "no skills", src: "user: hi\nmodel: []\n", wantErr: "invalid scenario: no skills"},
 		{name: "no user", src: "skills: [{skill_key: k, contract: {}}]\n", wantErr: "invalid scenario: no user message"},
 		{name: "bad locale", src: base + "locale: fr\n", wantErr: `invalid scenario: locale "fr": want zh or en`},
+		{name: "platform identity", src: base + "platform: {userId: 10086, organName: 市场部}\n"},
+		{name: "hidden platform field", src: base + "platform: {userId: 1, passportId: p-1}\n",
+			wantErr: "invalid scenario: platform.passportId is a hidden field (platform.hidden: passportId, clientId, sessionType, adminUser, adminCompany): it never reaches a node"},
+		{name: "unknown platform field", src: base + "platform: {tenant: acme}\n",
+			wantErr: "invalid scenario: platform.tenant is not a platform field (open: userId, memberId, name, organId, organName, organType, deptPath)"},
+		{name: "platform field without a value", src: base + "platform: {userId: null}\n", wantErr: "invalid scenario: platform.userId has no value"},
 		{name: "unknown run skill", src: base + "skill: other\n", wantErr: `invalid scenario: skill "other" is not among the skills`},
 		{name: "mcp twice", src: base + "tools: {mcp: {url: http://x, build: ./y}}\n", wantErr: "invalid scenario: tools.mcp: exactly one of build, command, url"},
 		{name: "unknown fault", src: base + "tools: {scripted: [{name: t, faults: [{kind: slow}]}]}\n", wantErr: `invalid scenario: tool t: fault 1: unknown kind "slow"`},
@@ -78,5 +84,27 @@ func TestParse(t *testing.T) {
 				t.Fatalf("Parse error = %q, want %q", got, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestParseExact: what a scenario file gives the model, the tools and the
+// expectations keeps its key order and every digit.
+func TestParseExact(t *testing.T) {
+	t.Parallel()
+	src := "user: hi\nskills: [{skill_key: k, contract: {tools: {}}, toolNames: [t]}]\n" +
+		"model: [{tool_calls: [{name: t, arguments: {z: 1, orderId: 1234567890123456789, total: 123456789012345678901234567890, one: 1.0, zero: -0, huge: 1e400, a: 2}}]}]\n" +
+		"tools: {scripted: [{name: t, responses: [{code: 200, data: {id: 9007199254740993, b: 1, a: 2}}]}]}\n"
+	s, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Model[0].ToolCalls[0].Arguments, `{"z":1,"orderId":1234567890123456789,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"a":2}`; got != want {
+		t.Errorf("arguments\n got %s\nwant %s", got, want)
+	}
+	if got, want := string(s.Tools.Scripted[0].Responses[0]), `{"code":200,"data":{"id":9007199254740993,"b":1,"a":2}}`; got != want {
+		t.Errorf("response\n got %s\nwant %s", got, want)
+	}
+	if _, err := Parse([]byte(src + "user: again\n")); err == nil || !errors.Is(err, ErrInvalidScenario) {
+		t.Errorf("a key written twice: %v", err)
 	}
 }

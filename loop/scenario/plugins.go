@@ -244,8 +244,23 @@ func tenantHost(cacheDir string) (*host.Host, error) {
 	return newShared(cacheDir)
 }
 
-// policy is every first-party plugin's.
+// policy is every first-party plugin's, but for its grant (grantOf).
 var policy = host.Policy{Limits: abi.Limits{TimeoutMs: 5000}}
+
+// grantOf is what a first-party slot grants its module: the capabilities
+// of the first-party plugin of that name, and nothing else, so a module
+// given in its place (warden run --plugins) that asks for more is refused.
+func grantOf(name string) []abi.Capability {
+	if p, ok := firstParty[name]; ok {
+		return p.Manifest.Capabilities
+	}
+	for i, p := range []guest.Plugin{control.Plugin, node.Plugin, env.Plugin} {
+		if builtinSlots[i] == name {
+			return p.Manifest.Capabilities
+		}
+	}
+	return nil
+}
 
 func load(ctx context.Context, h *host.Host, name, file string, module []byte) (*host.Slot, error) {
 	shared.Lock()
@@ -258,7 +273,9 @@ func load(ctx context.Context, h *host.Host, name, file string, module []byte) (
 		return nil, fmt.Errorf("no module %s.wasm", file)
 	}
 	src := host.Source{Name: file + ".wasm", Bytes: module}
-	sl, err := h.NewSlot(context.WithoutCancel(ctx), name, src, policy, nil)
+	pol := policy
+	pol.Capabilities = grantOf(name)
+	sl, err := h.NewSlot(context.WithoutCancel(ctx), name, src, pol, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -209,10 +209,12 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		var bts []catalog.BusinessTool
 		for _, n := range sk.ToolNames {
 			d, ok := defs[n]
-			if !ok {
+			if !ok && rt.remote == nil {
 				return rep, fmt.Errorf("scenario %s: %w: skill %s: tool %s is neither scripted nor served", s.Name, ErrInvalidScenario, sk.SkillKey, n)
 			}
-			bts = append(bts, d)
+			if ok {
+				bts = append(bts, d) // else an MCP server may add it later
+			}
 		}
 		// A served tool the contract is silent about is a write when its
 		// annotations say so, as in a deployment.
@@ -222,7 +224,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
 		}
 		sk.Contract = json.RawMessage(loaded.Profile.SkillContract)
-		skills = append(skills, loop.Skill{Skill: loaded, Chain: ch, Tools: bts})
+		skills = append(skills, loop.Skill{Skill: loaded, Chain: ch, Tools: bts, Live: liveDefs(rt, loaded, served)})
 		if (s.Skill == "" && i == 0) || s.Skill == sk.SkillKey {
 			run, runContract = sk, loaded.Contract
 		}
@@ -257,7 +259,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		for _, err := range []error{
 			st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
 			st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
-				ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config)}),
+				ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config), Platform: s.Platform}),
 			seed(st, s.State, run, runContract, Clock),
 			st.AddUserMessage(s.User),
 			st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),

@@ -76,7 +76,7 @@ func runTasks(ctx context.Context, s Scenario, o Options, rep Report, runner *lo
 	for ti, msg := range msgs {
 		id := fmt.Sprintf("t%d", ti+1)
 		lastTask = id
-		last, err = runner.RunTask(ctx, loop.TaskInput{ID: id, Objective: msg, Skills: s.Task.Skills})
+		last, err = runner.RunTask(ctx, loop.TaskInput{ID: id, Objective: msg, Skills: s.Task.Skills, Platform: s.Platform})
 		for err == nil && last.Status == state.Suspended && last.Suspension != nil && reply < len(s.Replies) {
 			r := s.Replies[reply]
 			reply++

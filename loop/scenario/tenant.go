@@ -65,8 +65,12 @@ func (tp *tenantPlugins) install(ctx context.Context, s Scenario, h *host.Host, 
 	if err != nil {
 		return info, err
 	}
+	var grants []abi.Capability
+	for _, c := range pm.Capabilities {
+		grants = append(grants, abi.Capability(c))
+	}
 	src := host.Source{Name: ref, Bytes: wasm, SHA256: pm.SHA256}
-	m, digest, err := h.Verify(ctx, src, host.Policy{PoolSize: 1})
+	m, digest, err := h.Verify(ctx, src, host.Policy{PoolSize: 1, Capabilities: grants})
 	if err != nil {
 		return info, err
 	}
@@ -75,10 +79,6 @@ func (tp *tenantPlugins) install(ctx context.Context, s Scenario, h *host.Host, 
 	}
 	info = PluginInfo{Kind: KindPlugin, Plugin: ref, Ref: chain.Ref(m), Runtime: "wasm", Digest: "sha256:" + digest,
 		Source: SourceTenant, Role: string(m.Role)}
-	var grants []abi.Capability
-	for _, c := range pm.Capabilities {
-		grants = append(grants, abi.Capability(c))
-	}
 	switch m.Role {
 	case abi.RoleGuard:
 		_, err := tp.reg.Install(ctx, tenant, src, grants...)

@@ -48,9 +48,9 @@ func TestTenantPluginGrants(t *testing.T) {
 	}{
 		{"granted", "plugins: {slowinstance@1.0.0: {build: ./internal/testdata/guests/slowinstance, capabilities: [clock]}}\nexpect: {status: DONE, tools: {calls: {query_space: 1}}}\n", ""},
 		{"not granted", "plugins: {slowinstance@1.0.0: {build: ./internal/testdata/guests/slowinstance}}\n",
-			"plugins.slowinstance@1.0.0: chain: install slowinstance@1.0.0 for tenant scenario: it asks for [clock], granted []: capability not granted by the installer"},
+			"plugins.slowinstance@1.0.0: host: load slowinstance@1.0.0: plugin asks for capabilities it is not granted: slowinstance@1.0.0 asks for clock; it may have none (not granted: clock)"},
 		{"not granted, expected", "plugins: {slowinstance@1.0.0: {build: ./internal/testdata/guests/slowinstance}}\nskill: other\nmodel: [{tool_calls: [{name: builtin_node_fail, arguments: {reason: x}}]}]\n" +
-			"expect: {status: FAILED, install: [{plugin: slowinstance@1.0.0, contains: \"it asks for [clock], granted []\"}], load: [{skill: cms.space, rule: W1, contains: slowinstance@1.0.0 is not installed}]}\n", ""},
+			"expect: {status: FAILED, install: [{plugin: slowinstance@1.0.0, contains: \"slowinstance@1.0.0 asks for clock; it may have none\"}], load: [{skill: cms.space, rule: W1, contains: slowinstance@1.0.0 is not installed}]}\n", ""},
 		{"the module is not the ref", "plugins: {slowinstance@2.0.0: {build: ./internal/testdata/guests/slowinstance, capabilities: [clock]}}\n",
 			"plugins.slowinstance@2.0.0: the module is slowinstance@1.0.0 (sha256:"},
 	}

@@ -141,6 +141,8 @@ var convertCases = []struct {
 	message    string
 }{
 	{"km to mi", `{"value":42.195,"from":"km","to":"mi"}`, "", abi.OutcomeSuccess, "", "42.195 km = 26.2187574565 mi"},
+	{"arguments not JSON", `{"value":42.195,"from":"km"`, abi.LocaleEN, abi.OutcomeRejected, abi.ArgJSONInvalid,
+		`arguments are not valid JSON: line 1, column 28: unexpected end of JSON input; the arguments there read: {"value":42.195,"from":"km". Next: fix the fields above to match the tool definition and call again; if you cannot tell the values, ask the user with builtin_node_follow_up`},
 	{"F to C", `{"value":98.6,"from":"F","to":"C"}`, "", abi.OutcomeSuccess, "", "98.6 F = 37 C"},
 	{"lb to kg", `{"value":1,"from":"lb","to":"kg"}`, "", abi.OutcomeSuccess, "", "1 lb = 0.45359237 kg"},
 	{"unknown unit", `{"value":1,"from":"parsec","to":"m"}`, "", abi.OutcomeRejected, abi.ArgRejected,
@@ -163,6 +165,9 @@ func TestConvert(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			req := abi.Request{ABI: abi.Version, Kind: abi.RoleBuiltin, Tool: unitconv.ToolConvert, Args: json.RawMessage(tc.args), Locale: tc.locale}
+			if !json.Valid([]byte(tc.args)) {
+				req.Args, req.ArgsText = nil, tc.args
+			}
 			n, err := guest.NewNative(unitconv.Plugin, 0)
 			if err != nil {
 				t.Fatal(err)
