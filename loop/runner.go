@@ -329,8 +329,11 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		}
 		delegated := len(after.Delegations) > len(n.Delegations)
 		exited := after.Status != state.Running || delegated
+		for _, e := range policyEvents(tc.Name, tc.ID, cr.Trace, c.Stalls) {
+			r.emit(n, e)
+		}
 		step := c.AfterCall(obs.Outcome, exited, tc.Name == toolFinish && obs.Outcome != abi.OutcomeSuccess)
-		r.emit(n, withSent(withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments), sent, cr.Evidence))
+		r.emit(n, decidedBy(withSent(withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments), sent, cr.Evidence), cr.Decider))
 		switch step {
 		case StepNextTurn:
 			skip = true
@@ -510,6 +513,10 @@ type callResult struct {
 	// Builtin: the answer of a builtin, which bounds its own data
 	// (builtin_evidence_get pages by pageSize); it is not cut again.
 	Builtin bool
+	// Decider is the guard step that decided a business call's
+	// observation, or a builtin's plugin; Trace the call's guard steps.
+	Decider *chain.Step
+	Trace   []chain.Step
 }
 
 // toolMessage renders the tool message the model reads for a call.
@@ -563,11 +570,12 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 			req.ArgsText = tc.Arguments
 		}
 		v := b.Builtin(ctx, r.cfg.Tenant, req)
+		by := builtinStep(b)
 		if v.Observation == nil {
 			o := abi.Failed(abi.PluginContractViolation, abi.PluginContractViolation.Reason(l, "plugin", plugin, "detail", "no observation"),
 				abi.NextReportFailure.Text(l))
 			o.Locale = l
-			return callResult{Observation: o, Builtin: true}, nil
+			return callResult{Observation: o, Builtin: true, Decider: by}, nil
 		}
 		obs := *v.Observation
 		if obs.Outcome == abi.OutcomeSuccess {
@@ -575,7 +583,7 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 				return callResult{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
 			}
 		}
-		return callResult{Observation: obs, Builtin: true}, nil
+		return callResult{Observation: obs, Builtin: true, Decider: by}, nil
 	}
 	res := r.business(ctx, n, sk, cat, tc.ID, tc.Name, []byte(tc.Arguments), views)
 	if res.Err != nil {
@@ -596,7 +604,22 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 			return callResult{}, fmt.Errorf("loop: %w", err)
 		}
 	}
-	return callResult{Observation: obs, Evidence: evidenceOf(res.Effects), Response: res.Response}, nil
+	return callResult{Observation: obs, Evidence: evidenceOf(res.Effects), Response: res.Response, Decider: res.Decider, Trace: res.Trace}, nil
+}
+
+// builtinStep names the builtin plugin that answered a call, for its TOOL
+// event: its name@version and slot generation when it says (see
+// chain.Identified), else its manifest's name@version.
+func builtinStep(b Builtin) *chain.Step {
+	s := &chain.Step{}
+	if id, ok := b.(chain.Identified); ok {
+		s.Plugin, s.Generation = id.Identity()
+	}
+	if s.Plugin == "" {
+		m := b.Manifest()
+		s.Plugin = m.Name + "@" + m.Version
+	}
+	return s
 }
 
 // commit makes what the before guards decided durable before the tool is

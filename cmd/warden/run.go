@@ -205,6 +205,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		var rec *failureRecorder
 		opts := base
 		opts.Sink = sink
+		opts.Installed = func(p scenario.PluginInfo) {
+			if *asJSON {
+				_ = enc.Encode(p)
+			} else {
+				fmt.Fprintln(stdout, p)
+			}
+		}
 		if m != nil {
 			rec = &failureRecorder{Model: m}
 			opts.Model = rec

@@ -71,6 +71,10 @@
 //	               -buildmode=c-shared): exports _start, not _initialize
 //	               (Command builds extismgood the same way, for the extism
 //	               loader)
+//	trapguard      tenant guard: traps on the calls of the tool its config
+//	               names (failure policies closed, open, shadow)
+//	impostor       third-party builtin whose tool takes a first-party
+//	               builtin's name (refused at install)
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:

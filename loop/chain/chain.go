@@ -79,14 +79,41 @@ type Result struct {
 	Response json.RawMessage
 	Attempts int
 	Trace    []Step
+	// Decider is the step of the guard whose verdict is the observation: the
+	// before guard that ended the call, or the last after guard that
+	// replaced the tool's result. Nil when the tool's result stands, or the
+	// chain itself refused the call (catalog, arguments).
+	Decider *Step
 }
 
 // Step is one guard's part in a call, for traces and profiles.
 type Step struct {
-	Guard    string
-	Phase    abi.Phase
-	Verdict  string // "pass", "rewrite", or "<OUTCOME> <CODE>"
-	Duration time.Duration
+	Guard string
+	// Plugin and Generation name the module that served the guard: its
+	// name@version and slot generation (0 outside a slot). Plugin is empty
+	// for a guard that does not say (see Identified).
+	Plugin     string
+	Generation uint64
+	Phase      abi.Phase
+	Verdict    string // "pass", "rewrite", or "<OUTCOME> <CODE>"
+	// Policy is set when the guard's failure policy set its verdict aside
+	// (see Tenant): host.Shadow (Verdict is what it decided, not applied)
+	// or host.FailOpen (Verdict is its own failure, let through).
+	// Observation is then that verdict's observation, if any.
+	Policy      host.FailurePolicy
+	Observation *abi.Observation
+	Duration    time.Duration
+}
+
+// newStep records one guard's verdict v, as decided and before its failure
+// policy.
+func newStep(g Guard, phase abi.Phase, v abi.Verdict, policy host.FailurePolicy, d time.Duration) Step {
+	s := Step{Guard: g.Name(), Phase: phase, Verdict: summary(v), Policy: policy, Duration: d}
+	s.Plugin, s.Generation = identify(g)
+	if policy != "" {
+		s.Observation = v.Observation
+	}
+	return s
 }
 
 // Run runs the call through the chain.
@@ -143,11 +170,15 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 			start = time.Now()
 			v = g.Guard(ctx, call.Tenant, req)
 		}
-		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseBefore, Verdict: summary(v), Duration: time.Since(start)})
+		d := time.Since(start)
+		applied, policy := applyPolicy(g, v)
+		res.Trace = append(res.Trace, newStep(g, abi.PhaseBefore, v, policy, d))
+		v = applied
 		res.Effects = appendEffects(res.Effects, v.Effects)
 		if v.Observation != nil {
 			res.Observation = *v.Observation
 			res.Args = current(bound, base.Args)
+			res.Decider = &res.Trace[len(res.Trace)-1]
 			return res
 		}
 		if v.Args != nil {
@@ -184,6 +215,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 	res.Invoked, res.Attempts, res.Response = true, inv.Attempts, inv.Response
 	obs := inv.Observation
 	stale = true
+	decider := -1
 	for _, g := range c.After {
 		var v abi.Verdict
 		var start time.Time
@@ -203,14 +235,21 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 			start = time.Now()
 			v = g.Guard(ctx, call.Tenant, req)
 		}
-		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseAfter, Verdict: summary(v), Duration: time.Since(start)})
+		d := time.Since(start)
+		applied, policy := applyPolicy(g, v)
+		res.Trace = append(res.Trace, newStep(g, abi.PhaseAfter, v, policy, d))
+		v = applied
 		res.Effects = appendEffects(res.Effects, v.Effects)
 		if v.Observation != nil {
 			obs = *v.Observation
 			stale = true
+			decider = len(res.Trace) - 1
 		}
 	}
 	res.Observation = obs
+	if decider >= 0 {
+		res.Decider = &res.Trace[decider]
+	}
 	return res
 }
 

@@ -14,9 +14,10 @@ import (
 )
 
 // check returns every expectation of e that does not hold.
-func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []prompt, tools *tscripted.Server, sleeps []time.Duration) []string {
+func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []prompt, tools *tscripted.Server, tp *tenantPlugins, sleeps []time.Duration) []string {
 	var miss []string
 	add := func(format string, a ...any) { miss = append(miss, fmt.Sprintf(format, a...)) }
+	miss = append(miss, tp.checkInstall(e.Install)...)
 	if e.Status != "" && string(n.Status) != e.Status {
 		add("node status %s, want %s (reason %q)", n.Status, e.Status, n.Reason)
 	}
@@ -107,7 +108,11 @@ func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []
 			}
 		}
 		for tool, want := range tc.Calls {
-			if got := tools.Count(tool); got != want {
+			got := tools.Count(tool)
+			if n, ok := tp.calls(tool); ok {
+				got = n
+			}
+			if got != want {
 				add("tool %s called %d times, want %d", tool, got, want)
 			}
 		}
@@ -206,7 +211,9 @@ func (e Event) matches(ev loop.Event) bool {
 		e.Status != "" && ev.Status != e.Status,
 		e.Level != "" && ev.Level != e.Level,
 		e.Message != "" && ev.Message != e.Message,
-		e.Stalls != nil && ev.Stalls != *e.Stalls:
+		e.Stalls != nil && ev.Stalls != *e.Stalls,
+		e.Guard != "" && ev.Guard != e.Guard,
+		e.Plugin != "" && ev.Plugin != e.Plugin:
 		return false
 	}
 	for _, s := range e.Contains {
@@ -226,7 +233,7 @@ func (e Event) matches(ev loop.Event) bool {
 func (e Event) String() string {
 	var parts []string
 	for _, kv := range [][2]string{{"kind", e.Kind}, {"tool", e.Tool}, {"outcome", e.Outcome}, {"code", e.Code},
-		{"category", e.Category}, {"status", e.Status}, {"level", e.Level}, {"message", e.Message}} {
+		{"category", e.Category}, {"status", e.Status}, {"level", e.Level}, {"message", e.Message}, {"guard", e.Guard}, {"plugin", e.Plugin}} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+"="+kv[1])
 		}

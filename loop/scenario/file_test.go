@@ -60,6 +60,13 @@ func TestParse(t *testing.T) {
 		{name: "keyed turns", src: base + "task: {}\nmodels: {planner: [{text: \"{}\"}], k: [{text: ok}], t1.n1: [{text: ok}]}\n"},
 		{name: "empty keyed turn", src: base + "models: {k: [{}]}\n", wantErr: "invalid scenario: models.k: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
 		{name: "empty models key", src: base + "models: {\"\": [{text: ok}]}\n", wantErr: "invalid scenario: models: an empty key"},
+		{name: "plugins, short and long", src: base + "plugins: {domainguard@0.1.0: ./domainguard.wasm, acme.unitconv@1.2.0: {build: ./examples/builtins/unitconv/cmd, capabilities: [clock]}}\nexpect: {install: [{plugin: acme.unitconv@1.2.0}]}\n"},
+		{name: "plugins by digest", src: base + "plugins: {\"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\": ./m.wasm}\n"},
+		{name: "plugin key not a ref", src: base + "plugins: {DomainGuard: ./m.wasm}\n", wantErr: "invalid scenario: plugins.DomainGuard: want name@version or sha256:<64 lowercase hex>"},
+		{name: "plugin with path and build", src: base + "plugins: {g@1.0.0: {path: ./m.wasm, build: ./cmd}}\n", wantErr: "invalid scenario: plugins.g@1.0.0: exactly one of path, build"},
+		{name: "plugin without a module", src: base + "plugins: {g@1.0.0: {capabilities: [clock]}}\n", wantErr: "invalid scenario: plugins.g@1.0.0: exactly one of path, build"},
+		{name: "plugin with an unknown key", src: base + "plugins: {g@1.0.0: {file: ./m.wasm}}\n", wantErr: `invalid scenario: error unmarshaling JSON: while decoding JSON: a path or {path|build, sha256, capabilities}: json: unknown field "file"`},
+		{name: "install refusal of an unknown plugin", src: base + "expect: {install: [{plugin: g@1.0.0}]}\n", wantErr: `invalid scenario: expect.install[0]: "g@1.0.0" is not a key of plugins`},
 		{name: "empty model turn", src: "user: hi\nskills: [{skill_key: k, contract: {}}]\nmodel: [{}]\n", wantErr: "invalid scenario: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
 	}
 	for _, tt := range tests {

@@ -43,6 +43,10 @@ type Options struct {
 	Model model.Model
 	// Sink also receives every trace event as it happens.
 	Sink loop.Sink
+	// Installed, when set, is told each of the scenario's own modules
+	// (plugins) as it is installed, so a trace names the exact modules
+	// that decided.
+	Installed func(PluginInfo)
 }
 
 // Report is what a run came to.
@@ -137,6 +141,18 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if err != nil {
 		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 	}
+	var tp *tenantPlugins
+	if len(s.Plugins) > 0 {
+		h, err := tenantHost(o.CacheDir)
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
+		if tp, err = installPlugins(ctx, s, h, o.Installed); err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
+		defer tp.close()
+		builtins = append(slices.Clip(builtins), tp.builtins...)
+	}
 	var sleeps []time.Duration
 	var sleepMu sync.Mutex
 	inv := &chain.Invoker{Caller: rt}
@@ -168,7 +184,25 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		if err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
 		}
-		ch, err := chain.New(guards, nil, inv)
+		// The skill's tenant guards resolve against the scenario's plugins;
+		// one that does not is a load error of the skill, never ignored.
+		var placements []chain.Placement
+		if len(parsed.Guards) > 0 {
+			var problems []*contract.LoadError
+			if tp == nil {
+				tp = &tenantPlugins{reg: &chain.Registry{}}
+			}
+			placements, problems = tp.reg.Attach(ctx, tenant, sk.SkillKey, parsed.Guards)
+			if len(problems) > 0 && s.Expect.refusesLoad(sk.SkillKey) {
+				refused[sk.SkillKey] = problems
+				continue
+			}
+			if len(problems) > 0 {
+				err := &contract.ValidationError{SkillKey: sk.SkillKey, Problems: problems}
+				return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
+			}
+		}
+		ch, err := chain.New(guards, placements, inv)
 		if err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
@@ -199,7 +233,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if miss := checkLoad(s.Expect.Load, refused); len(miss) > 0 || runContract == nil {
 		if runContract == nil && o.Model == nil {
 			// The node's skill was refused: nothing runs.
-			rep.Mismatches = miss
+			rep.Mismatches = append(miss, tp.checkInstall(s.Expect.Install)...)
 			return rep, nil
 		}
 		if runContract == nil {
@@ -273,7 +307,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		if err := seedSession(st, s.State); err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
-		return runTasks(ctx, s, o, rep, runner, st, rec, script, prompts, local, &sleeps, advance)
+		return runTasks(ctx, s, o, rep, runner, st, rec, script, prompts, local, tp, &sleeps, advance)
 	}
 
 	// Drive the node through its suspensions with the scripted user.
@@ -337,7 +371,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if u := script.unplayed(); u != "" {
 		miss = append(miss, u)
 	}
-	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, sleeps)...)
+	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, tp, sleeps)...)
 	rep.Mismatches = miss
 	return rep, nil
 }

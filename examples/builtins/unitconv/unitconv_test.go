@@ -146,7 +146,9 @@ var convertCases = []struct {
 }
 
 // TestConvert runs every case natively and in wasm, requiring the exact
-// observation from both and byte-identical verdicts.
+// observation from both and byte-identical verdicts. The wasm module is
+// called directly, past the argument check Installed.Call makes first
+// (TestArgsChecked), so that both builds decide every case themselves.
 func TestConvert(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -168,7 +170,7 @@ func TestConvert(t *testing.T) {
 				t.Fatal(err)
 			}
 			nv.Observation.Locale = tc.locale
-			wv := inst.Call(ctx, &req)
+			wv := inst.Plugin.Builtin(ctx, inst.Tenant, &req)
 			for build, v := range map[string]abi.Verdict{"native": nv, "wasm": wv} {
 				o := v.Observation
 				if o.Outcome != tc.outcome || o.Code != tc.code || o.Message() != tc.message {
@@ -260,12 +262,38 @@ func TestSandbox(t *testing.T) {
 
 	t.Run("unknown probe action", func(t *testing.T) {
 		t.Parallel()
-		o := probe(ctx, inst, "fork", "")
+		args, _ := json.Marshal(map[string]string{"action": "fork"})
+		o := inst.Plugin.Builtin(ctx, inst.Tenant, &abi.Request{Tool: unitconv.ToolProbe, Args: args}).Observation
 		want := "参数不符合工具 unitconv_probe 的定义：action：应为 readfile、dial、spin 之一。下一步：" + fixZH
 		if o.Outcome != abi.OutcomeRejected || o.Code != abi.ArgRejected || o.Message() != want {
 			t.Fatalf("got %v %s %q", o.Outcome, o.Code, o.Message())
 		}
 	})
+}
+
+// TestArgsChecked checks that an installed builtin's arguments are held to
+// the tool's declared input schema before the plugin runs.
+func TestArgsChecked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	inst := install(t)
+	tests := []struct {
+		name, tool, args, want string
+	}{
+		{"ten km", unitconv.ToolConvert, `{"value":"ten","from":"km","to":"mi"}`,
+			"参数不符合工具 unitconv_convert 的定义：value: expected number, got string。下一步：" + fixZH},
+		{"unknown probe action", unitconv.ToolProbe, `{"action":"fork"}`,
+			`参数不符合工具 unitconv_probe 的定义：action: "fork" is not one of ["readfile","dial","spin"]。下一步：` + fixZH},
+	}
+	for _, tt := range tests {
+		o := inst.Call(ctx, &abi.Request{Tool: tt.tool, Args: json.RawMessage(tt.args)}).Observation
+		if o.Outcome != abi.OutcomeRejected || o.Code != abi.ArgRejected || o.Message() != tt.want {
+			t.Errorf("%s: got %v %s %q", tt.name, o.Outcome, o.Code, o.Message())
+		}
+	}
+	if n := inst.Plugin.Stats().Calls; n != 0 {
+		t.Fatalf("the plugin was called %d times", n)
+	}
 }
 
 // TestConformance runs the plugintest kit on the pinned module.
