@@ -56,6 +56,8 @@
 //	deepnest       traps on arguments nested deeper than 64 levels
 //	asciionly      traps on the first non-ASCII byte of its arguments
 //	afterbuffer    after phase: traps on result data over 64 KiB
+//	domaindeny     a tenant guard with a config: rejects a domain on its deny list
+//	capsask        asks for effect.node and state.conversation (a tenant's grant)
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
