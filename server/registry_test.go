@@ -363,4 +363,3 @@ func TestSkillDroppedAtLoad(t *testing.T) {
 		t.Fatalf("no SKILL dropped event: %+v", res.Events)
 	}
 }
-
