@@ -191,6 +191,9 @@ type keysFile struct {
 		Tenant string   `json:"tenant"`
 		Agent  string   `json:"agent"`
 		Keys   []string `json:"keys"`
+		// Capabilities the tenant's own plugins may be granted (none when
+		// absent): a module asking for more is refused at install.
+		Capabilities []abi.Capability `json:"capabilities"`
 	} `json:"tenants"`
 	AdminKeys []string `json:"admin_keys"`
 	// MetricsKeys reach GET /metrics only.
@@ -719,6 +722,11 @@ func (c *serveConfig) readKeys() error {
 			}
 			seen[k] = true
 		}
+		for _, cp := range t.Capabilities {
+			if !cp.Known() {
+				return fmt.Errorf("%s: tenants[%d]: capability %q is unknown (known: %s)", c.Keys, i, cp, capabilityNames())
+			}
+		}
 	}
 	for _, k := range c.keys.AdminKeys {
 		if len(k) < 16 || seen[k] {
@@ -753,4 +761,17 @@ func quoteAll(names []string) string {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// capabilityNames lists the capabilities a keys file may grant.
+func capabilityNames() string {
+	all := []abi.Capability{abi.CapClock, abi.CapRandom,
+		abi.CapStateLedger, abi.CapStateFingerprints, abi.CapStateEvidence, abi.CapStateEntities, abi.CapStateNode,
+		abi.CapStateSession, abi.CapStateConversation, abi.CapStateFollowUp, abi.CapStateApproval, abi.CapStateCatalog,
+		abi.CapEffectLedger, abi.CapEffectFingerprint, abi.CapEffectEvidence, abi.CapEffectNode, abi.CapEffectOutput, abi.CapEffectState}
+	names := make([]string, len(all))
+	for i, c := range all {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ", ")
 }
