@@ -92,7 +92,9 @@ func TestServeTenantGuard(t *testing.T) {
 				}
 				return code, out.String()
 			}
-			type apiErr struct{ Error struct{ Code, Message string } }
+			type apiErr struct {
+				Error struct{ Code, Message string }
+			}
 
 			// The tenant installs its guard on A, through the CLI.
 			if code, out := cli(baseA, "plugins", "install", guard); code != 0 || !strings.HasPrefix(out, "plugin domaindeny@0.1.0 installed for tenant acme: domaindeny@0.1.0, a guard (") {
