@@ -14,7 +14,9 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/scenario"
+	"github.com/agentwarden/warden/model"
 	mscripted "github.com/agentwarden/warden/model/scripted"
 	"github.com/agentwarden/warden/server"
 	"github.com/agentwarden/warden/store"
@@ -361,5 +363,35 @@ func TestSkillDroppedAtLoad(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no SKILL dropped event: %+v", res.Events)
+	}
+}
+
+// TestTenantPluginGranted: a module asking for what the tenant's
+// allow-list holds is installed, with exactly that grant.
+func TestTenantPluginGranted(t *testing.T) {
+	t.Parallel()
+	caps := testdata.Bytes(t, "capsask")
+	f := buildFixture(t, fixtureSetup{options: func(o *server.Options) {
+		o.Capabilities = map[string][]abi.Capability{"acme": {abi.CapClock, abi.CapStateConversation, abi.CapEffectNode}}
+	}})
+	code, b := f.sendRaw(t, "PUT", "/v1/plugins/capsask?sha256="+digest(caps), keyAcme, "application/wasm", caps)
+	var info server.PluginInfo
+	if err := json.Unmarshal(b, &info); code != 201 || err != nil || len(info.Versions) != 1 ||
+		strings.Join(info.Versions[0].Capabilities, ",") != "effect.node,state.conversation" {
+		t.Fatalf("install: %d %s", code, b)
+	}
+	for _, tt := range []struct {
+		name string
+		caps map[string][]abi.Capability
+		want string
+	}{
+		{"not a tenant", map[string][]abi.Capability{"initech": {abi.CapClock}}, `server: invalid options: capabilities for "initech", which is not a tenant`},
+		{"unknown", map[string][]abi.Capability{"acme": {"network"}}, `server: invalid options: tenant acme: capability "network" is unknown`},
+	} {
+		o := server.Options{Keys: map[string]string{keyAcme: "acme"}, Agents: agentsFunc(nil), Tools: f.tools,
+			NewModel: func(string, string) (model.Model, error) { return nil, nil }, Capabilities: tt.caps, Loop: loop.DefaultConfig()}
+		if _, err := server.New(o); err == nil || err.Error() != tt.want {
+			t.Errorf("%s: %v, want %s", tt.name, err, tt.want)
+		}
 	}
 }

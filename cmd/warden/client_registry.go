@@ -176,7 +176,7 @@ func tenantPluginsInstall(ctx context.Context, c *apiClient, args []string, opts
 	if status == http.StatusOK {
 		verb = "was installed already"
 	}
-	fmt.Fprintf(c.stdout, "plugin %s %s for tenant %s: %s, a %s (%s)\n", v.Ref, verb, p.Tenant, v.Ref, v.Role, short(v.Digest))
+	fmt.Fprintf(c.stdout, "plugin %s %s for tenant %s: a %s, sha256 %s\n", v.Ref, verb, p.Tenant, v.Role, short(v.Digest))
 	return nil
 }
 

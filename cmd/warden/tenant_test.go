@@ -97,7 +97,7 @@ func TestServeTenantGuard(t *testing.T) {
 			}
 
 			// The tenant installs its guard on A, through the CLI.
-			if code, out := cli(baseA, "plugins", "install", guard); code != 0 || !strings.HasPrefix(out, "plugin domaindeny@0.1.0 installed for tenant acme: domaindeny@0.1.0, a guard (") {
+			if code, out := cli(baseA, "plugins", "install", guard); code != 0 || !strings.HasPrefix(out, "plugin domaindeny@0.1.0 installed for tenant acme: a guard, sha256 ") {
 				t.Fatalf("plugins install on a: %d %s\n%s", code, out, a.out.String())
 			}
 			// A module asking for capabilities the tenant is not granted.
