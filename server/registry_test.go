@@ -395,3 +395,37 @@ func TestTenantPluginGranted(t *testing.T) {
 		}
 	}
 }
+
+// TestSkillInactive: an INACTIVE upload is kept without loading (it turns
+// a directory's skill off, even one that does not load), and the skill is
+// then out of the tenant's agent.
+func TestSkillInactive(t *testing.T) {
+	t.Parallel()
+	f := buildFixture(t, fixtureSetup{})
+	body := `{"skill_name":"建站","skill_manual":"","skill_contract":"{\"tools\":{\"create_site\":{\"sideEffect\":\"WRITE\"}}}","toolNames":["gone"],"status":"INACTIVE"}`
+	var sk server.SkillInfo
+	if code, eb := f.do(t, "PUT", "/v1/skills/site.builder", keyAcme, body, &sk); code != 201 || sk.Status != "INACTIVE" || sk.Source != "store" {
+		t.Fatalf("inactive upload: %d %+v %+v", code, eb, sk)
+	}
+	for _, tt := range []struct{ name, body, message string }{
+		{"unknown status", `{"skill_name":"x","skill_contract":"{}","status":"RETIRED"}`, `skill site.builder: 1 problem(s): status: "RETIRED", want ACTIVE or INACTIVE`},
+		{"no name", `{"skill_name":" ","skill_contract":"{\"tools\":{}}","status":"INACTIVE"}`, `skill site.builder: 1 problem(s): skill_name: required`},
+	} {
+		if code, eb := f.do(t, "PUT", "/v1/skills/site.builder", keyAcme, tt.body, nil); code != 400 || eb.Error.Code != server.CodeSkillInvalid || eb.Error.Message != tt.message {
+			t.Errorf("%s: %d %+v", tt.name, code, eb)
+		}
+	}
+	for _, tt := range []struct{ name, path, body, code, message string }{
+		{"bad key", "/v1/skills/Site%20Builder", `{}`, server.CodeInvalidRequest, "a skill_key is lowercase and dotted, like cms.article.lifecycle (at most 128 characters)"},
+		{"unknown field", "/v1/skills/site.builder", `{"skill_name":"x","skill_contract":"{}","tools":[]}`, server.CodeUnknownField, `unknown key "tools" in $`},
+	} {
+		if code, eb := f.do(t, "PUT", tt.path, keyAcme, tt.body, nil); code != 400 || eb.Error.Code != tt.code || eb.Error.Message != tt.message {
+			t.Errorf("%s: %d %+v", tt.name, code, eb)
+		}
+	}
+	// A message now finds no skill to plan with: the task fails.
+	sid := f.session(t, keyAcme)
+	if code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"建网站"}`, nil); code != 500 || eb.Error.Code != server.CodeRunFailed {
+		t.Fatalf("message with the skill off: %d %+v", code, eb)
+	}
+}

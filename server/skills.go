@@ -281,10 +281,15 @@ func (s *Server) putSkill(w http.ResponseWriter, r *http.Request, tenant, by str
 		s.log.Error("plugins not read", "tenant", tenant, "err", err)
 		return fail(http.StatusInternalServerError, CodeInternal, "the plugin store failed")
 	}
-	c, _, perr := contract.Parse(key, []byte(up.SkillContract))
-	sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: key, SkillName: up.SkillName, SemanticDesc: up.SemanticDesc,
-		SkillManual: up.SkillManual, SkillContract: up.SkillContract, Status: up.Status}, Contract: c, ToolNames: up.ToolNames}
-	probs = append(probs, s.checkSkill(tenant, key, sk, perr, listed, recs)...)
+	// An INACTIVE skill is kept and never loaded: it is how a skill that
+	// does not load (a directory's, say) is turned off, so only an ACTIVE
+	// one must load for the tenant.
+	if up.Status == skillActive {
+		c, _, perr := contract.Parse(key, []byte(up.SkillContract))
+		sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: key, SkillName: up.SkillName, SemanticDesc: up.SemanticDesc,
+			SkillManual: up.SkillManual, SkillContract: up.SkillContract, Status: up.Status}, Contract: c, ToolNames: up.ToolNames}
+		probs = append(probs, s.checkSkill(tenant, key, sk, perr, listed, recs)...)
+	}
 	if len(probs) > 0 {
 		return fail(http.StatusBadRequest, CodeSkillInvalid, fmt.Sprintf("skill %s: %d problem(s): %s", key, len(probs), strings.Join(probs, "; ")))
 	}

@@ -318,7 +318,11 @@ func (c *apiClient) putSkill(ctx context.Context, key string, up upload, q url.V
 	if len(s.Guards) > 0 {
 		guards = ", guards " + strings.Join(s.Guards, ", ")
 	}
-	fmt.Fprintf(c.stdout, "skill %s %s (%s, tools %s%s)\n", s.SkillKey, verb, s.Status, strings.Join(s.ToolNames, ", "), guards)
+	tools := "no tools"
+	if len(s.ToolNames) > 0 {
+		tools = "tools " + strings.Join(s.ToolNames, ", ")
+	}
+	fmt.Fprintf(c.stdout, "skill %s %s (%s, %s%s)\n", s.SkillKey, verb, s.Status, tools, guards)
 	return nil
 }
 
