@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/scenario"
@@ -106,6 +108,7 @@ func TestTenantPluginInstall(t *testing.T) {
 	t.Parallel()
 	guard := testdata.Bytes(t, "domaindeny")
 	caps := testdata.Bytes(t, "capsask")
+	role := testdata.Bytes(t, "unknownrole")
 	for _, st := range registries {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
@@ -142,6 +145,8 @@ func TestTenantPluginInstall(t *testing.T) {
 					"plugin capsask asks for capabilities the tenant may not have: effect.node, state.conversation (tenant acme may have: none)"},
 				{"capabilities beyond the grant", "PUT", "/v1/plugins/capsask?sha256=" + digest(caps), keyGlobex, wasm, caps, 422, server.CodeCapabilityDenied,
 					"plugin capsask asks for capabilities the tenant may not have: effect.node, state.conversation (tenant globex may have: clock)"},
+				{"an unknown role", "PUT", "/v1/plugins/unknownrole?sha256=" + digest(role), keyAcme, wasm, role, 422, server.CodePluginRejected,
+					`host: load unknownrole: bad plugin manifest: abi: manifest unknownrole: invalid manifest: role "policy" must be "guard" or "builtin"`},
 				{"json without pin", "PUT", "/v1/plugins/domaindeny", keyAcme, js, jsonBody(guard, ""), 400, server.CodeInvalidRequest,
 					"sha256 is required: the module's hex sha256 (?sha256= with application/wasm)"},
 				{"an unknown parameter", "PUT", "/v1/plugins/domaindeny?sha256=" + digest(guard) + "&pin=1", keyAcme, wasm, guard, 400, server.CodeUnknownField,
@@ -427,5 +432,24 @@ func TestSkillInactive(t *testing.T) {
 	sid := f.session(t, keyAcme)
 	if code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"建网站"}`, nil); code != 500 || eb.Error.Code != server.CodeRunFailed {
 		t.Fatalf("message with the skill off: %d %+v", code, eb)
+	}
+}
+
+// TestTenantPluginTooLarge: a module over the host's bound is 413.
+func TestTenantPluginTooLarge(t *testing.T) {
+	t.Parallel()
+	guard := testdata.Bytes(t, "domaindeny")
+	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t), MaxModuleBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	f := buildFixture(t, fixtureSetup{options: func(o *server.Options) { o.Host = h }})
+	code, b := f.sendRaw(t, "PUT", "/v1/plugins/domaindeny?sha256="+digest(guard), keyAcme, "application/wasm", guard)
+	var eb server.ErrorBody
+	_ = json.Unmarshal(b, &eb)
+	if want := fmt.Sprintf("host: load domaindeny: %d bytes over 1048576: module too large", len(guard)); code != 413 ||
+		eb.Error.Code != server.CodeBodyTooLarge || eb.Error.Message != want {
+		t.Fatalf("%d %s, want 413 %s", code, b, want)
 	}
 }

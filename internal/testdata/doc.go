@@ -58,6 +58,7 @@
 //	afterbuffer    after phase: traps on result data over 64 KiB
 //	domaindeny     a tenant guard with a config: rejects a domain on its deny list
 //	capsask        asks for effect.node and state.conversation (a tenant's grant)
+//	unknownrole    declares a role the host does not know
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:
