@@ -339,7 +339,7 @@ func wasmExports(b []byte) ([]string, bool) {
 }
 
 // attachments maps each of the tenant's plugin refs (name@version and
-// sha256:digest) to the skills attaching it, from the skills in effect.
+// sha256:digest) to the ACTIVE skills attaching it.
 func (s *Server) attachments(ctx context.Context, tenant string) (map[string][]string, error) {
 	skills, err := s.skillViews(ctx, tenant)
 	if err != nil {
@@ -347,7 +347,9 @@ func (s *Server) attachments(ctx context.Context, tenant string) (map[string][]s
 	}
 	out := map[string][]string{}
 	for _, sk := range skills {
-		if sk.contract == nil {
+		// An INACTIVE skill is not in effect: it attaches nothing (an
+		// upload making it ACTIVE again checks its refs).
+		if sk.contract == nil || sk.Status != skillActive {
 			continue
 		}
 		for _, g := range sk.contract.Guards {
