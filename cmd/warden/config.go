@@ -49,7 +49,8 @@ the key, and the file when the value came from it.
   --addr HOST:PORT        listen address (default 127.0.0.1:8080)
   --skills DIR            skill store directory (contract DirStore)
   --keys FILE             JSON: {"tenants":[{"tenant":"acme","agent":"agent_code","keys":["..."]}],"admin_keys":["..."],
-                          "metrics_keys":["..."]}
+                          "metrics_keys":["..."]}; a tenant's "capabilities":["clock",...] are what its own
+                          plugins may be granted (none when absent)
   --model KIND            scripted or openai
   --model-script FILE     scripted turns (JSON or YAML), with --model scripted
   --base-url URL          with --model openai
