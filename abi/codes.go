@@ -129,6 +129,11 @@ const (
 	ModelOutputTruncated Code = "MODEL_OUTPUT_TRUNCATED"
 	WriteVerifyTooEarly  Code = "WRITE_VERIFY_TOO_EARLY"
 	ApprovalArgsChanged  Code = "APPROVAL_ARGS_CHANGED"
+	ModelTurnInvalid     Code = "MODEL_TURN_INVALID"
+	// ToolAuthFailed: the tool's server refused Warden's credentials
+	// (HTTP 401 or 403). Not transient: a retry sends the same
+	// credentials, and only whoever configured them can renew them.
+	ToolAuthFailed Code = "TOOL_AUTH_FAILED"
 )
 
 // Codes the host uses when a plugin itself fails (agent_runtime.50001–50099).
@@ -205,6 +210,8 @@ var registry = []reg{
 	{ModelOutputTruncated, 42263, CategoryFormat, true, SignalChange, "模型输出达到长度上限被截断，本轮的工具调用未执行", "the model's output hit its length limit and was cut, so this turn's tool calls were not run"},
 	{WriteVerifyTooEarly, 42264, CategoryExecution, true, SignalWait, "写操作 {tool} 的调用可能仍在进行（到 {until} 为止），此前核实未发现它生效不能作为结论", "the call of write {tool} may still be in progress (until {until}), so finding it not done before then is not conclusive"},
 	{ApprovalArgsChanged, 42265, CategoryPermission, true, SignalWait, "待确认的写操作 {tool} 的参数已不是用户确认时看到的参数，未执行", "the held arguments of write {tool} are no longer the ones the user was shown, so it was not run"},
+	{ToolAuthFailed, 42266, CategoryPermission, false, SignalStop, "工具 {tool} 的服务拒绝了 Warden 的凭据：{detail}", "the server of tool {tool} refused Warden's credentials: {detail}"},
+	{ModelTurnInvalid, 42269, CategoryFormat, true, SignalChange, "本轮的工具调用不合规，其中任何调用都未执行：{detail}", "the tool calls of this turn are malformed, so none of them was run: {detail}"},
 
 	{PluginTrap, 50001, CategoryExecution, true, SignalRetry, "插件 {plugin} 运行异常：{detail}", "plugin {plugin} trapped: {detail}"},
 	{PluginTimeout, 50002, CategoryExecution, true, SignalRetry, "插件 {plugin} 在 {timeout} 内没有给出结果", "plugin {plugin} gave no result within {timeout}"},
@@ -219,12 +226,12 @@ var registry = []reg{
 // hostReserved are the codes no plugin may report: every code of the
 // plugin-failure range (50001–50099), which the host builds when a plugin
 // traps, times out, breaks the contract, is unavailable or goes over a
-// limit; and the loop's CALL_SKIPPED and MODEL_OUTPUT_TRUNCATED, which say
-// that a call was not run at all.
+// limit; and the loop's CALL_SKIPPED, MODEL_OUTPUT_TRUNCATED and
+// MODEL_TURN_INVALID, which say that a call was not run at all.
 var hostReserved = map[Code]bool{
 	PluginTrap: true, PluginTimeout: true, PluginContractViolation: true, PluginUnavailable: true,
 	GuardUnavailable: true, PluginOutputTooLarge: true, PluginInputTooLarge: true, PluginMemoryLimit: true,
-	CallSkipped: true, ModelOutputTruncated: true,
+	CallSkipped: true, ModelOutputTruncated: true, ModelTurnInvalid: true,
 }
 
 var (

@@ -58,6 +58,8 @@ var wardenCodes = []abi.Code{
 	abi.FinishOutputSource, abi.FinishNeedTarget, abi.FinishNeedBusiness, abi.CitationInvalid,
 	abi.FingerprintRepeat, abi.OutputSchemaMismatch, abi.EvidenceNotFound, abi.ApprovalExpired,
 	abi.CallSkipped, abi.ModelOutputTruncated, abi.WriteVerifyTooEarly, abi.ApprovalArgsChanged,
+	abi.ModelTurnInvalid,
+	abi.ToolAuthFailed,
 }
 
 // pluginCodes are the host's plugin-failure codes (50001–50099).
@@ -378,7 +380,7 @@ func TestHostReservedCodes(t *testing.T) {
 	want := map[abi.Code]bool{
 		abi.PluginTrap: true, abi.PluginTimeout: true, abi.PluginContractViolation: true, abi.PluginUnavailable: true,
 		abi.GuardUnavailable: true, abi.PluginOutputTooLarge: true, abi.PluginInputTooLarge: true, abi.PluginMemoryLimit: true,
-		abi.CallSkipped: true, abi.ModelOutputTruncated: true,
+		abi.CallSkipped: true, abi.ModelOutputTruncated: true, abi.ModelTurnInvalid: true,
 	}
 	for _, info := range abi.Codes() {
 		if info.HostReserved != want[info.Code] || info.Code.HostReserved() != want[info.Code] {

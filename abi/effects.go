@@ -3,6 +3,7 @@ package abi
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -92,6 +93,20 @@ var capabilities = map[Capability]bool{
 	CapStateApproval: true, CapStateCatalog: true,
 	CapEffectLedger: true, CapEffectFingerprint: true, CapEffectEvidence: true, CapEffectNode: true,
 	CapEffectOutput: true, CapEffectState: true,
+}
+
+// AllCapabilities returns every capability the host understands, sorted.
+// Granting them all gives a plugin exactly what its manifest asks for: a
+// tool that runs a module as its author wrote it (warden plugin test
+// without an allow-list) does that; whoever installs a plugin grants a
+// list of its own.
+func AllCapabilities() []Capability {
+	out := make([]Capability, 0, len(capabilities))
+	for c := range capabilities {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Known reports whether c is a capability the host understands.

@@ -49,8 +49,8 @@ type Request struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Config is the plugin's own configuration, validated at load.
 	Config json.RawMessage `json:"config,omitempty"`
-	// State holds the views the manifest asked for, keyed by capability
-	// ("state.ledger": …). A view not granted is absent.
+	// State holds the views the plugin asked for and was granted, keyed by
+	// capability ("state.ledger": …). A view not granted is absent.
 	State map[string]json.RawMessage `json:"state,omitempty"`
 	// Result is the business tool's observation (after phase only).
 	Result *Observation `json:"result,omitempty"`

@@ -30,6 +30,9 @@ func normalizeManifest(t testing.TB, m abi.Manifest) abi.Manifest {
 	if len(m.Capabilities) == 0 {
 		m.Capabilities = nil
 	}
+	if len(m.Codes) == 0 {
+		m.Codes = nil
+	}
 	if len(m.Tools) == 0 {
 		m.Tools = nil
 	} else {
@@ -91,6 +94,12 @@ var manifestSeeds = []string{
 	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"capabilities":[],"Capabilities":["effect.ledger"]}`,
 	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"capabilities":[],"capabilities":["clock"]}`,
 	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"configSchema":{"type":"object","type":"string"}}`,
+	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"codes":[{"name":"DOMAIN_BLOCKED","outcome":"REJECTED","reason":{"zh":"域名 {domain} 被拒","en":"domain {domain} refused"},"next":{"zh":"换一个","en":"use another"}}]}`,
+	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"codes":[{"name":"APPROVAL_REQUIRED","outcome":"DEFERRED","reason":{"zh":"r","en":"r"},"next":{"zh":"n","en":"n"}}]}`,
+	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"codes":[{"name":"A","outcome":"SUCCESS","reason":{"zh":"r","en":"r"},"next":{"zh":"","en":"n"}}]}`,
+	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"codes":[{"name":"A","outcome":"FAILED","reason":{"zh":"r","en":"r"},"next":{"zh":"n","en":"n"}},{"name":"A","outcome":"FAILED","reason":{"zh":"r","en":"r"},"next":{"zh":"n","en":"n"}}]}`,
+	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"codes":[{"name":"x:A","outcome":4,"reason":{"ZH":"r","en":"r"},"next":null}]}`,
+	`{"name":"g","version":"1.2.3","abi":1,"role":"guard","phases":["before"],"codes":{}}`,
 	`null`,
 	`[]`,
 	``,
@@ -121,6 +130,8 @@ func FuzzObservationJSON(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `null`, `{"outcome":"MAYBE"}`, `{"outcome":0}`, `{"outcome":"FAILED","code":"NOPE","data":null}`,
 		`{"outcome":"SUCCESS","text":"\ud800","data":{"a":"<>"},"locale":"en"}`, `[`, `"SUCCESS"`,
+		`{"outcome":"REJECTED","code":"domainguard:DOMAIN_BLOCKED","text":"域名 evil.org 不在允许的范围内","next":"换用 example.com 下的域名"}`,
+		`{"outcome":"FAILED","code":"agent_runtime:DOMAIN_BLOCKED","text":"r","next":"n"}`,
 	} {
 		f.Add([]byte(s))
 	}

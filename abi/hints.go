@@ -58,6 +58,8 @@ const (
 	NextDecideAgain      Hint = "NEXT_DECIDE_AGAIN"
 	NextReissueShorter   Hint = "NEXT_REISSUE_SHORTER"
 	NextVerifyLater      Hint = "NEXT_VERIFY_LATER"
+	NextDistinctCalls    Hint = "NEXT_DISTINCT_CALLS"
+	NextAuthFailed       Hint = "NEXT_AUTH_FAILED"
 )
 
 var hints = map[Hint][2]string{
@@ -93,7 +95,9 @@ var hints = map[Hint][2]string{
 	NextFallback:         {"改用备用工具 {tool} 获取数据；仍失败时调用 builtin_node_fail 说明原因", "use the fallback tool {tool} instead; if it fails too, call builtin_node_fail"},
 	NextDecideAgain:      {"先按同一轮前面那次调用的返回处理，再决定是否重新调用本工具", "deal with the result of the earlier call of this turn first, then decide whether to call this tool again"},
 	NextReissueShorter:   {"重新发出完整的调用；参数或说明过长时先缩短", "issue the call again in full; shorten long arguments or text first"},
+	NextAuthFailed:       {"不要重试，也不要改用其它工具绕过；调用 builtin_node_fail 说明工具 {tool} 的服务拒绝了授权，需由管理员更新凭据", "do not retry it or work around it with another tool; call builtin_node_fail and report that the server of tool {tool} refused the credentials, which an administrator must renew"},
 	NextVerifyLater:      {"{seconds} 秒后（{until} 之后）再核实一次，不要再次调用该写工具", "verify again in {seconds} s (after {until}); do not call the write tool again"},
+	NextDistinctCalls:    {"重新发出本轮确实需要的调用，每个调用使用自己的调用 id", "issue again the calls of this turn you still need, each with an id of its own"},
 }
 
 // Hints returns every registered hint name.

@@ -14,7 +14,7 @@ var allHints = []abi.Hint{
 	abi.NextUseAnswer, abi.NextWriteDirectly, abi.NextRetryLater, abi.NextShrinkCall, abi.NextReportFailure,
 	abi.NextTimeout, abi.NextOutputSet, abi.NextOptionalOutput, abi.NextFinishOutput, abi.NextSettleWrite,
 	abi.NextDoTarget, abi.NextDoBusiness, abi.NextCiteEvidence, abi.NextDelegate, abi.NextReconfirm, abi.NextFallback,
-	abi.NextDecideAgain, abi.NextReissueShorter, abi.NextVerifyLater,
+	abi.NextDecideAgain, abi.NextReissueShorter, abi.NextVerifyLater, abi.NextDistinctCalls, abi.NextAuthFailed,
 }
 
 func TestHintsRegistered(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Manifest is what a plugin declares about itself. The guest exports it; the
@@ -19,8 +20,13 @@ type Manifest struct {
 	Phases []Phase `json:"phases,omitempty"`
 	// Tools a builtin provides; required for builtins, absent for guards.
 	Tools []ToolSpec `json:"tools,omitempty"`
-	// Capabilities the plugin asks for; nothing else is granted.
+	// Capabilities the plugin asks for. Asking grants nothing: whoever
+	// loads the plugin grants capabilities (host.Policy.Capabilities), and
+	// a plugin that asks for one it is not granted is refused at load.
 	Capabilities []Capability `json:"capabilities,omitempty"`
+	// Codes are the plugin's own error codes, registered for this plugin
+	// only, under its name (see PluginCode).
+	Codes []CodeSpec `json:"codes,omitempty"`
 	// ConfigSchema is a JSON Schema (object) the plugin's config must match.
 	ConfigSchema json.RawMessage `json:"configSchema,omitempty"`
 	// Limits the plugin wants; the host caps them by its own policy.
@@ -123,6 +129,19 @@ func (m Manifest) Validate() error {
 		}
 		seenCap[c] = true
 	}
+	if len(m.Codes) > MaxPluginCodes {
+		bad("%d codes, at most %d", len(m.Codes), MaxPluginCodes)
+	}
+	seenCode := map[string]bool{}
+	for i, c := range m.Codes {
+		for _, p := range c.problems() {
+			bad("codes[%d] %s", i, p)
+		}
+		if seenCode[c.Name] {
+			bad("code %q declared twice", c.Name)
+		}
+		seenCode[c.Name] = true
+	}
 	if len(m.ConfigSchema) > 0 && !isJSONObjectWithType(m.ConfigSchema, "") {
 		bad("configSchema must be a JSON object")
 	}
@@ -136,7 +155,9 @@ func (m Manifest) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Grants reports whether m asks for capability c.
+// Grants reports whether m asks for capability c. Only for an in-process
+// plugin, whose manifest is the program's own, is that what it holds; a
+// loaded module holds what its loader granted (host.Policy.Capabilities).
 func (m Manifest) Grants(c Capability) bool {
 	for _, x := range m.Capabilities {
 		if x == c {
@@ -144,6 +165,36 @@ func (m Manifest) Grants(c Capability) bool {
 		}
 	}
 	return false
+}
+
+// Ungranted returns the capabilities m asks for that grant does not hold,
+// in m's order; nil when grant holds them all.
+func (m Manifest) Ungranted(grant []Capability) []Capability {
+	var out []Capability
+	for _, c := range m.Capabilities {
+		if !slices.Contains(grant, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Declared returns the code m declares under code, which is the declared
+// name ("DOMAIN_BLOCKED") or its namespaced form under m's name
+// ("domainguard:DOMAIN_BLOCKED"); another plugin's namespace never matches.
+func (m Manifest) Declared(code string) (CodeSpec, bool) {
+	if plugin, name, ok := Code(code).Plugin(); ok {
+		if plugin != m.Name {
+			return CodeSpec{}, false
+		}
+		code = name
+	}
+	for _, c := range m.Codes {
+		if c.Name == code {
+			return c, true
+		}
+	}
+	return CodeSpec{}, false
 }
 
 // Provides reports whether a builtin manifest provides the named tool.

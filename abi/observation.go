@@ -11,7 +11,8 @@ import (
 // a non-success always has a known code, a reason and a next step.
 type Observation struct {
 	Outcome Outcome `json:"outcome"`
-	// Code is empty for SUCCESS and a registered code otherwise.
+	// Code is empty for SUCCESS, and otherwise a registered code or a
+	// code the reporting plugin declared ("<plugin>:<NAME>").
 	Code Code `json:"code,omitempty"`
 	// Text is the success summary or the failure reason (what happened).
 	Text string `json:"text"`
@@ -84,7 +85,7 @@ func (o Observation) Validate() error {
 	switch {
 	case o.Code == "":
 		return fmt.Errorf("abi: %v observation: %w", o.Outcome, ErrMissingCode)
-	case !o.Code.Known():
+	case !o.Code.Known() && !o.Code.IsPlugin():
 		return fmt.Errorf("abi: %v observation code %q: %w", o.Outcome, o.Code, ErrUnknownCode)
 	case strings.TrimSpace(o.Text) == "":
 		return fmt.Errorf("abi: %v observation %s: %w", o.Outcome, o.Code, ErrMissingReason)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Violation is a plugin breaking the result contract. The host turns it into
@@ -34,6 +35,7 @@ const (
 	ViolationBadFacts         ViolationKind = "bad_facts"
 	ViolationUnknownEffect    ViolationKind = "unknown_effect"
 	ViolationEffectNotGranted ViolationKind = "effect_not_granted"
+	ViolationCodeOutcome      ViolationKind = "code_outcome"
 	ViolationOutputTooLarge   ViolationKind = "output_too_large"
 	ViolationBadPointer       ViolationKind = "bad_pointer"
 	ViolationHostRefused      ViolationKind = "host_refused"
@@ -52,7 +54,8 @@ var violationTexts = map[ViolationKind][2]string{
 	ViolationBadArgs:          {"改写后的参数不是 JSON 对象", "rewritten arguments are not a JSON object"},
 	ViolationBadFacts:         {"来源记录不是合法的列表", "provenance facts are not a valid list"},
 	ViolationUnknownEffect:    {"请求了未登记的效果", "an unregistered effect kind"},
-	ViolationEffectNotGranted: {"请求了清单未授权的效果", "an effect the manifest was not granted"},
+	ViolationEffectNotGranted: {"请求了未被授予的效果", "an effect the plugin was not granted"},
+	ViolationCodeOutcome:      {"自声明错误码的结果类别与声明不符", "a declared error code with another outcome than declared"},
 	ViolationOutputTooLarge:   {"输出超过上限", "output over the limit"},
 	ViolationBadPointer:       {"传给宿主的内存地址越界", "a pointer passed to the host is out of bounds"},
 	ViolationHostRefused:      {"宿主函数拒绝了输入", "a host function refused its input"},
@@ -82,12 +85,14 @@ func (v *Violation) Error() string { return "abi: plugin contract violation: " +
 // Recorder collects what one plugin call reports and enforces the result
 // contract: exactly one result, through a factory, with a registered code, a
 // reason and a next step for every non-success; pass only for guards; only
-// granted effects; output within MaxOutput bytes. The first violation sticks.
+// granted effects; output within MaxOutput bytes. A registered code is any
+// runtime code but the host's own, or one the plugin declared itself. The first violation sticks.
 // The host and the native runner of abi/guest share it, so a plugin behaves
 // the same in-process and in wasm.
 type Recorder struct {
 	role      Role
 	manifest  *Manifest
+	grant     []Capability
 	maxOutput int
 
 	used      int
@@ -96,15 +101,24 @@ type Recorder struct {
 	violation *Violation
 }
 
-// NewRecorder returns a recorder for one call of a plugin with manifest m.
-// maxOutput bounds the sum of all bytes reported (0 means no bound).
+// NewRecorder returns a recorder for one call of a plugin with manifest m,
+// granted what m asks for (an in-process plugin, whose manifest is the
+// program's own). maxOutput bounds the sum of all bytes reported (0 means
+// no bound).
 func NewRecorder(m *Manifest, maxOutput int) *Recorder {
-	return &Recorder{role: m.Role, manifest: m, maxOutput: maxOutput}
+	return NewGrantedRecorder(m, m.Capabilities, maxOutput)
 }
 
-// Reset prepares r for another call, keeping its manifest and limit.
+// NewGrantedRecorder is NewRecorder for a plugin granted exactly grant by
+// whoever loaded it: an effect whose capability grant lacks is a
+// violation, whatever the manifest asks for.
+func NewGrantedRecorder(m *Manifest, grant []Capability, maxOutput int) *Recorder {
+	return &Recorder{role: m.Role, manifest: m, grant: grant, maxOutput: maxOutput}
+}
+
+// Reset prepares r for another call, keeping its manifest, grant and limit.
 func (r *Recorder) Reset() {
-	*r = Recorder{role: r.role, manifest: r.manifest, maxOutput: r.maxOutput}
+	*r = Recorder{role: r.role, manifest: r.manifest, grant: r.grant, maxOutput: r.maxOutput}
 }
 
 func (r *Recorder) fail(code Code, kind ViolationKind, detail string) {
@@ -195,8 +209,17 @@ func (r *Recorder) Result(outcome Outcome, code, reason, next string, data []byt
 		r.fail(PluginContractViolation, ViolationMissingCode, "")
 		return
 	case err != nil:
-		r.fail(PluginContractViolation, ViolationUnknownCode, code)
-		return
+		// Not a runtime code: one this plugin declared, or none at all.
+		spec, ok := r.manifest.Declared(code)
+		if !ok {
+			r.fail(PluginContractViolation, ViolationUnknownCode, code)
+			return
+		}
+		c = PluginCode(r.manifest.Name, spec.Name)
+		if outcome != spec.Outcome {
+			r.fail(PluginContractViolation, ViolationCodeOutcome, fmt.Sprintf("%s %s, declared %s", c, outcome, spec.Outcome))
+			return
+		}
 	case c.HostReserved():
 		r.fail(PluginContractViolation, ViolationReservedCode, string(c))
 		return
@@ -261,7 +284,7 @@ func (r *Recorder) Effect(kind string, payload []byte) {
 		r.fail(PluginContractViolation, ViolationUnknownEffect, kind)
 		return
 	}
-	if !r.manifest.Grants(c) {
+	if !slices.Contains(r.grant, c) {
 		r.fail(PluginContractViolation, ViolationEffectNotGranted, kind)
 		return
 	}

@@ -352,7 +352,8 @@ func TestViolationText(t *testing.T) {
 		{abi.ViolationBadArgs, "改写后的参数不是 JSON 对象", "rewritten arguments are not a JSON object"},
 		{abi.ViolationBadFacts, "来源记录不是合法的列表", "provenance facts are not a valid list"},
 		{abi.ViolationUnknownEffect, "请求了未登记的效果", "an unregistered effect kind"},
-		{abi.ViolationEffectNotGranted, "请求了清单未授权的效果", "an effect the manifest was not granted"},
+		{abi.ViolationEffectNotGranted, "请求了未被授予的效果", "an effect the plugin was not granted"},
+		{abi.ViolationCodeOutcome, "自声明错误码的结果类别与声明不符", "a declared error code with another outcome than declared"},
 		{abi.ViolationOutputTooLarge, "输出超过上限", "output over the limit"},
 		{abi.ViolationBadPointer, "传给宿主的内存地址越界", "a pointer passed to the host is out of bounds"},
 	}

@@ -96,10 +96,58 @@ func canonicalNumber(n json.Number) string {
 	if err != nil || math.IsInf(f, 0) {
 		return string(n)
 	}
+	out := strconv.FormatFloat(f, 'g', -1, 64)
 	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return strconv.FormatInt(int64(f), 10)
+		out = strconv.FormatInt(int64(f), 10)
 	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
+	if !sameValue(string(n), out) {
+		// float64 rounded it: 12345678901234567.0 and 12345678901234568
+		// are two values, and must not share a key.
+		return exactDecimal(string(n))
+	}
+	return out
+}
+
+// sameValue reports whether two JSON number literals are the same value,
+// in time linear in their length (no big arithmetic: 1e-2000000 is cheap).
+func sameValue(a, b string) bool { return exactDecimal(a) == exactDecimal(b) }
+
+// exactDecimal is a JSON number literal in a form that equal values
+// share and no other does: an integer's digits, else the significant
+// digits and an exponent ("15e-1" for 1.50). Only for numbers that
+// float64 cannot hold exactly, whose form must not be float64's.
+func exactDecimal(lit string) string {
+	neg := strings.HasPrefix(lit, "-")
+	lit = strings.TrimPrefix(lit, "-")
+	mant, exp := lit, 0
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		mant = lit[:i]
+		e, err := strconv.Atoi(strings.TrimPrefix(lit[i+1:], "+"))
+		if err != nil {
+			return lit // an exponent past int: only ever equal to itself
+		}
+		exp = e
+	}
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		exp -= len(mant) - i - 1
+		mant = mant[:i] + mant[i+1:]
+	}
+	mant = strings.TrimLeft(mant, "0")
+	for strings.HasSuffix(mant, "0") {
+		mant = mant[:len(mant)-1]
+		exp++
+	}
+	if mant == "" {
+		return "0"
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	if exp >= 0 && exp <= 400 {
+		return sign + mant + strings.Repeat("0", exp)
+	}
+	return sign + mant + "e" + strconv.Itoa(exp)
 }
 
 func isIntLiteral(s string) bool {

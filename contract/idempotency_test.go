@@ -3,6 +3,8 @@ package contract
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -15,6 +17,18 @@ func TestCanonicalJSON(t *testing.T) {
 		{`12345678901234567890`, `12345678901234567890`},
 		{`9007199254740993`, `9007199254740993`},
 		{`0.5`, `0.5`},
+		// What float64 holds exactly keeps float64's form (persisted
+		// keys do not change); what it would round keeps every digit.
+		{`1e25`, `1e+25`},
+		{`-0`, `0`},
+		{`1.5e300`, `1.5e+300`},
+		{`12345678901234567.0`, `12345678901234567`},
+		{`12345678901234568.0`, `1.2345678901234568e+16`},
+		{`123456789012345678901234567890.0`, `123456789012345678901234567890`},
+		{`1234567890123456789e-2`, `1234567890123456789e-2`},
+		{`12345678901234567890.1`, `123456789012345678901e-1`},
+		{`-0.10000000000000000000001`, `-10000000000000000000001e-23`},
+		{`1e400`, `1e400`},
 	}
 	for _, tt := range tests {
 		got, err := CanonicalJSON([]byte(tt.in))
@@ -72,4 +86,33 @@ func TestIdempotencyKey(t *testing.T) {
 	if tool.KeyFor([]byte(`{"title":"Hello","spaceId":7}`)) != a {
 		t.Error("Tool.KeyFor differs from IdempotencyKey")
 	}
+}
+
+// FuzzCanonicalNumber: a number's canonical form is the same value (a
+// float64 rounding would make two values share an idempotency key), and
+// canonical twice is canonical once.
+func FuzzCanonicalNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1.0", "1e2", "12345678901234567.0", "9007199254740993", "0.1", "-1.50e-3", "1e400", "123456789012345678901234567890.000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		if len(lit) > 64 || !json.Valid([]byte(lit)) || !isNumberLiteral(lit) {
+			return
+		}
+		got, err := CanonicalJSON([]byte(lit))
+		if err != nil {
+			t.Fatalf("CanonicalJSON(%s): %v", lit, err)
+		}
+		if !sameValue(lit, string(got)) {
+			t.Fatalf("CanonicalJSON(%s) = %s: another value", lit, got)
+		}
+		again, err := CanonicalJSON(got)
+		if err != nil || string(again) != string(got) {
+			t.Fatalf("CanonicalJSON(%s) = %s, then %s, %v", lit, got, again, err)
+		}
+	})
+}
+
+func isNumberLiteral(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789+-.eE") == ""
 }

@@ -62,7 +62,7 @@ func TestPluginTimeBudget(t *testing.T) {
 			return load(t, h, "good", host.Policy{Failure: host.FailOpen})
 		}, false, guardReq, 0, "", ""},
 		{"builtin", func(t *testing.T, h *host.Host) *host.Plugin {
-			return loadPkg(t, h, "./plugins/builtins/env/cmd", host.Policy{})
+			return loadPkg(t, h, "./plugins/builtins/env/cmd", host.Policy{Capabilities: firstPartyGrant["./plugins/builtins/env/cmd"]})
 		}, true, builtinReq,
 			abi.OutcomeFailed, abi.PluginUnavailable, "插件 builtin.env@1.0.0 不可用：" + detail + "。下一步：" + retryNext},
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentwarden/warden/abi"
 )
@@ -25,6 +26,38 @@ var ErrManifest = errors.New("bad plugin manifest")
 // ErrImportDenied is returned for a module importing a host function Warden
 // does not provide.
 var ErrImportDenied = errors.New("module imports a function the host does not provide")
+
+// ErrNotGranted is returned for a plugin whose manifest asks for a
+// capability its Policy does not grant (see GrantError).
+var ErrNotGranted = errors.New("plugin asks for capabilities it is not granted")
+
+// GrantError is a plugin refused because its manifest asks for more than
+// whoever loads it grants. errors.Is matches ErrNotGranted.
+type GrantError struct {
+	Plugin string // name@version
+	// Asked is everything the manifest asks for, Excess what of it is not
+	// granted, Granted the grant.
+	Asked, Excess, Granted []abi.Capability
+}
+
+func (e *GrantError) Error() string {
+	return fmt.Sprintf("%v: %s asks for %s; it may have %s (not granted: %s)",
+		ErrNotGranted, e.Plugin, capList(e.Asked), capList(e.Granted), capList(e.Excess))
+}
+
+// Is matches ErrNotGranted.
+func (e *GrantError) Is(target error) bool { return target == ErrNotGranted }
+
+func capList(cs []abi.Capability) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
+}
 
 // ErrLimits is returned when a plugin wants more than the policy allows.
 var ErrLimits = errors.New("plugin limits exceed the policy")

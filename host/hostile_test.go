@@ -65,7 +65,7 @@ func TestHostileCalls(t *testing.T) {
 		{"tworesults", fast, abi.PluginContractViolation, "插件 tworesults@1.0.0 违反结果约定：一次调用给出了第二个结果。下一步：" + reportNext},
 		{"nonext", fast, abi.PluginContractViolation, "插件 nonext@1.0.0 违反结果约定：非成功结果缺少下一步：ARG_REJECTED。下一步：" + reportNext},
 		{"unknowncode", fast, abi.PluginContractViolation, "插件 unknowncode@1.0.0 违反结果约定：非成功结果的错误码未登记：NOT_A_CODE。下一步：" + reportNext},
-		{"ungranted", fast, abi.PluginContractViolation, "插件 ungranted@1.0.0 违反结果约定：请求了清单未授权的效果：ledger.reserve。下一步：" + reportNext},
+		{"ungranted", fast, abi.PluginContractViolation, "插件 ungranted@1.0.0 违反结果约定：请求了未被授予的效果：ledger.reserve。下一步：" + reportNext},
 		{"bigoutput", fast, abi.PluginOutputTooLarge, "插件 bigoutput@1.0.0 的输出超过 1048576 字节。下一步：" + reportNext},
 	}
 	for _, tt := range tests {

@@ -32,7 +32,8 @@ type Info struct {
 	Imports []string `json:"imports"`
 	// Exports are the module's exported function names, sorted.
 	Exports []string `json:"exports"`
-	// Capabilities are what the manifest asks for.
+	// Capabilities are what the manifest asks for; a load grants them only
+	// if its Policy.Capabilities holds every one.
 	Capabilities []abi.Capability `json:"capabilities"`
 	// Limits are the limits each call would run under with the default
 	// Policy: the manifest's wishes capped by DefaultLimits.
@@ -40,10 +41,10 @@ type Info struct {
 }
 
 // Inspect reads a plugin module without running its handler: it lists the
-// imports and exports, then loads the plugin under the default Policy on a
-// throwaway Host (which verifies the digest pin, the module's shape, the ABI
-// version, the manifest and the limits, and starts one instance) and reads
-// its manifest. Everything it made is closed before it returns.
+// imports and exports, then loads the plugin under the default Policy, but
+// granted what it asks for, on a throwaway Host (which verifies the digest
+// pin, the module's shape, the ABI version, the manifest and the limits, and
+// starts one instance) and reads its manifest. Everything it made is closed before it returns.
 //
 // The error wraps the sentinel of the first check that failed (ErrNotAPlugin,
 // ErrABIVersion, ErrManifest, ErrImportDenied, ErrCompile, ErrLoad, …). Even
@@ -65,7 +66,9 @@ func Inspect(ctx context.Context, src Source) (Info, error) {
 		return info, err
 	}
 	defer h.Close(context.WithoutCancel(ctx))
-	p, err := h.Load(ctx, Source{Name: info.Name, Bytes: src.Bytes, SHA256: src.SHA256}, Policy{})
+	// The grant of whoever will load it is not known here: read what the
+	// manifest asks for, on a host that is thrown away.
+	p, err := h.Load(ctx, Source{Name: info.Name, Bytes: src.Bytes, SHA256: src.SHA256}, Policy{grantAsked: true})
 	if err != nil {
 		return info, err
 	}

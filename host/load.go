@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentwarden/warden/abi"
@@ -154,15 +155,21 @@ func (h *Host) prewarm(ctx context.Context, p *Plugin, name string) (abi.Manifes
 
 // finishLoad checks what depends on the manifest and registers the plugin.
 func (h *Host) finishLoad(ctx context.Context, p *Plugin, m abi.Manifest, limits abi.Limits, impl instanceImpl, box *sandbox, name string) error {
+	if excess := m.Ungranted(p.policy.Capabilities); len(excess) > 0 && !p.policy.grantAsked {
+		impl.close(ctx)
+		return fmt.Errorf("host: load %s: %w", name, &GrantError{Plugin: m.Name + "@" + m.Version,
+			Asked: m.Capabilities, Excess: excess, Granted: slices.Clone(p.policy.Capabilities)})
+	}
 	if err := checkConfig(m, p.policy.Config); err != nil && !p.policy.verifyOnly {
 		impl.close(ctx)
 		return fmt.Errorf("host: load %s: %w", name, err)
 	}
 	p.manifest, p.limits = m, limits
+	p.grant = slices.Clone(m.Capabilities)
 	p.ref = m.Name + "@" + m.Version
-	box.clock = m.Grants(abi.CapClock)
-	box.random = m.Grants(abi.CapRandom)
-	p.spare = &instance{impl: impl, box: box, st: &callState{plugin: p, rec: abi.NewRecorder(&p.manifest, limits.MaxOutputBytes), box: box}}
+	box.clock = p.granted(abi.CapClock)
+	box.random = p.granted(abi.CapRandom)
+	p.spare = &instance{impl: impl, box: box, st: &callState{plugin: p, rec: abi.NewGrantedRecorder(&p.manifest, p.grant, limits.MaxOutputBytes), box: box}}
 	p.noteMemory(p.spare)
 	p.live.Add(1)
 	p.stats.created.Add(1)
@@ -245,9 +252,10 @@ func importsModule(cm wazero.CompiledModule, module string) bool {
 }
 
 // Verify checks a module as Load does — digest pin, shape, ABI version,
-// manifest, limits, a pre-warmed start — except its config, which whoever
-// attaches the plugin supplies later. It returns the manifest and the hex
-// sha256, and keeps nothing loaded.
+// manifest, capabilities within Policy.Capabilities, limits, a pre-warmed
+// start — except its config, which whoever attaches the plugin supplies
+// later. It returns the manifest and the hex sha256, and keeps nothing
+// loaded.
 func (h *Host) Verify(ctx context.Context, src Source, pol Policy) (abi.Manifest, string, error) {
 	pol.verifyOnly = true
 	p, err := h.Load(ctx, src, pol)

@@ -246,7 +246,7 @@ func (p *Plugin) LoadCheck(ctx context.Context) error {
 		}
 		first[i] = v
 	}
-	same := !p.manifest.Grants(abi.CapClock) && !p.manifest.Grants(abi.CapRandom)
+	same := !p.granted(abi.CapClock) && !p.granted(abi.CapRandom)
 	for i := len(probes) - 1; i >= 0; i-- {
 		v, err := p.probe(ctx, probes[i].Raw)
 		if err != nil {

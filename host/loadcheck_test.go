@@ -33,7 +33,7 @@ func TestLoadCheckRefuses(t *testing.T) {
 		{name: "nonext", kind: host.ErrViolation, reason: "before/empty-args: plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result without a next step: ARG_REJECTED"},
 		{name: "unknowncode", kind: host.ErrViolation, reason: "before/empty-args: plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result with an unregistered error code: NOT_A_CODE"},
 		{name: "reservedcode", kind: host.ErrViolation, reason: "before/empty-args: plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result with an error code only the host may report: GUARD_UNAVAILABLE"},
-		{name: "ungranted", kind: host.ErrViolation, reason: "before/empty-args: plugin contract violation (PLUGIN_CONTRACT_VIOLATION): an effect the manifest was not granted: ledger.reserve"},
+		{name: "ungranted", kind: host.ErrViolation, reason: "before/empty-args: plugin contract violation (PLUGIN_CONTRACT_VIOLATION): an effect the plugin was not granted: ledger.reserve"},
 		{name: "loop", pol: fast, kind: host.ErrTimeout, reason: "before/empty-args: plugin timed out (PLUGIN_TIMEOUT): no result within 200ms"},
 		{name: "bigoutput", kind: host.ErrViolation, reason: "before/empty-args: plugin contract violation (PLUGIN_OUTPUT_TOO_LARGE): over the output limit of 1048576 bytes"},
 		{name: "membomb", pol: fast, kind: host.ErrMemoryLimit, reason: "before/empty-args: plugin memory limit (PLUGIN_MEMORY_LIMIT): 512 pages"},
@@ -136,7 +136,7 @@ func TestLoadCheckFirstParty(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pol := host.Policy{}
+			pol := host.Policy{Capabilities: firstPartyGrant[tt.pkg]}
 			if tt.config != "" {
 				pol.Config = json.RawMessage(tt.config)
 			}

@@ -54,10 +54,20 @@ type Policy struct {
 	// Config is the plugin's configuration (a JSON object), checked against
 	// the manifest's configSchema at load.
 	Config json.RawMessage
+	// Capabilities are what whoever loads the plugin grants it; nil grants
+	// nothing. The manifest asking for a capability grants nothing: a
+	// plugin whose manifest asks for one outside this list is refused at
+	// load (a *GrantError, ErrNotGranted). The plugin gets what it asked
+	// for within the grant, and no more: the state views sent, the effects
+	// taken, the real clock and randomness.
+	Capabilities []abi.Capability
 
 	// verifyOnly skips the config check (Verify: a module installed before
 	// anyone configures it).
 	verifyOnly bool
+	// grantAsked grants what the manifest asks for (Inspect, which reads
+	// the manifest on a throwaway host and calls no handler).
+	grantAsked bool
 }
 
 func (p Policy) withDefaults() Policy {
@@ -95,6 +105,7 @@ type Plugin struct {
 	source   string
 	digest   string
 	manifest abi.Manifest
+	grant    []abi.Capability // what the manifest asked for, all granted
 	limits   abi.Limits
 	policy   Policy
 	engine   engine
@@ -115,6 +126,12 @@ type Plugin struct {
 
 // Manifest returns the plugin's manifest.
 func (p *Plugin) Manifest() abi.Manifest { return p.manifest }
+
+// Grant returns the capabilities the plugin holds: what its manifest asked
+// for, each granted by its Policy.
+func (p *Plugin) Grant() []abi.Capability { return slices.Clone(p.grant) }
+
+func (p *Plugin) granted(c abi.Capability) bool { return slices.Contains(p.grant, c) }
 
 // Digest returns the hex sha256 of the module.
 func (p *Plugin) Digest() string { return p.digest }
@@ -154,15 +171,15 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.policy.LoadTimeout)
 	defer cancel()
 	box := newSandbox(p.host)
-	box.clock = p.manifest.Grants(abi.CapClock)
-	box.random = p.manifest.Grants(abi.CapRandom)
+	box.clock = p.granted(abi.CapClock)
+	box.random = p.granted(abi.CapRandom)
 	impl, err := p.engine.newInstance(ctx, box)
 	if err != nil {
 		return nil, err
 	}
 	p.live.Add(1)
 	p.stats.created.Add(1)
-	return &instance{impl: impl, box: box, st: &callState{plugin: p, rec: abi.NewRecorder(&p.manifest, p.limits.MaxOutputBytes), box: box}}, nil
+	return &instance{impl: impl, box: box, st: &callState{plugin: p, rec: abi.NewGrantedRecorder(&p.manifest, p.grant, p.limits.MaxOutputBytes), box: box}}, nil
 }
 
 func (p *Plugin) closeInstance(ctx context.Context, inst *instance) {
@@ -406,7 +423,7 @@ func (p *Plugin) Guard(ctx context.Context, tenant string, req *abi.Request) abi
 
 // GuardEnvelope is Guard on an envelope prepared once for all the guards of
 // one phase of a call: the plugin receives the envelope's common part, its
-// own config and the state views its manifest was granted, spliced without
+// own config and the state views it was granted, spliced without
 // re-encoding them. env is only read.
 func (p *Plugin) GuardEnvelope(ctx context.Context, tenant string, env *Envelope) abi.Verdict {
 	ctx, span := p.startCall(ctx, abi.RoleGuard, tenant, &env.req)
@@ -489,9 +506,9 @@ func (p *Plugin) call(ctx context.Context, tenant string, req *abi.Request) (abi
 	if req.Config == nil {
 		req.Config = p.policy.Config
 	}
-	// Deny by default: only the state views the manifest asked for travel.
+	// Deny by default: only the state views the plugin was granted travel.
 	for k := range req.State {
-		if c := abi.Capability(k); !c.IsStateView() || !p.manifest.Grants(c) {
+		if c := abi.Capability(k); !c.IsStateView() || !p.granted(c) {
 			delete(req.State, k)
 		}
 	}
@@ -511,7 +528,7 @@ func (p *Plugin) callEnvelope(ctx context.Context, tenant string, env *Envelope)
 		config = p.policy.Config
 	}
 	buf := envelopes.Get().(*[]byte)
-	b := env.AppendFor((*buf)[:0], config, &p.manifest)
+	b := env.appendFor((*buf)[:0], config, p.grant)
 	v, err := p.Invoke(ctx, tenant, b)
 	if cap(b) <= 1<<20 {
 		*buf = b
@@ -579,7 +596,7 @@ func verdictSummary(v abi.Verdict, err error) string {
 // a call. What all the guards share (tool, call id, locale, provenance, the
 // tool's result, contract and schemas, the arguments as given and as bound,
 // the response) is encoded when the request is set; each guard's envelope
-// splices in only its own config and the state views its manifest grants,
+// splices in only its own config and the state views it was granted,
 // whose bytes are shared, never re-encoded nor copied into a map per guard.
 // The bytes are those abi.Request.AppendJSON makes of the request as Guard
 // would filter it.
@@ -641,13 +658,18 @@ func (e *Envelope) Reset() {
 func (e *Envelope) Request() *abi.Request { return &e.req }
 
 // AppendFor appends the envelope of one guard: config is its config, m the
-// manifest whose state grants apply.
+// manifest of an in-process guard, granted the state views it asks for.
 func (e *Envelope) AppendFor(dst []byte, config json.RawMessage, m *abi.Manifest) []byte {
+	return e.appendFor(dst, config, m.Capabilities)
+}
+
+// appendFor is AppendFor for a guard granted grant.
+func (e *Envelope) appendFor(dst []byte, config json.RawMessage, grant []abi.Capability) []byte {
 	if !e.spliced {
 		r := e.req
 		r.Config, r.Response, r.State = config, e.response, map[string]json.RawMessage{}
 		for i, k := range e.keys {
-			if c := abi.Capability(k); c.IsStateView() && m.Grants(c) {
+			if c := abi.Capability(k); c.IsStateView() && slices.Contains(grant, c) {
 				r.State[k] = e.views[i]
 			}
 		}
@@ -661,7 +683,7 @@ func (e *Envelope) AppendFor(dst []byte, config json.RawMessage, m *abi.Manifest
 	dst = append(dst, e.enc[e.headLen:]...)
 	granted, written := 0, 0
 	for i, k := range e.keys {
-		if c := abi.Capability(k); !c.IsStateView() || !m.Grants(c) {
+		if c := abi.Capability(k); !c.IsStateView() || !slices.Contains(grant, c) {
 			continue
 		}
 		if granted == 0 {

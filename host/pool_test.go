@@ -18,7 +18,7 @@ import (
 func TestStartInsideACallObeysTheCallDeadline(t *testing.T) {
 	t.Parallel()
 	h := newHost(t)
-	p := load(t, h, "slowinstance", host.Policy{Limits: abi.Limits{TimeoutMs: 300}, PoolSize: 1})
+	p := load(t, h, "slowinstance", host.Policy{Limits: abi.Limits{TimeoutMs: 300}, PoolSize: 1, Capabilities: []abi.Capability{abi.CapClock}})
 	defer p.Close(context.Background())
 	ctx := context.Background()
 	// The pre-warmed instance serves the first tenant at once.
@@ -60,7 +60,7 @@ func TestStartInsideACallObeysTheCallDeadline(t *testing.T) {
 func TestStartInsideACallCanceled(t *testing.T) {
 	t.Parallel()
 	h := newHost(t)
-	p := load(t, h, "slowinstance", host.Policy{Limits: abi.Limits{TimeoutMs: 2000}})
+	p := load(t, h, "slowinstance", host.Policy{Limits: abi.Limits{TimeoutMs: 2000}, Capabilities: []abi.Capability{abi.CapClock}})
 	defer p.Close(context.Background())
 	if v := p.Guard(context.Background(), "acme", before(`{}`)); !v.Pass {
 		t.Fatalf("first call: %+v", v)

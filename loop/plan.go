@@ -68,7 +68,7 @@ func (r *Runner) plan(ctx context.Context, objective string, cands []string) (Pl
 			{Role: model.RoleUser, Content: objective},
 		}})
 		if err != nil {
-			return Plan{}, fmt.Errorf("loop: plan: model: %w", err)
+			return Plan{}, fmt.Errorf("loop: plan: %w: %w", ErrModel, err)
 		}
 		p, err = r.validPlan(resp.Message.Content, cands)
 		if err != nil {
@@ -82,7 +82,7 @@ func (r *Runner) plan(ctx context.Context, objective string, cands []string) (Pl
 			}
 		}
 	}
-	return r.withProviders(p), nil
+	return r.withProviders(p)
 }
 
 // planPrompt lists the candidate skills for the planning model.
@@ -182,11 +182,12 @@ func topo(nodes []PlanNode) ([]PlanNode, bool) {
 }
 
 // withProviders inserts a pre-node before each node for every input with a
-// provider (§7): not the skill itself, a skill of this agent, and not when
-// the input reads shared. or session. and the value already exists. A
-// provider already in the graph before the node becomes a dependency
-// instead.
-func (r *Runner) withProviders(p Plan) Plan {
+// provider (§7): not the skill itself, and not when the input reads
+// shared. or session. and the value already exists. A provider already in
+// the graph before the node becomes a dependency instead. A provider that
+// is no skill of this agent fails the plan (§16, §17): a
+// *ProviderUnavailableError.
+func (r *Runner) withProviders(p Plan) (Plan, error) {
 	shared := r.store.SessionValues()
 	var out []PlanNode
 	for _, n := range p.Nodes {
@@ -194,7 +195,10 @@ func (r *Runner) withProviders(p Plan) Plan {
 		for _, k := range c.InputNames() {
 			in := c.Inputs[k]
 			prov := in.Provider
-			if _, ok := r.skills[prov]; prov == "" || prov == n.SkillKey || !ok {
+			if _, ok := r.skills[prov]; prov != "" && !ok {
+				return Plan{}, &ProviderUnavailableError{Skill: n.SkillKey, Input: k, Provider: prov}
+			}
+			if prov == "" || prov == n.SkillKey {
 				continue
 			}
 			if in.From != nil && (in.From.Kind == contract.ExprShared || in.From.Kind == contract.ExprSession) {
@@ -215,7 +219,7 @@ func (r *Runner) withProviders(p Plan) Plan {
 		out = append(out, n)
 	}
 	p.Nodes = out
-	return p
+	return p, nil
 }
 
 // docOf makes one JSON object of a value map, for path lookups.

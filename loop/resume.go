@@ -160,8 +160,11 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}
 	c := &Counter{Limit: r.cfg.NoProgressLimit, MaxRounds: r.cfg.MaxRounds, Stalls: n.Stalls, Rounds: n.Rounds}
+	for _, e := range policyEvents(g.Tool, callID, res.Trace, n.Stalls) {
+		r.emit(n, e)
+	}
 	c.AfterCall(obs.Outcome, false, false)
-	r.emit(n, withSent(withCall(toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs), callID, string(g.Args)), sent, cr.Evidence))
+	r.emit(n, decidedBy(withSent(withCall(toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs), callID, string(g.Args)), sent, cr.Evidence), res.Decider))
 	if err := r.store.SetProgress(nodeID, c.Stalls, c.Rounds); err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,18 @@ type Skill struct {
 	Skill *contract.Skill
 	Chain *chain.Chain
 	Tools []catalog.BusinessTool
+	// Live, when set, gives the definitions each round instead of Tools:
+	// the servers' list as it is now (tools.LiveDefinitions), so a tool
+	// added after start is offered on the next round.
+	Live func() []catalog.BusinessTool
+}
+
+// defs are the skill's business tool definitions now.
+func (sk Skill) defs() []catalog.BusinessTool {
+	if sk.Live != nil {
+		return sk.Live()
+	}
+	return sk.Tools
 }
 
 // Options are what a Runner is built from.
@@ -215,6 +228,16 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 	if err != nil {
 		return Exit{}, true, fmt.Errorf("loop: %w", err)
 	}
+	if k := len(history); k > 0 && history[k-1].Role == model.RoleAssistant && len(history[k-1].ToolCalls) == 0 {
+		// A text turn left unanswered (the process stopped right after
+		// it): answered now, so the request does not end with it.
+		if err := r.nudge(n, txtNoToolCall); err != nil {
+			return Exit{}, true, err
+		}
+		if history, err = r.store.Messages(n.ID); err != nil {
+			return Exit{}, true, fmt.Errorf("loop: %w", err)
+		}
+	}
 	in := PromptInput{Locale: r.cfg.Locale, Agent: r.agent, Manual: sk.Skill.Profile.SkillManual,
 		Catalog: cat.Prompt(r.cfg.Locale), Phase: PhaseHint(sk.Skill.Contract, n.Outputs, r.cfg.Locale),
 		Inputs: InputsHint(sk.Skill.Contract, n.Inputs, r.cfg.Locale)}
@@ -235,7 +258,7 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 	}
 	resp, err := r.model.Complete(ctx, req)
 	if err != nil {
-		return Exit{}, true, fmt.Errorf("loop: node %s: model: %w", n.ID, err)
+		return Exit{}, true, fmt.Errorf("loop: node %s: %w: %w", n.ID, ErrModel, err)
 	}
 	if u := resp.Usage; u != (model.Usage{}) {
 		// Only what the provider reported: a model without usage (the
@@ -248,6 +271,9 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 	if msg.Content == "" && len(msg.ToolCalls) == 0 && resp.Refusal != "" {
 		// The refusal is what the model said: it stays in the conversation.
 		msg.Content = resp.Refusal
+	}
+	if detail := r.malformedTurn(msg.ToolCalls); detail != "" {
+		return Exit{}, false, r.refuseTurn(n, msg, c, detail)
 	}
 	if err := r.store.AppendMessages(n.ID, msg); err != nil {
 		return Exit{}, true, fmt.Errorf("loop: %w", err)
@@ -264,15 +290,18 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 				return Exit{}, true, err
 			}
 		}
+		if len(msg.ToolCalls) == 0 {
+			return Exit{}, false, r.nudge(n, txtLengthTurn)
+		}
 		return Exit{}, false, nil
 	case resp.Refusal != "" && len(msg.ToolCalls) == 0:
 		c.TextOnly()
 		r.emit(n, Event{Kind: KindReact, Status: "refusal", Message: r.text(txtRefusal, resp.Refusal), Stalls: c.Stalls, Level: "WARN"})
-		return Exit{}, false, nil
+		return Exit{}, false, r.nudge(n, txtRefusedTurn)
 	case len(msg.ToolCalls) == 0:
 		c.TextOnly()
 		r.emit(n, Event{Kind: KindReact, Status: "no_tool_calls", Message: msg.Content, Stalls: c.Stalls})
-		return Exit{}, false, nil
+		return Exit{}, false, r.nudge(n, txtNoToolCall)
 	}
 	skip := false
 	for i, tc := range msg.ToolCalls {
@@ -300,8 +329,11 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		}
 		delegated := len(after.Delegations) > len(n.Delegations)
 		exited := after.Status != state.Running || delegated
+		for _, e := range policyEvents(tc.Name, tc.ID, cr.Trace, c.Stalls) {
+			r.emit(n, e)
+		}
 		step := c.AfterCall(obs.Outcome, exited, tc.Name == toolFinish && obs.Outcome != abi.OutcomeSuccess)
-		r.emit(n, withSent(withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments), sent, cr.Evidence))
+		r.emit(n, decidedBy(withSent(withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments), sent, cr.Evidence), cr.Decider))
 		switch step {
 		case StepNextTurn:
 			skip = true
@@ -319,6 +351,18 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		n = after
 	}
 	return Exit{}, false, nil
+}
+
+// nudge answers a turn without a tool call with a user-role message that
+// says what happened and what is expected (TOOL_OBSERVATION §7.1), so that
+// the next request ends with a user message, as every provider accepts
+// (some refuse a conversation that ends with the assistant's), and is not
+// the same context replayed. The turn was counted as no progress (§6).
+func (r *Runner) nudge(n state.Node, reason textID) error {
+	if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleUser, Content: r.text(txtNextToolCall, r.text(reason))}); err != nil {
+		return fmt.Errorf("loop: %w", err)
+	}
+	return nil
 }
 
 // exited reports how a control builtin took the node out of the loop.
@@ -375,6 +419,91 @@ func (r *Runner) unrun(n state.Node, tc model.ToolCall, c *Counter, o abi.Observ
 	return nil
 }
 
+// malformedTurn says what is wrong with a turn's tool calls, "" when
+// nothing is: a call without an id, or an id used by more than one call
+// (a tool message could not say which call it answers, and the provider
+// refuses the conversation after it).
+func (r *Runner) malformedTurn(calls []model.ToolCall) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	names := map[string][]string{}
+	var order []string
+	var problems []string
+	en := r.cfg.Locale == abi.LocaleEN
+	for i, tc := range calls {
+		if tc.ID == "" {
+			if en {
+				problems = append(problems, fmt.Sprintf("call %d (%s) has no id", i+1, tc.Name))
+			} else {
+				problems = append(problems, fmt.Sprintf("第 %d 个调用（%s）没有调用 id", i+1, tc.Name))
+			}
+			continue
+		}
+		if names[tc.ID] == nil {
+			order = append(order, tc.ID)
+		}
+		names[tc.ID] = append(names[tc.ID], tc.Name)
+	}
+	for _, id := range order {
+		if k := len(names[id]); k > 1 {
+			if en {
+				problems = append(problems, fmt.Sprintf("call id %q is used by %d calls (%s)", id, k, strings.Join(names[id], ", ")))
+			} else {
+				problems = append(problems, fmt.Sprintf("调用 id %q 被 %d 个调用共用（%s）", id, k, strings.Join(names[id], "、")))
+			}
+		}
+	}
+	if en {
+		return strings.Join(problems, "; ")
+	}
+	return strings.Join(problems, "；")
+}
+
+// refuseTurn refuses a malformed turn before any of its calls runs
+// (TOOL_USE_RELIABILITY §2.2: a call that fails validation is not run): it
+// is REJECTED MODEL_TURN_INVALID, one no-progress turn (TOOL_OBSERVATION
+// §3, §6). The conversation keeps the turn's text and the first call of
+// each id, exactly as the model sent them, each answered with the
+// refusal (a TOOL event SKIPPED each); a repeated call or one without an
+// id is left out of it (a provider refuses a conversation with them) and
+// named in the refusal, which the turn's REACT event invalid_turn carries.
+func (r *Runner) refuseTurn(n state.Node, msg model.Message, c *Counter, detail string) error {
+	l := r.cfg.Locale
+	o := abi.Rejected(abi.ModelTurnInvalid, abi.ModelTurnInvalid.Reason(l, "detail", detail), abi.NextDistinctCalls.Text(l))
+	o.Locale = l
+	kept := msg
+	kept.ToolCalls = nil
+	seen := map[string]bool{}
+	for _, tc := range msg.ToolCalls {
+		if tc.ID != "" && !seen[tc.ID] {
+			seen[tc.ID] = true
+			kept.ToolCalls = append(kept.ToolCalls, tc)
+		}
+	}
+	if kept.Content != "" || len(kept.ToolCalls) > 0 {
+		// (An assistant message with nothing in it is refused by some
+		// providers; it is left out.)
+		if err := r.store.AppendMessages(n.ID, kept); err != nil {
+			return fmt.Errorf("loop: %w", err)
+		}
+	}
+	c.TextOnly()
+	r.emit(n, Event{Kind: KindReact, Status: "invalid_turn", Message: o.Message(), Stalls: c.Stalls, Level: "WARN"})
+	for _, tc := range kept.ToolCalls {
+		if err := r.unrun(n, tc, c, o); err != nil {
+			return err
+		}
+	}
+	if len(kept.ToolCalls) == 0 {
+		// Nothing answers the turn: the refusal does, as the user's.
+		if err := r.store.AppendMessages(n.ID, model.Message{Role: model.RoleUser, Content: r.toolMessage(callResult{Observation: o})}); err != nil {
+			return fmt.Errorf("loop: %w", err)
+		}
+	}
+	return nil
+}
+
 // callResult is one call's observation with what its tool message is
 // rendered from.
 type callResult struct {
@@ -384,6 +513,10 @@ type callResult struct {
 	// Builtin: the answer of a builtin, which bounds its own data
 	// (builtin_evidence_get pages by pageSize); it is not cut again.
 	Builtin bool
+	// Decider is the guard step that decided a business call's
+	// observation, or a builtin's plugin; Trace the call's guard steps.
+	Decider *chain.Step
+	Trace   []chain.Step
 }
 
 // toolMessage renders the tool message the model reads for a call.
@@ -399,7 +532,7 @@ func (r *Runner) toolMessage(cr callResult) string {
 // catalog builds the node's tool catalog from its state now.
 func (r *Runner) catalog(n state.Node, sk Skill) (*catalog.Catalog, error) {
 	cat, err := catalog.New(catalog.Input{
-		Builtins: r.manifests, Contract: sk.Skill.Contract, ToolNames: sk.Skill.ToolNames, Business: sk.Tools,
+		Builtins: r.manifests, Contract: sk.Skill.Contract, ToolNames: sk.Skill.ToolNames, Business: sk.defs(),
 		Node: catalog.Node{
 			WriteGated:        n.Gated != nil,
 			DelegatableSkills: n.Delegatable,
@@ -437,11 +570,12 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 			req.ArgsText = tc.Arguments
 		}
 		v := b.Builtin(ctx, r.cfg.Tenant, req)
+		by := builtinStep(b)
 		if v.Observation == nil {
 			o := abi.Failed(abi.PluginContractViolation, abi.PluginContractViolation.Reason(l, "plugin", plugin, "detail", "no observation"),
 				abi.NextReportFailure.Text(l))
 			o.Locale = l
-			return callResult{Observation: o, Builtin: true}, nil
+			return callResult{Observation: o, Builtin: true, Decider: by}, nil
 		}
 		obs := *v.Observation
 		if obs.Outcome == abi.OutcomeSuccess {
@@ -449,7 +583,7 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 				return callResult{}, fmt.Errorf("loop: %s: %w", tc.Name, err)
 			}
 		}
-		return callResult{Observation: obs, Builtin: true}, nil
+		return callResult{Observation: obs, Builtin: true, Decider: by}, nil
 	}
 	res := r.business(ctx, n, sk, cat, tc.ID, tc.Name, []byte(tc.Arguments), views)
 	if res.Err != nil {
@@ -470,7 +604,22 @@ func (r *Runner) call(ctx context.Context, n state.Node, sk Skill, cat *catalog.
 			return callResult{}, fmt.Errorf("loop: %w", err)
 		}
 	}
-	return callResult{Observation: obs, Evidence: evidenceOf(res.Effects), Response: res.Response}, nil
+	return callResult{Observation: obs, Evidence: evidenceOf(res.Effects), Response: res.Response, Decider: res.Decider, Trace: res.Trace}, nil
+}
+
+// builtinStep names the builtin plugin that answered a call, for its TOOL
+// event: its name@version and slot generation when it says (see
+// chain.Identified), else its manifest's name@version.
+func builtinStep(b Builtin) *chain.Step {
+	s := &chain.Step{}
+	if id, ok := b.(chain.Identified); ok {
+		s.Plugin, s.Generation = id.Identity()
+	}
+	if s.Plugin == "" {
+		m := b.Manifest()
+		s.Plugin = m.Name + "@" + m.Version
+	}
+	return s
 }
 
 // commit makes what the before guards decided durable before the tool is
@@ -526,7 +675,7 @@ func (r *Runner) business(ctx context.Context, n state.Node, sk Skill, cat *cata
 	ch.Visible = cat.Visible
 	call := chain.Call{Tenant: r.cfg.Tenant, CallID: callID, Tool: tool, Args: args, State: views, Locale: r.cfg.Locale,
 		ToolContract: sk.Skill.Contract.Tool(tool), Contract: toolContract(n.Contract, tool), Commit: r.commit(n, sk, callID, tool)}
-	for _, d := range sk.Tools {
+	for _, d := range sk.defs() {
 		if d.Name == tool {
 			call.Schema = d.InputSchema
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
@@ -22,6 +23,12 @@ type TaskInput struct {
 	// Skills are the candidate skills the user's intent selected, in order
 	// of preference; empty means every skill of the runner.
 	Skills []string
+	// Platform is the login identity of the round (CONTRACT_SPEC §11):
+	// open platform fields (contract.OpenPlatformFields) and their JSON
+	// values, read by platform.* in every node of the task, delegated
+	// pre-nodes included. A field that is not open is refused
+	// (ErrPlatformField); nil leaves the store's.
+	Platform map[string]json.RawMessage
 }
 
 // TaskExit is how a task stopped.
@@ -46,6 +53,7 @@ type graph struct {
 	id, objective string
 	plan          Plan
 	waiting       map[string]string // delegating node → delegated pre-node
+	platform      map[string]json.RawMessage
 }
 
 func (g *graph) nodeID(planID string) string { return g.id + "." + planID }
@@ -57,13 +65,15 @@ type savedGraph struct {
 	Source    PlanSource        `json:"source,omitempty"`
 	Problem   string            `json:"problem,omitempty"`
 	Waiting   map[string]string `json:"waiting,omitempty"`
+	// Platform is the login identity the task's nodes read (TaskInput).
+	Platform map[string]json.RawMessage `json:"platform,omitempty"`
 }
 
 // save writes the graph to the store, so that the task can be run on by a
 // runner that did not plan it (after a restart, or on another instance).
 func (r *Runner) save(g *graph) error {
 	b, err := json.Marshal(savedGraph{Objective: g.objective, Nodes: g.plan.Nodes, Source: g.plan.Source,
-		Problem: g.plan.Problem, Waiting: g.waiting})
+		Problem: g.plan.Problem, Waiting: g.waiting, Platform: g.platform})
 	if err != nil {
 		return fmt.Errorf("loop: task %s: graph: %w", g.id, err)
 	}
@@ -100,7 +110,8 @@ func (r *Runner) loadGraph(taskID string) (*graph, error) {
 	if sg.Waiting == nil {
 		sg.Waiting = map[string]string{}
 	}
-	g := &graph{id: taskID, objective: sg.Objective, plan: Plan{Nodes: sg.Nodes, Source: sg.Source, Problem: sg.Problem}, waiting: sg.Waiting}
+	g := &graph{id: taskID, objective: sg.Objective, plan: Plan{Nodes: sg.Nodes, Source: sg.Source, Problem: sg.Problem}, waiting: sg.Waiting,
+		platform: sg.Platform}
 	if r.graphs.m == nil {
 		r.graphs.m = map[string]*graph{}
 	}
@@ -126,6 +137,9 @@ var ErrUnknownTask = errors.New("unknown task")
 func (r *Runner) RunTask(ctx context.Context, in TaskInput) (exit TaskExit, err error) {
 	ctx, span := r.startTaskSpan(ctx, in.ID)
 	defer func() { EndTaskSpan(span, exit, err) }()
+	if err := checkPlatform(in.ID, in.Platform); err != nil {
+		return TaskExit{}, err
+	}
 	cands := slices.DeleteFunc(slices.Clone(in.Skills), func(k string) bool { _, ok := r.skills[k]; return !ok })
 	if len(in.Skills) == 0 {
 		cands = slices.Clone(r.order)
@@ -146,7 +160,8 @@ func (r *Runner) RunTask(ctx context.Context, in TaskInput) (exit TaskExit, err 
 // got: a task the store does not know (the process died before it was
 // created) runs as new; one created but never planned (it died before the
 // graph was saved, so no node exists and nothing was called) is planned
-// and run now; any other is resumed (ResumeTask).
+// and run now, with in.Platform as its login identity; any other is
+// resumed (ResumeTask) with the identity it was started with.
 func (r *Runner) RestartTask(ctx context.Context, in TaskInput) (exit TaskExit, err error) {
 	t, err := r.store.Task(in.ID)
 	if errors.Is(err, state.ErrNotFound) {
@@ -160,6 +175,9 @@ func (r *Runner) RestartTask(ctx context.Context, in TaskInput) (exit TaskExit, 
 	}
 	ctx, span := r.startTaskSpan(ctx, in.ID)
 	defer func() { EndTaskSpan(span, exit, err) }()
+	if err := checkPlatform(in.ID, in.Platform); err != nil {
+		return TaskExit{}, err
+	}
 	cands := slices.DeleteFunc(slices.Clone(in.Skills), func(k string) bool { _, ok := r.skills[k]; return !ok })
 	if len(in.Skills) == 0 {
 		cands = slices.Clone(r.order)
@@ -176,10 +194,14 @@ func (r *Runner) RestartTask(ctx context.Context, in TaskInput) (exit TaskExit, 
 // planAndDrive plans a created task, saves its graph and runs it.
 func (r *Runner) planAndDrive(ctx context.Context, in TaskInput, cands []string) (TaskExit, error) {
 	p, err := r.plan(ctx, in.Objective, cands)
+	var pe *ProviderUnavailableError
+	if errors.As(err, &pe) {
+		return r.planFailed(in.ID, p, pe)
+	}
 	if err != nil {
 		return TaskExit{}, err
 	}
-	g := &graph{id: in.ID, objective: in.Objective, plan: p, waiting: map[string]string{}}
+	g := &graph{id: in.ID, objective: in.Objective, plan: p, waiting: map[string]string{}, platform: in.Platform}
 	if err := r.save(g); err != nil {
 		return TaskExit{}, err
 	}
@@ -203,6 +225,23 @@ func (r *Runner) planAndDrive(ctx context.Context, in TaskInput, cands []string)
 	}
 	r.emitTask(in.ID, Event{Kind: KindTask, Status: "PLANNED", Message: msg})
 	return r.drive(ctx, g)
+}
+
+// planFailed ends a task whose plan failed for a provider that is no skill
+// of the agent (CONTRACT_SPEC §16): the task is FAILED before any node
+// runs, and its TASK event carries PROVIDER_UNAVAILABLE.
+func (r *Runner) planFailed(taskID string, p Plan, pe *ProviderUnavailableError) (TaskExit, error) {
+	l := r.cfg.Locale
+	reason := abi.ProviderUnavailable.Reason(l, "skill", pe.Provider) + r.text(txtProviderOf, pe.Skill, pe.Input)
+	if err := r.store.SetTaskStatus(taskID, state.Failed); err != nil {
+		return TaskExit{}, fmt.Errorf("loop: %w", err)
+	}
+	e := Event{Kind: KindTask, Status: string(state.Failed), Message: reason, Level: "WARN"}
+	if i, ok := abi.ProviderUnavailable.Info(); ok {
+		e.Code, e.Name, e.Category = i.Wire, string(i.Code), string(i.Category)
+	}
+	r.emitTask(taskID, e)
+	return TaskExit{Status: state.Failed, Plan: p, Reason: reason, Reply: reason}, nil
 }
 
 // ResumeTask runs a task on after the node that suspended it was resumed
@@ -291,6 +330,7 @@ func (r *Runner) startNode(g *graph, pn PlanNode) error {
 	dependents := slices.ContainsFunc(g.plan.Nodes, func(o PlanNode) bool { return slices.Contains(o.DependsOn, pn.ID) })
 	n := r.newNode(g.nodeID(pn.ID), g.id, sk, 0, "")
 	n.Upstream, n.Inputs, n.HasDependents, n.Target = upstream, inputs, dependents, pn.Target
+	n.Platform = g.platform
 	skip := false
 	if pn.Provider {
 		skip, err = r.sharedOutputsExist(g.id, c)
@@ -410,6 +450,7 @@ func (r *Runner) runNode(ctx context.Context, g *graph, id string) (state.Node, 
 			return state.Node{}, fmt.Errorf("loop: node %s delegates %q: %w", id, d.SkillKey, ErrUnknownSkill)
 		}
 		child := r.newNode(fmt.Sprintf("%s.d%d", id, len(n.Delegations)), n.TaskID, sk, n.Depth+1, id)
+		child.Platform = n.Platform
 		if child.Inputs, err = r.bindInputs(n.TaskID, sk.Skill.Contract, nil, nil); err != nil {
 			return state.Node{}, err
 		}
@@ -548,4 +589,19 @@ func (r *Runner) endOf(g *graph) (TaskExit, bool, error) {
 	}
 	out.Status, out.Output = state.Done, strings.Join(outputs, "\n")
 	return out, true, nil
+}
+
+// checkPlatform refuses a login identity with a field that is not an open
+// platform field (CONTRACT_SPEC §11: the hidden ones, passportId … , never
+// reach a node) or a value that is not JSON.
+func checkPlatform(taskID string, p map[string]json.RawMessage) error {
+	for k, v := range p {
+		if !contract.IsPlatformField(k) {
+			return fmt.Errorf("loop: task %s: platform field %q (open: %s): %w", taskID, k, strings.Join(contract.OpenPlatformFields, ", "), ErrPlatformField)
+		}
+		if !json.Valid(v) {
+			return fmt.Errorf("loop: task %s: platform field %s: the value is not JSON: %w", taskID, k, ErrPlatformField)
+		}
+	}
+	return nil
 }

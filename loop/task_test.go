@@ -2,6 +2,7 @@ package loop_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,67 @@ func TestReflectHint(t *testing.T) {
 		if !strings.Contains(loop.ReflectHint("zh-CN"), `修正必须遵守该返回中"下一步："的要求，不能替代它。`) {
 			t.Fatal(loop.ReflectHint("zh-CN"))
 		}
+	}
+}
+
+// A task's login identity carries open platform fields only (§11): a
+// hidden field, an unknown one or a value that is not JSON is refused
+// before the task exists.
+func TestRunTaskRefusesPlatformFields(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		platform map[string]json.RawMessage
+		want     string
+	}{
+		{"hidden", map[string]json.RawMessage{"userId": json.RawMessage(`1`), "passportId": json.RawMessage(`"p-1"`)},
+			`loop: task t1: platform field "passportId" (open: userId, memberId, name, organId, organName, organType, deptPath): not an open platform field`},
+		{"unknown", map[string]json.RawMessage{"tenant": json.RawMessage(`"acme"`)},
+			`loop: task t1: platform field "tenant" (open: userId, memberId, name, organId, organName, organType, deptPath): not an open platform field`},
+		{"not JSON", map[string]json.RawMessage{"name": json.RawMessage(`张三`)},
+			`loop: task t1: platform field name: the value is not JSON: not an open platform field`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newTaskHarness(t, skillContract, nil, nil)
+			_, err := h.runner.RunTask(ctx, loop.TaskInput{ID: "t1", Objective: userAsk, Platform: tt.platform})
+			if !errors.Is(err, loop.ErrPlatformField) || err.Error() != tt.want {
+				t.Fatalf("err %v, want %s", err, tt.want)
+			}
+			if _, err := h.store.Task("t1"); !errors.Is(err, state.ErrNotFound) {
+				t.Fatalf("task created: %v", err)
+			}
+		})
+	}
+}
+
+// A task created but never planned (the process died during planning)
+// takes the identity of the round that restarts it; a planned one keeps
+// its own, saved with its graph.
+func TestRestartTaskPlatform(t *testing.T) {
+	t.Parallel()
+	fail := scripted.Turn{ToolCalls: []scripted.Call{{Name: "builtin_node_fail", Arguments: `{"reason":"停"}`}}}
+	h := newTaskHarness(t, skillContract, []scripted.Turn{fail}, nil)
+	must(t, h.store.CreateTask(state.Task{ID: "t1", Objective: userAsk}))
+	id := map[string]json.RawMessage{"userId": json.RawMessage(`10086`)}
+	if _, err := h.runner.RestartTask(ctx, loop.TaskInput{ID: "t1", Skills: []string{"site.builder"}, Platform: id}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := h.store.Node("t1.n1")
+	if err != nil || string(n.Platform["userId"]) != "10086" {
+		t.Fatalf("node %+v: %v", n.Platform, err)
+	}
+	// A runner that did not plan it reads the identity from the graph.
+	other, err := loop.New(h.opts)
+	must(t, err)
+	task, _ := h.store.Task("t1")
+	if !strings.Contains(string(task.Graph), `"platform":{"userId":10086}`) {
+		t.Fatalf("graph %s", task.Graph)
+	}
+	if _, err := other.RestartTask(ctx, loop.TaskInput{ID: "t1", Platform: map[string]json.RawMessage{"userId": json.RawMessage(`1`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := h.store.Node("t1.n1"); string(n.Platform["userId"]) != "10086" {
+		t.Fatalf("node %+v", n.Platform)
 	}
 }

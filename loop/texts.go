@@ -39,6 +39,11 @@ const (
 	txtRefusal
 	txtVerifyNotTookReason
 	txtCut
+	txtProviderOf
+	txtNoToolCall
+	txtRefusedTurn
+	txtLengthTurn
+	txtNextToolCall
 )
 
 // texts are the loop's own model- and user-facing texts: zh-CN, en.
@@ -77,6 +82,11 @@ The fix must follow what the result says after "Next:"; it never replaces it.`},
 	txtRefusal:                {"模型拒绝回答：%s", "the model refused: %s"},
 	txtVerifyNotTookReason:    {"已核实：写操作 %s 未生效（回查 %s 判定失败）：%s", "verified: write %s did not take effect (the check with %s failed): %s"},
 	txtCut:                    {"…（已截断）", "… (cut)"},
+	txtProviderOf:             {"（技能 %s 的输入 %s）", " (input %[2]s of skill %[1]s)"},
+	txtNoToolCall:             {"上一轮只有文字，没有调用工具", "your last turn was text only and called no tool"},
+	txtRefusedTurn:            {"上一轮拒绝了回答，没有调用工具", "your last turn was a refusal and called no tool"},
+	txtLengthTurn:             {"上一轮输出达到长度上限被截断，没有完整的工具调用", "your last turn hit the output length limit and was cut, with no complete tool call"},
+	txtNextToolCall:           {"%s；本节点只通过工具调用推进。下一步：调用本节点工具目录中的工具继续；需要用户补充信息时调用 builtin_node_follow_up；已完成时调用 builtin_node_finish；无法完成时调用 builtin_node_fail 说明原因", "%s; this node moves on only through tool calls. Next: call a tool of this node's catalogue; ask the user with builtin_node_follow_up if you need more from them; call builtin_node_finish when the work is done, or builtin_node_fail with the reason if it cannot be done"},
 	txtInputsMissing:          {"缺失的必填输入：%s", "required inputs missing: %s"},
 	txtPlanPrompt: {`把用户的目标拆成任务图。只能使用下列技能；每个节点做一件事，一次写操作一个节点。
 只输出 JSON：{"nodes":[{"id":"n1","skill_key":"…","objective":"…","dependsOn":[],"target":"写工具名或空"}]}

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
 )
 
@@ -22,6 +24,11 @@ const (
 	KindResume  Kind = "RESUME"
 	// KindModel records one model turn: its finish reason and usage.
 	KindModel Kind = "MODEL"
+	// KindGuard records a guard verdict its failure policy set aside: a
+	// shadow guard's decision (Status SHADOW), or a fail-open guard's own
+	// failure let through (Status FAIL_OPEN). Outcome, Code and Message are
+	// the verdict's ("PASS" for a shadow guard that passed).
+	KindGuard Kind = "GUARD"
 )
 
 // Event is one structured trace record. Empty fields are left out of JSON.
@@ -39,6 +46,15 @@ type Event struct {
 	Name     string `json:"name,omitempty"`
 	Category string `json:"category,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Guard, Plugin and Generation name what decided a TOOL event's
+	// observation: the guard's chain position (ArgPolicy, …, or a tenant
+	// guard's ref), the plugin's name@version and its slot generation (0
+	// outside a slot); for a builtin, Plugin and Generation are the
+	// builtin's. Empty when the business tool's own result stands. A GUARD
+	// event names the guard its verdict is from.
+	Guard      string `json:"guard,omitempty"`
+	Plugin     string `json:"plugin,omitempty"`
+	Generation uint64 `json:"generation,omitempty"`
 	// Stalls is the no-progress count after the event.
 	Stalls int `json:"stalls"`
 	// Status is the node's status (NODE, SUSPEND, RESUME), SKIPPED for a
@@ -146,4 +162,40 @@ func toolEvent(e Event, o abi.Observation) Event {
 		e.Level = "WARN"
 	}
 	return e
+}
+
+// decidedBy names the guard step that decided a TOOL event's observation.
+func decidedBy(e Event, s *chain.Step) Event {
+	if s != nil {
+		e.Guard, e.Plugin, e.Generation = s.Guard, s.Plugin, s.Generation
+	}
+	return e
+}
+
+// policyEvents are the GUARD events of a call's steps whose failure policy
+// set the guard's verdict aside, in chain order.
+func policyEvents(tool, callID string, trace []chain.Step, stalls int) []Event {
+	var out []Event
+	for _, s := range trace {
+		if s.Policy == "" {
+			continue
+		}
+		e := Event{Kind: KindGuard, Tool: tool, Call: callID, Guard: s.Guard, Plugin: s.Plugin, Generation: s.Generation,
+			Stalls: stalls, Outcome: "PASS"}
+		if s.Policy == host.FailOpen {
+			e.Status, e.Level = "FAIL_OPEN", "WARN"
+		} else {
+			e.Status = "SHADOW"
+		}
+		if o := s.Observation; o != nil {
+			e.Outcome, e.Message = o.Outcome.String(), o.Message()
+			if i, ok := o.Info(); ok {
+				e.Code, e.Name, e.Category = i.Wire, string(i.Code), string(i.Category)
+			}
+		} else if s.Verdict == "rewrite" {
+			e.Outcome = "REWRITE"
+		}
+		out = append(out, e)
+	}
+	return out
 }

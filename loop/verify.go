@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
@@ -161,7 +160,7 @@ func (r *Runner) VerifyNode(ctx context.Context, nodeID string) (Exit, error) {
 	// while the write's call could still be under way leaves the node
 	// waiting as it is.
 	vr, answered := r.runVerify(ctx, n, sk, e)
-	if answered && !vr.verdict.OK {
+	if answered && !vr.took() {
 		if err := r.tooEarly(n, sk, e, vr.tool); err != nil {
 			return Exit{}, err
 		}
@@ -269,19 +268,28 @@ func (r *Runner) tooEarly(n state.Node, sk Skill, e abi.LedgerEntry, by string) 
 	return &VerifyTooEarlyError{Tool: e.Tool, Until: until, RetryAfter: wait, Observation: o}
 }
 
-// verifyRun is a call of a write's verify tool that answered, and the
-// verdict of the verify tool's own success on it.
+// verifyRun is a call of a write's verify tool that answered, and how the
+// chain's judge (the ResponseContract guard) read its response: judged is
+// SUCCESS (the write took effect) or the judge's FAILED observation (it
+// did not).
 type verifyRun struct {
-	tool    string
-	args    json.RawMessage
-	inv     chain.Invoked
-	verdict contract.Verdict
+	tool   string
+	args   json.RawMessage
+	inv    chain.Invoked
+	judged abi.Observation
 }
 
+// took reports whether the verify found the write done.
+func (vr verifyRun) took() bool { return vr.judged.Outcome == abi.OutcomeSuccess }
+
 // runVerify calls the verify tool of write e through the skill's invoker
-// with verify.args. answered is false when the write has no usable verify
-// (none configured, its arguments do not build) or the verify call failed
-// (that failure is emitted).
+// with verify.args, and has the response judged by the skill chain's judge
+// (chain.Chain.Judge: the ResponseContract guard, which reads the verify
+// tool's own success, §6.4), as every other response is. answered is false
+// when the write has no usable verify (none configured, its arguments do
+// not build), the verify call failed, or the judge gave no verdict (its
+// plugin failed, or it neither passed nor failed the call); a failure is
+// emitted.
 func (r *Runner) runVerify(ctx context.Context, n state.Node, sk Skill, e abi.LedgerEntry) (verifyRun, bool) {
 	wt := sk.Skill.Contract.Tool(e.Tool)
 	if wt == nil || wt.Verify == nil || !slices.Contains(sk.Skill.ToolNames, wt.Verify.Tool) || sk.Chain.Invoker == nil {
@@ -300,7 +308,25 @@ func (r *Runner) runVerify(ctx context.Context, n state.Node, sk Skill, e abi.Le
 		r.emit(n, toolEvent(Event{Tool: v.Tool, Status: abi.SuspendVerify, Stalls: n.Stalls}, inv.Observation))
 		return verifyRun{}, false
 	}
-	return verifyRun{tool: v.Tool, args: args, inv: inv, verdict: vt.Judge(inv.Response)}, true
+	views, err := r.store.Views(n.ID)
+	if err != nil {
+		views = nil
+	}
+	call := chain.Call{Tenant: r.cfg.Tenant, CallID: "verify_" + e.CallID, Tool: v.Tool, Args: args, State: views,
+		Locale: r.cfg.Locale, ToolContract: vt, Contract: toolContract(n.Contract, v.Tool)}
+	for _, d := range sk.Tools {
+		if d.Name == v.Tool {
+			call.Schema = d.InputSchema
+		}
+	}
+	judged, ok := sk.Chain.Judge(ctx, call, inv)
+	if !ok || (judged.Outcome != abi.OutcomeSuccess && judged.Outcome != abi.OutcomeFailed) || judged.Code.HostReserved() {
+		if ok {
+			r.emit(n, toolEvent(Event{Tool: v.Tool, Status: abi.SuspendVerify, Stalls: n.Stalls}, judged))
+		}
+		return verifyRun{}, false
+	}
+	return verifyRun{tool: v.Tool, args: args, inv: inv, judged: judged}, true
 }
 
 // recordVerify settles write e with the verify call's verdict: SUCCESS
@@ -311,14 +337,14 @@ func (r *Runner) recordVerify(n state.Node, e abi.LedgerEntry, vr verifyRun) err
 	l := r.cfg.Locale
 	o := abi.Success(r.text(txtVerifyTook, e.Tool, vr.tool), vr.inv.Response)
 	var result *abi.Observation
-	if vr.verdict.OK {
+	if vr.took() {
 		result = &o
 	} else {
-		o = abi.Failed(abi.ToolBusinessFailed, r.text(txtVerifyNotTookReason, e.Tool, vr.tool, vr.verdict.Message),
-			abi.NextBusiness.Text(l), vr.inv.Response)
+		j := vr.judged
+		o = abi.Failed(j.Code, r.text(txtVerifyNotTookReason, e.Tool, vr.tool, j.Text), j.Next, vr.inv.Response)
 	}
 	o.Locale = l
-	if err := r.store.SettleUncertain(n.TaskID, e.Tool, e.Key, vr.verdict.OK, result); err != nil {
+	if err := r.store.SettleUncertain(n.TaskID, e.Tool, e.Key, vr.took(), result); err != nil {
 		return fmt.Errorf("loop: %w", err)
 	}
 	callID := "verify_" + e.CallID
@@ -383,7 +409,7 @@ func (r *Runner) settleUncertain(ctx context.Context, nodeID string, sk Skill) (
 		if vr, ok := r.runVerify(ctx, n, sk, e); ok {
 			// A negative answer while the write's call could still be
 			// under way is no verdict: the node waits for VERIFY.
-			if vr.verdict.OK || r.tooEarly(n, sk, e, vr.tool) == nil {
+			if vr.took() || r.tooEarly(n, sk, e, vr.tool) == nil {
 				if err := r.recordVerify(n, e, vr); err != nil {
 					return Exit{}, true, err
 				}

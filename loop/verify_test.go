@@ -1,6 +1,7 @@
 package loop_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func TestVerifyAfterWriteTimeout(t *testing.T) {
 			turns:  []scripted.Turn{turn(call("builtin_node_fail", `{"reason":"网站未创建"}`))},
 			ledger: abi.LedgerFailed, status: state.Failed,
 			tools:   []string{"create_site FAILED TOOL_TIMEOUT stalls=1", "query_site FAILED TOOL_BUSINESS_FAILED stalls=1", "builtin_node_fail SUCCESS stalls=1"},
-			message: "已核实：写操作 create_site 未生效（回查 query_site 判定失败）：{\"code\":404,\"msg\":\"没有该网站\"}。下一步：" + abi.NextBusiness.Text(abi.LocaleZH)},
+			message: "已核实：写操作 create_site 未生效（回查 query_site 判定失败）：业务失败：{\"code\":404,\"msg\":\"没有该网站\"}。下一步：" + abi.NextBusiness.Text(abi.LocaleZH)},
 		{name: "no verify: the user says yes", answer: new(bool), turns: []scripted.Turn{finish},
 			ledger: abi.LedgerSuccess, status: state.Done,
 			tools:   []string{"create_site FAILED TOOL_TIMEOUT stalls=1", "builtin_node_finish SUCCESS stalls=1"},
@@ -118,6 +119,108 @@ func TestVerifyAfterWriteTimeout(t *testing.T) {
 				ev, _ := h.store.Evidence("n1")
 				if it := ev[len(ev)-1]; it.Tool != "create_site" || it.Status != abi.OutcomeSuccess || !it.BusinessOK {
 					t.Fatalf("write evidence %+v", it)
+				}
+			}
+			h.done()
+		})
+	}
+}
+
+// siteJudge is a ResponseContract of another generation: it judges
+// query_site by its own rule (found when data.sites is empty, a business
+// failure otherwise; or a trap, like a plugin that failed) and every other
+// tool as the first-party guard does.
+type siteJudge struct {
+	first chain.Guard
+	rule  string // "inverted" or "trap"
+}
+
+func (j siteJudge) Name() string { return "ResponseContract" }
+
+func (j siteJudge) Guard(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	if req.Tool != "query_site" || req.Result == nil || req.Result.Outcome != abi.OutcomeSuccess {
+		return j.first.Guard(ctx, tenant, req)
+	}
+	if j.rule == "trap" {
+		o := abi.Rejected(abi.GuardUnavailable, abi.GuardUnavailable.Reason(req.Locale, "plugin", "ResponseContract", "detail", "trap"), abi.NextRetryLater.Text(req.Locale))
+		return abi.Verdict{Observation: &o}
+	}
+	if !strings.Contains(string(req.Response), `"sites":[]`) {
+		o := abi.Failed(abi.ToolBusinessFailed, "业务失败：该标题的网站不存在", abi.NextBusiness.Text(req.Locale), req.Response)
+		return abi.Verdict{Observation: &o}
+	}
+	return abi.Verdict{}
+}
+
+// A write's verify is read by the chain's judge, the ResponseContract
+// guard, as every other response (§6.4, §13 step 6): swapping that guard
+// changes how a verify reads, with no host change. The same answers the
+// first-party guard reads as "took effect" and "did not" read the other
+// way under a judge with another rule; a judge that fails gives no
+// verdict, and the user is asked.
+func TestVerifyJudgedByResponseContract(t *testing.T) {
+	t.Parallel()
+	const noSites = `{"code":200,"data":{"sites":[]}}`
+	finish := turn(call("builtin_node_finish", `{"output":"网站 Spring Launch 已创建"}`))
+	fail := turn(call("builtin_node_fail", `{"reason":"网站未创建"}`))
+	tests := []struct {
+		name   string
+		rule   string
+		verify string
+		turns  []scripted.Turn
+		ledger abi.LedgerState
+		status state.Status
+		asked  bool
+		tool   string // the verify's trace line
+	}{
+		{name: "first-party: a site found took effect", verify: sites, turns: []scripted.Turn{finish},
+			ledger: abi.LedgerSuccess, status: state.Done, tool: "query_site SUCCESS stalls=1"},
+		{name: "first-party: an empty list took effect", verify: noSites, turns: []scripted.Turn{finish},
+			ledger: abi.LedgerSuccess, status: state.Done, tool: "query_site SUCCESS stalls=1"},
+		{name: "swapped: a site found did not take effect", rule: "inverted", verify: sites, turns: []scripted.Turn{fail},
+			ledger: abi.LedgerFailed, status: state.Failed, tool: "query_site FAILED TOOL_BUSINESS_FAILED stalls=1"},
+		{name: "swapped: an empty list took effect", rule: "inverted", verify: noSites, turns: []scripted.Turn{finish},
+			ledger: abi.LedgerSuccess, status: state.Done, tool: "query_site SUCCESS stalls=1"},
+		{name: "the judge fails: the user is asked", rule: "trap", verify: sites, turns: []scripted.Turn{finish}, asked: true,
+			ledger: abi.LedgerSuccess, status: state.Done, tool: "query_site REJECTED GUARD_UNAVAILABLE stalls=1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			g := nativeGuards()
+			if tt.rule != "" {
+				g["ResponseContract"] = siteJudge{first: g["ResponseContract"], rule: tt.rule}
+			}
+			turns := append(append([]scripted.Turn(nil), gatedTurns...), tt.turns...)
+			h := newHarness(t, setup{contract: verifiedContract, guards: g, turns: turns, answers: map[string][]answer{
+				"query_space": {{body: spaces}}, "create_site": {{err: chain.ErrTimeout}}, "query_site": {{body: tt.verify}}}})
+			_, err := h.runner.Run(ctx, "n1")
+			must(t, err)
+			exit, err := h.runner.Approve(ctx, "n1", loop.Confirm)
+			must(t, err)
+			if tt.asked {
+				if exit.Status != state.Suspended || exit.Suspension.Kind != abi.SuspendVerify {
+					t.Fatalf("exit %+v", exit)
+				}
+				exit, err = h.runner.AnswerVerify(ctx, "n1", true)
+				must(t, err)
+			}
+			if exit.Status != tt.status {
+				t.Fatalf("exit %+v", exit)
+			}
+			end := map[state.Status]string{state.Done: "builtin_node_finish SUCCESS stalls=1", state.Failed: "builtin_node_fail SUCCESS stalls=1"}[tt.status]
+			h.wantTools("query_space SUCCESS stalls=0", "create_site DEFERRED APPROVAL_REQUIRED stalls=0", "builtin_node_approval SUCCESS stalls=0",
+				"create_site FAILED TOOL_TIMEOUT stalls=1", tt.tool, end)
+			l, _ := h.store.Ledger("t1")
+			if len(l) != 1 || l[0].State != tt.ledger {
+				t.Fatalf("ledger %+v", l)
+			}
+			if tt.rule == "inverted" && tt.ledger == abi.LedgerFailed {
+				msgs := h.model.reqs[len(h.model.reqs)-1].Messages
+				want := "已核实：写操作 create_site 未生效（回查 query_site 判定失败）：业务失败：该标题的网站不存在。下一步：" + abi.NextBusiness.Text(abi.LocaleZH) +
+					"\n工具返回：\n" + sites
+				if got := msgs[len(msgs)-1].Content; got != want {
+					t.Fatalf("model read %q, want %q", got, want)
 				}
 			}
 			h.done()

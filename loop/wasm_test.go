@@ -7,12 +7,23 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/plugins/builtins/control"
+	"github.com/agentwarden/warden/plugins/builtins/env"
+	"github.com/agentwarden/warden/plugins/builtins/node"
+	"github.com/agentwarden/warden/plugins/guards/argbinding"
+	"github.com/agentwarden/warden/plugins/guards/argpolicy"
+	"github.com/agentwarden/warden/plugins/guards/evidence"
+	"github.com/agentwarden/warden/plugins/guards/fingerprint"
+	"github.com/agentwarden/warden/plugins/guards/paramcontract"
+	"github.com/agentwarden/warden/plugins/guards/responsecontract"
+	"github.com/agentwarden/warden/plugins/guards/writegate"
 )
 
 // TestWasmEndToEnd runs scenarios 1 and 8 with every first-party guard and
@@ -35,6 +46,15 @@ func TestWasmEndToEnd(t *testing.T) {
 	for _, b := range []string{"control", "node", "env"} {
 		pkgs["builtin:"+b] = "./plugins/builtins/" + b + "/cmd"
 	}
+	// Each is granted its own capabilities, as a first-party slot does.
+	grants := map[string][]abi.Capability{}
+	for name, p := range map[string]guest.Plugin{
+		"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
+		"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
+		"Evidence": evidence.Plugin, "builtin:control": control.Plugin, "builtin:node": node.Plugin, "builtin:env": env.Plugin,
+	} {
+		grants[name] = p.Manifest.Capabilities
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	loaded := map[string]*host.Plugin{}
@@ -53,7 +73,7 @@ func TestWasmEndToEnd(t *testing.T) {
 				errs <- err
 				return
 			}
-			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}})
+			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}, Capabilities: grants[name]})
 			if err != nil {
 				errs <- err
 				return

@@ -43,7 +43,7 @@
 // Response.
 //
 // A failure at the provider is a [*ProviderError] whose Kind is one of
-// [ErrAuth], [ErrRateLimited], [ErrContextLength], [ErrUnavailable],
+// [ErrAuth], [ErrRateLimited], [ErrQuota], [ErrContextLength], [ErrUnavailable],
 // [ErrMalformed], [ErrBadRequest] or [ErrTimeout], matched with errors.Is
 // through any wrapping, so that a caller (the CLI's exit code, the HTTP
 // API's error code) can say what went wrong without parsing text.

@@ -22,6 +22,10 @@ var (
 	// ErrRateLimited: the provider throttled the call (HTTP 429);
 	// ProviderError.RetryAfter says how long it asked to wait.
 	ErrRateLimited = errors.New("model: provider rate limited")
+	// ErrQuota: the provider's account has no quota or credit left
+	// (OpenAI's 429 insufficient_quota). Waiting does not refill it: the
+	// operator must, so it is never retried.
+	ErrQuota = errors.New("model: provider quota exhausted")
 	// ErrContextLength: the conversation does not fit the model's context
 	// window. Sending it again cannot help; it must be shortened.
 	ErrContextLength = errors.New("model: context length exceeded")
@@ -42,7 +46,7 @@ var (
 // provider. errors.Is matches it against its Kind; errors.As finds it
 // through any wrapping. Its text never carries the API key.
 type ProviderError struct {
-	// Kind is one of ErrAuth, ErrRateLimited, ErrContextLength,
+	// Kind is one of ErrAuth, ErrRateLimited, ErrQuota, ErrContextLength,
 	// ErrUnavailable, ErrMalformed, ErrBadRequest or ErrTimeout.
 	Kind error
 	// Status is the HTTP status of the reply; 0 when there was none
@@ -102,7 +106,7 @@ func (e *ProviderError) Is(target error) bool { return e.Kind != nil && target =
 func (e *ProviderError) Unwrap() error { return e.Err }
 
 // KindName is a short stable name of a provider failure's kind, for error
-// codes and metric labels: "auth", "rate_limited", "context_length",
+// codes and metric labels: "auth", "rate_limited", "quota", "context_length",
 // "unavailable", "malformed", "bad_request", "timeout"; "" when err is no
 // provider failure.
 func KindName(err error) string {
@@ -120,6 +124,7 @@ var kinds = []struct {
 }{
 	{ErrAuth, "auth"},
 	{ErrRateLimited, "rate_limited"},
+	{ErrQuota, "quota"},
 	{ErrContextLength, "context_length"},
 	{ErrUnavailable, "unavailable"},
 	{ErrMalformed, "malformed"},

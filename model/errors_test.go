@@ -13,7 +13,7 @@ import (
 
 func TestProviderError(t *testing.T) {
 	t.Parallel()
-	kinds := []error{model.ErrAuth, model.ErrRateLimited, model.ErrContextLength, model.ErrUnavailable,
+	kinds := []error{model.ErrAuth, model.ErrRateLimited, model.ErrQuota, model.ErrContextLength, model.ErrUnavailable,
 		model.ErrMalformed, model.ErrBadRequest, model.ErrTimeout}
 	cause := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	tests := []struct {
@@ -28,6 +28,12 @@ func TestProviderError(t *testing.T) {
 			err:      &model.ProviderError{Kind: model.ErrRateLimited, Status: 429, Code: "rate_limit_exceeded", Message: "slow down", RetryAfter: time.Second, Attempts: 4},
 			want:     "model: provider rate limited: HTTP 429 (rate_limit_exceeded): slow down (after 4 attempts)",
 			wantKind: model.ErrRateLimited, wantName: "rate_limited",
+		},
+		{
+			name:     "an exhausted quota is its own kind, not a rate limit",
+			err:      &model.ProviderError{Kind: model.ErrQuota, Status: 429, Type: "insufficient_quota", Code: "insufficient_quota", Message: "You exceeded your current quota."},
+			want:     "model: provider quota exhausted: HTTP 429 (insufficient_quota): You exceeded your current quota.",
+			wantKind: model.ErrQuota, wantName: "quota",
 		},
 		{
 			name:     "status text without a code",

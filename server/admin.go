@@ -251,7 +251,10 @@ func readModule(w http.ResponseWriter, r *http.Request, req *Install) error {
 
 // candidateError reports why a candidate was refused.
 func candidateError(err error) error {
+	var ge *host.GrantError
 	switch {
+	case errors.As(err, &ge):
+		return fail(http.StatusForbidden, CodeCapabilityNotGranted, grantMessage(ge))
 	case errors.Is(err, host.ErrDigestMismatch):
 		return fail(http.StatusUnprocessableEntity, CodeDigestMismatch, err.Error())
 	case errors.Is(err, host.ErrModuleTooLarge):
@@ -261,6 +264,23 @@ func candidateError(err error) error {
 	default:
 		return fail(http.StatusUnprocessableEntity, CodePluginRejected, err.Error())
 	}
+}
+
+// grantMessage says what a refused candidate asked for and what its slot
+// allows.
+func grantMessage(ge *host.GrantError) string {
+	list := func(cs []abi.Capability) string {
+		if len(cs) == 0 {
+			return "none"
+		}
+		s := make([]string, len(cs))
+		for i, c := range cs {
+			s[i] = string(c)
+		}
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("%s asks for capabilities the slot does not allow: it asks for %s; the slot allows %s (not allowed: %s)",
+		ge.Plugin, list(ge.Asked), list(ge.Granted), list(ge.Excess))
 }
 
 func (s *Server) rollbackSlot(w http.ResponseWriter, r *http.Request) error {

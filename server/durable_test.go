@@ -44,8 +44,8 @@ func instance(t *testing.T, db *sqlstore.DB, name string, c *clock, fs fixtureSe
 	more := fs.options
 	fs.options = func(o *server.Options) {
 		o.Directory, o.Instance, o.Lease, o.Now = db, name, lease, c.Now
-		o.NewStore = func(id string) (state.Store, error) {
-			return db.Session(context.Background(), state.Options{SessionID: id, Now: c.Now})
+		o.NewStore = func(_ string, opt state.Options) (state.Store, error) {
+			return db.Session(context.Background(), opt)
 		}
 		o.Recoverable = db.SessionsWithStartedWrites
 		if more != nil {

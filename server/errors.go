@@ -1,18 +1,25 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/store"
 )
 
 // Error codes of the API. They are stable: clients branch on them.
 const (
 	CodeUnauthorized       = "unauthorized"         // 401: no or unknown bearer key
 	CodeForbidden          = "forbidden"            // 403: a tenant key on the admin API
+	CodePlatformUntrusted  = "platform_untrusted"   // 403: login identity headers on a key that is not a trusted gateway's
 	CodeBadJSON            = "bad_json"             // 400: the body is not one JSON value
 	CodeUnknownField       = "unknown_field"        // 400: the body has a field the endpoint does not take
 	CodeInvalidBody        = "invalid_body"         // 400: the body has a key twice, or a key in another case than the field's
@@ -52,19 +59,25 @@ const (
 	CodeTenantSessionLimit = "tenant_session_limit" // 429: the tenant has Limits.MaxSessions sessions open; Retry-After when one will close
 	CodeTenantRunLimit     = "tenant_run_limit"     // 429: the tenant has Limits.MaxRuns runs in flight; Retry-After: 1
 	CodeSetupFailed        = "setup_failed"         // 500: the session's agent could not be assembled
-	CodeRunFailed          = "run_failed"           // 500: the runtime failed (store, setup); not the model provider
+	CodeRunFailed          = "run_failed"           // 500: the runtime failed (store, setup); not the model provider. The message says what failed and names the request id
 	CodeInternal           = "internal"             // 500
 
 	// The model provider failed while the task ran. The task is FAILED
 	// with the provider's message as its reason.
 	CodeModelAuthFailed     = "model_auth_failed"        // 502: the provider refused Warden's API key (not the caller's)
 	CodeModelRateLimited    = "model_rate_limited"       // 429: the provider throttled; Retry-After when it said
+	CodeModelQuota          = "model_quota_exhausted"    // 502: Warden's provider account has no quota or credit left; retrying cannot help
 	CodeContextLength       = "context_length_exceeded"  // 422: the conversation exceeds the model's context window
 	CodeModelUnavailable    = "model_unavailable"        // 502: 5xx, unreachable, or a cut stream after the retries
 	CodeModelMalformed      = "model_malformed_response" // 502: the reply is not a chat completion
 	CodeModelRequestRefused = "model_request_rejected"   // 502: the provider refused the request as sent (configuration)
 	CodeModelTimeout        = "model_timeout"            // 504: the model call ran out of time
 )
+
+// CodeCapabilityNotGranted (403): an installed module asks for
+// capabilities its slot does not allow; the message names what it asked
+// for and what the slot allows.
+const CodeCapabilityNotGranted = "capability_not_granted"
 
 // ErrSelfTest: a candidate generation failed the server's self-test.
 var ErrSelfTest = errors.New("server: candidate self-test failed")
@@ -109,6 +122,7 @@ var modelFailures = []struct {
 }{
 	{model.ErrAuth, http.StatusBadGateway, CodeModelAuthFailed},
 	{model.ErrRateLimited, http.StatusTooManyRequests, CodeModelRateLimited},
+	{model.ErrQuota, http.StatusBadGateway, CodeModelQuota},
 	{model.ErrContextLength, http.StatusUnprocessableEntity, CodeContextLength},
 	{model.ErrUnavailable, http.StatusBadGateway, CodeModelUnavailable},
 	{model.ErrMalformed, http.StatusBadGateway, CodeModelMalformed},
@@ -134,6 +148,55 @@ func modelFailure(err error) (ae *apiError, retryAfter time.Duration) {
 		}
 	}
 	return nil, 0
+}
+
+// runFailures name, by its sentinel, what failed when a run stopped on
+// an error that is not the provider's answer. Only these texts reach the
+// client: an error's own text may quote arguments, tool results or a
+// connection string.
+var runFailures = []struct {
+	err  error
+	what string
+}{
+	{context.DeadlineExceeded, "the run exceeded its time limit (run-timeout)"},
+	{context.Canceled, "the run was cancelled"},
+	{model.ErrInvalidRequest, "the request for the model was invalid before it was sent"},
+	{loop.ErrModel, "the model call failed without an answer from the provider"},
+	{loop.ErrUnknownSkill, "a node names a skill the agent does not have"},
+	{store.ErrOwned, "another instance took the session over"},
+	{store.ErrNotFound, "the session store failed"},
+	{store.ErrExists, "the session store failed"},
+	{store.ErrInvalid, "the session store failed"},
+	{state.ErrNotFound, "the task's state is inconsistent"},
+	{state.ErrInvalidEffect, "a plugin's effect could not be applied"},
+	{state.ErrUnknownEffect, "a plugin's effect could not be applied"},
+	{host.ErrClosed, "a plugin was closed while the task ran"},
+}
+
+// runFailure says what failed, safe to show: the first matching kind,
+// with the validation detail of an invalid model request (indexes, call
+// ids and tool names only).
+func runFailure(err error) string {
+	for _, f := range runFailures {
+		if !errors.Is(err, f.err) {
+			continue
+		}
+		if f.err == model.ErrInvalidRequest {
+			if _, detail, ok := strings.Cut(err.Error(), model.ErrInvalidRequest.Error()+": "); ok {
+				return f.what + " (" + bounded(detail, 200) + ")"
+			}
+		}
+		return f.what
+	}
+	return "an internal error of the runtime"
+}
+
+// bounded keeps the first n bytes of s, whole characters, marking a cut.
+func bounded(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // setRetryAfter sends d as Retry-After in whole seconds, rounded up; zero

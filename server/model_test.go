@@ -42,6 +42,20 @@ func TestModelProviderFailures(t *testing.T) {
 			retryAfter: "3",
 		},
 		{
+			name:    "an exhausted quota is not a rate limit: 502, no Retry-After",
+			reply:   fakeprovider.InsufficientQuota(),
+			status:  http.StatusBadGateway,
+			code:    server.CodeModelQuota,
+			message: "model: provider quota exhausted: HTTP 429 (insufficient_quota): You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+		},
+		{
+			name:    "a CDN's 502 page is reduced to its title",
+			reply:   fakeprovider.BadGatewayPage(),
+			status:  http.StatusBadGateway,
+			code:    server.CodeModelUnavailable,
+			message: "model: provider unavailable: HTTP 502 Bad Gateway: text/html, 1059 bytes: api.example.com | 502: Bad gateway",
+		},
+		{
 			name:    "context length",
 			reply:   fakeprovider.ContextLength(),
 			status:  http.StatusUnprocessableEntity,
@@ -60,7 +74,7 @@ func TestModelProviderFailures(t *testing.T) {
 			reply:   fakeprovider.Garbage(),
 			status:  http.StatusBadGateway,
 			code:    server.CodeModelMalformed,
-			message: "model: malformed provider response: HTTP 200 OK: the body is not a chat completion (invalid character '<' looking for beginning of value): <html><body>502 Bad Gateway</body></html>",
+			message: "model: malformed provider response: HTTP 200 OK: the body is not a chat completion (invalid character '<' looking for beginning of value): text/html, 41 bytes: 502 Bad Gateway",
 		},
 		{
 			name:    "other 4xx",

@@ -263,6 +263,12 @@ func (s *Server) install(ctx context.Context, name string, src host.Source, conf
 	}
 	pol := s.opt.Policy
 	pol.Config = config
+	// A first-party slot allows its own plugin's capabilities and no more,
+	// whatever a candidate's manifest asks for; any other slot what the
+	// operator's Policy grants (nothing by default).
+	if want, reserved := reservedSlot(name); reserved {
+		pol.Capabilities = want.Capabilities
+	}
 	rec := GenerationRecord{Slot: name, Digest: host.Digest(src.Bytes), Origin: origin, File: file}
 	// One install or rollback at a time: a slot's generations are serial by
 	// nature, and it keeps two first installs of one name from racing.

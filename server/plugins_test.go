@@ -286,6 +286,14 @@ func TestLoadPluginsErrors(t *testing.T) {
 	t.Parallel()
 	mods := firstPartyModules(t)
 	wg := host.Digest(mods["writegate.wasm"])
+	unitconvPath, err := testdata.Build("./examples/builtins/unitconv/cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unitconv, err := os.ReadFile(unitconvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	junk := []byte("\x00asm\x01\x00\x00\x00junk")
 	tests := []struct {
 		name  string
@@ -321,10 +329,25 @@ func TestLoadPluginsErrors(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "evidence.json"), []byte(`{"config":{"maxPayloadBytes":1}}`), 0o644)
 		}, nil, host.ErrConfig, "server: plugin <dir>/evidence.wasm: host: slot Evidence: candidate: host: load evidence.wasm: config: " +
 			"maxPayloadBytes: 1 is less than the minimum 64: plugin config rejected", ""},
-		{"a builtin as a guard", func(dir string) { os.WriteFile(filepath.Join(dir, "writegate.wasm"), mods["node.wasm"], 0o644) }, nil,
-			server.ErrSlotRole, "server: plugin <dir>/writegate.wasm: host: slot WriteGate: self-test of builtin-node@1.0.0: " +
-				"server: candidate does not fit its slot: slot WriteGate takes a guard [before after], builtin-node@1.0.0 is a builtin []",
+		// A builtin asking for no capability, so that its role is what
+		// refuses it.
+		{"a builtin as a guard", func(dir string) { os.WriteFile(filepath.Join(dir, "writegate.wasm"), unitconv, 0o644) }, nil,
+			server.ErrSlotRole, "server: plugin <dir>/writegate.wasm: host: slot WriteGate: self-test of acme.unitconv@1.2.0: " +
+				"server: candidate does not fit its slot: slot WriteGate takes a guard [before after], acme.unitconv@1.2.0 is a builtin []",
+			host.Digest(unitconv)},
+		{"a builtin asking for more than a guard's capabilities", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "writegate.wasm"), mods["node.wasm"], 0o644)
+		}, nil, host.ErrNotGranted, "server: plugin <dir>/writegate.wasm: host: slot WriteGate: candidate: host: load writegate.wasm: " +
+			"plugin asks for capabilities it is not granted: builtin-node@1.0.0 asks for state.node, state.evidence, state.conversation, " +
+			"state.followup, state.entities, effect.output, effect.state; it may have state.ledger, state.approval, effect.ledger " +
+			"(not granted: state.node, state.evidence, state.conversation, state.followup, state.entities, effect.output, effect.state)",
 			host.Digest(mods["node.wasm"])},
+		{"a WriteGate asking for more than WriteGate's capabilities", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "writegate.wasm"), testdata.Bytes(t, "writegate-escalate"), 0o644)
+		}, nil, host.ErrNotGranted, "server: plugin <dir>/writegate.wasm: host: slot WriteGate: candidate: host: load writegate.wasm: " +
+			"plugin asks for capabilities it is not granted: writegate@1.2.0 asks for state.ledger, state.approval, effect.ledger, " +
+			"effect.node, effect.output, state.conversation, clock, random; it may have state.ledger, state.approval, effect.ledger " +
+			"(not granted: effect.node, effect.output, state.conversation, clock, random)", host.Digest(testdata.Bytes(t, "writegate-escalate"))},
 		{"no host", nil, func(o *server.Options) { o.Host = nil },
 			server.ErrConfig, "server: invalid options: a plugin directory without a plugin host", ""},
 		{"with builtins", nil, func(o *server.Options) { o.Builtins = []loop.Builtin{} },

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -451,5 +452,47 @@ func TestTenantPluginTooLarge(t *testing.T) {
 	if want := fmt.Sprintf("host: load domaindeny: %d bytes over 1048576: module too large", len(guard)); code != 413 ||
 		eb.Error.Code != server.CodeBodyTooLarge || eb.Error.Message != want {
 		t.Fatalf("%d %s, want 413 %s", code, b, want)
+	}
+}
+
+// TestTenantBuiltin: a tenant's builtin module is offered to its nodes as
+// builtins are, its arguments held to its declared schema before it runs;
+// a builtin taking a first-party builtin's name is refused at install, and
+// another tenant's nodes are not offered it.
+func TestTenantBuiltin(t *testing.T) {
+	t.Parallel()
+	path, err := testdata.Build("./examples/builtins/unitconv/cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unitconv, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	impostor := testdata.Bytes(t, "impostor")
+	var turns []mscripted.Turn
+	if err := json.Unmarshal([]byte(`[
+		{"tool_calls":[{"name":"unitconv_convert","arguments":{"value":"ten","from":"km","to":"mi"}}]},
+		{"expect":{"tool":"unitconv_convert","outcome":"REJECTED","code":"ARG_REJECTED"},"tool_calls":[{"name":"unitconv_convert","arguments":{"value":10,"from":"km","to":"mi"}}]},
+		{"expect":{"tool":"unitconv_convert","outcome":"SUCCESS"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"10 km is 6.21 mi"}}]}]`), &turns); err != nil {
+		t.Fatal(err)
+	}
+	f := buildFixture(t, fixtureSetup{turns: turns})
+	code, b := f.sendRaw(t, "PUT", "/v1/plugins/acme.impostor?sha256="+digest(impostor), keyAcme, "application/wasm", impostor)
+	var eb server.ErrorBody
+	_ = json.Unmarshal(b, &eb)
+	if code != 422 || eb.Error.Code != server.CodePluginRejected || !strings.Contains(eb.Error.Message, "builtin_node_finish (a first-party builtin)") {
+		t.Fatalf("impostor: %d %s", code, b)
+	}
+	if code, b := f.sendRaw(t, "PUT", "/v1/plugins/acme.unitconv?sha256="+digest(unitconv), keyAcme, "application/wasm", unitconv); code != 201 {
+		t.Fatalf("install unitconv: %d %s", code, b)
+	}
+	sid := f.session(t, keyAcme)
+	var res server.RunResult
+	if code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"how many miles is 10 km?"}`, &res); code != 200 || res.Task.Status != "DONE" {
+		t.Fatalf("message: %d %+v %+v", code, eb, res.Task)
+	}
+	if !hasEvent(res.Events, "TOOL", "unitconv_convert", "REJECTED", "ARG_REJECTED") || !hasEvent(res.Events, "TOOL", "unitconv_convert", "SUCCESS", "") {
+		t.Fatalf("events: %+v", res.Events)
 	}
 }

@@ -96,9 +96,9 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, ss *session, t *
 			a = runAnswer{err: ae, retryAfter: ae.retryAfter}
 			// A client that did not wait learns it only from here and
 			// from the task, which stays as it was.
-			s.log.WarnContext(ctx, "answer refused", "session", ss.id, "task", t.ID, "code", ae.code, "message", ae.message)
+			s.log.WarnContext(ctx, "answer refused", "request_id", requestID(ctx), "session", ss.id, "task", t.ID, "code", ae.code, "message", ae.message)
 		} else {
-			a = s.settle(ss, t, from, exit, err)
+			a = s.settle(ss, t, from, exit, err, requestID(ctx))
 		}
 		// Whoever sees the task settled finds the session and the
 		// tenant's run slot free.

@@ -94,9 +94,10 @@ type Options struct {
 	Tools tools.Provider
 	// NewModel returns the model of a new session.
 	NewModel func(tenant, session string) (model.Model, error)
-	// NewStore returns the state store of a new session; nil means
-	// state.NewMemory.
-	NewStore func(session string) (state.Store, error)
+	// NewStore returns the state store of a new session, opened with opt
+	// (its id, clock and the agent's state settings); nil means
+	// state.NewMemory(opt).
+	NewStore func(session string, opt state.Options) (state.Store, error)
 	// Guards are the first-party guards by chain position name; nil runs
 	// them in-process. A slot installed through the admin API under one of
 	// these names replaces it for sessions created afterwards.
@@ -106,6 +107,14 @@ type Options struct {
 	Builtins []loop.Builtin
 	// Loop is the loop's config; its Tenant is set per session.
 	Loop loop.Config
+	// State are the state.* settings of every session's store.
+	State StateSettings
+	// AgentSettings replace Loop and State for the sessions of the agent
+	// whose agent_code keys them.
+	AgentSettings map[string]AgentSettings
+	// Platform says how a trusted gateway passes the login identity of a
+	// message (CONTRACT_SPEC §11); the zero value accepts none.
+	Platform PlatformOptions
 	// ToolTimeout is the invoker's timeout for tools without timeoutMs;
 	// 0 means the invoker's default.
 	ToolTimeout time.Duration
@@ -117,7 +126,9 @@ type Options struct {
 	// AdminKeys.
 	Host *host.Host
 	// Policy is the policy of admin-installed plugins; its Config is
-	// replaced by the upload's.
+	// replaced by the upload's. Its Capabilities are what a slot other
+	// than a first-party one grants (nothing when unset); a first-party
+	// slot grants exactly its own plugin's capabilities instead.
 	Policy host.Policy
 	// SelfTest checks a candidate generation before it serves; nil means
 	// DefaultSelfTest.
@@ -212,6 +223,9 @@ type Server struct {
 	ready     atomic.Bool
 	limits    *limiter
 
+	// gateways are the tenant keys that may pass the login identity.
+	gateways map[[32]byte]bool
+
 	dir store.Directory
 	// leaseUntil is the end of this instance's lease as last renewed, in
 	// unix nanoseconds; 0 before Start (no lease is kept).
@@ -255,6 +269,12 @@ func New(o Options) (*Server, error) {
 	if err := o.Loop.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	if err := o.validateSettings(); err != nil {
+		return nil, err
+	}
+	if err := o.Platform.validate(o.Keys); err != nil {
+		return nil, err
+	}
 	if err := o.Limits.validate(); err != nil {
 		return nil, err
 	}
@@ -277,6 +297,10 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("%w: an admin key is also a tenant key", ErrConfig)
 		}
 		s.admins = append(s.admins, sha256.Sum256([]byte(k)))
+	}
+	s.gateways = map[[32]byte]bool{}
+	for _, k := range o.Platform.GatewayKeys {
+		s.gateways[sha256.Sum256([]byte(k))] = true
 	}
 	s.operators = append(s.operators, s.admins...)
 	for _, k := range o.MetricsKeys {
@@ -348,7 +372,10 @@ func (s *Server) Close() {
 	s.slots = map[string]*host.Slot{}
 }
 
-// Handler returns the API's routes.
+// Handler returns the API's routes. Every answer carries X-Request-Id:
+// the caller's, when it sent one that is safe to log (up to 64 letters,
+// digits, '.', '_' or '-'), else a fresh one. An error body repeats it as
+// request_id, and the server's log lines about the request name it.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
@@ -357,7 +384,14 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fail(http.StatusNotFound, CodeNotFound, "no route for "+r.Method+" "+r.URL.Path))
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(headerRequestID)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set(headerRequestID, id)
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
 }
 
 // route is one route of the API: a ServeMux pattern ("METHOD /path") and
@@ -433,6 +467,7 @@ func (s *Server) tenant(h tenantHandler) http.Handler {
 		// The request's span, once its key names the tenant, says whose
 		// it is (the session and task are named by the request's route).
 		tracing.Label(r.Context(), tracing.Task{Tenant: t})
+		r = r.WithContext(withKey(r.Context(), key))
 		if err := h(w, r, t); err != nil {
 			s.report(w, r, err)
 		}
@@ -513,7 +548,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, err error) {
 		ae = fail(http.StatusInternalServerError, CodeInternal, "internal error")
 	}
 	if ae.status >= 500 {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", ae.code, "err", err)
+		s.log.Error("request failed", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "code", ae.code, "err", err)
 	}
 	writeError(w, ae)
 }
@@ -574,12 +609,15 @@ type ErrorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// RequestID is the answer's X-Request-Id: the server's log lines
+		// about the request carry it as request_id.
+		RequestID string `json:"request_id,omitempty"`
 	} `json:"error"`
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
 	var b ErrorBody
-	b.Error.Code, b.Error.Message = e.code, e.message
+	b.Error.Code, b.Error.Message, b.Error.RequestID = e.code, e.message, w.Header().Get(headerRequestID)
 	writeJSON(w, e.status, b)
 }
 

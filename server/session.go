@@ -630,15 +630,16 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 	drop := func(key string, problems []string) {
 		s.log.Error("skill dropped", "tenant", tenant, "session", id, "skill", key, "problems", problems)
 	}
-	agent, skills, labels, err := s.skills(ctx, tenant, probe, drop)
+	agent, skills, builtins, labels, err := s.skills(ctx, tenant, probe, drop)
 	if err != nil {
 		return nil, err
 	}
+	cfg, so := s.settings(agent.Profile.AgentCode, id)
 	var st state.Store
 	if s.opt.NewStore != nil && !probe {
-		st, err = s.opt.NewStore(id)
+		st, err = s.opt.NewStore(id, so)
 	} else {
-		st, err = state.NewMemory(state.Options{SessionID: id, Now: s.opt.Now})
+		st, err = state.NewMemory(so)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("server: store: %w", err)
@@ -652,7 +653,6 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 	if o, ok := m.(observable); ok {
 		o.SetObserver(ss.observer())
 	}
-	cfg := s.opt.Loop
 	cfg.Tenant = tenant
 	if cfg.Now == nil {
 		cfg.Now = s.opt.Now
@@ -665,7 +665,7 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 		}
 	}
 	ss.runner, err = loop.New(loop.Options{Model: m, Store: st, Agent: agent.Profile, Skills: skills,
-		Builtins: s.builtins(), Sink: ss.sink, Config: cfg})
+		Builtins: builtins, Sink: ss.sink, Config: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("server: runner: %w", err)
 	}
@@ -676,14 +676,14 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 // builds each one's chain: the first-party guards with its tenant guards
 // placed among them. A skill that does not load is dropped through drop;
 // strict makes a file skill's failure an error (the start's Check).
-func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop func(key string, problems []string)) (Agent, []loop.Skill, map[string]string, error) {
+func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop func(key string, problems []string)) (Agent, []loop.Skill, []loop.Builtin, map[string]string, error) {
 	listed, err := s.opt.Tools.ListTools(ctx)
 	if err != nil {
-		return Agent{}, nil, nil, fmt.Errorf("server: list tools: %w", err)
+		return Agent{}, nil, nil, nil, fmt.Errorf("server: list tools: %w", err)
 	}
 	agent, err := s.loadSkills(ctx, tenant, listed, strict, drop)
 	if err != nil {
-		return Agent{}, nil, nil, err
+		return Agent{}, nil, nil, nil, err
 	}
 	defs := map[string]catalog.BusinessTool{}
 	for _, t := range listed {
@@ -692,19 +692,20 @@ func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop fu
 	var recs []store.PluginRecord
 	if reg := s.registry(); reg != nil {
 		if recs, err = reg.Plugins(ctx, tenant); err != nil {
-			return Agent{}, nil, nil, fmt.Errorf("server: plugins of %s: %w", tenant, err)
+			return Agent{}, nil, nil, nil, fmt.Errorf("server: plugins of %s: %w", tenant, err)
 		}
 	}
 	inv := &chain.Invoker{Caller: s.caller(tenant), DefaultTimeout: s.opt.ToolTimeout}
 	guards := s.guards()
 	labels := map[string]string{}
+	live, isLive := s.opt.Tools.(tools.Live)
 	var skills []loop.Skill
 	for _, sk := range agent.Skills {
 		// A tool the contract is silent about is a write when its server's
 		// annotations say so (RATIONALE: annotations as a fallback contract).
 		hinted, _, err := tools.ApplyHints(sk, listed)
 		if err != nil {
-			return Agent{}, nil, nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
+			return Agent{}, nil, nil, nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
 		}
 		sk = hinted
 		// The skill's tenant guards, from the tenant's registry: a ref
@@ -716,11 +717,22 @@ func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop fu
 				var bts []catalog.BusinessTool
 				for _, n := range sk.ToolNames {
 					d, ok := defs[n]
-					if !ok {
+					switch {
+					case !ok && (!isLive || strict):
+						// At start (strict) a tool no server lists is a
+						// mistake in the skills, said loudly.
 						err = fmt.Errorf("tool %s is not served", n)
+					case !ok:
+						// Since start its server dropped it, or the skills
+						// named it since: the node's catalog offers it once
+						// a server lists it again (tools/list_changed).
+						s.log.Info("tool not served now", "skill", sk.Profile.SkillKey, "tool", n)
+					default:
+						bts = append(bts, d)
+					}
+					if err != nil {
 						break
 					}
-					bts = append(bts, d)
 				}
 				if err == nil {
 					for _, n := range sk.ToolNames {
@@ -728,13 +740,17 @@ func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop fu
 							labels[n] = t.Label
 						}
 					}
-					skills = append(skills, loop.Skill{Skill: sk, Chain: ch, Tools: bts})
+					lsk := loop.Skill{Skill: sk, Chain: ch, Tools: bts}
+					if isLive {
+						lsk.Live = tools.LiveDefinitions(live, sk, listed)
+					}
+					skills = append(skills, lsk)
 					continue
 				}
 			}
 		}
 		if strict {
-			return Agent{}, nil, nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
+			return Agent{}, nil, nil, nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
 		}
 		drop(sk.Profile.SkillKey, []string{err.Error()})
 	}
@@ -742,27 +758,35 @@ func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop fu
 	for _, k := range skills {
 		agent.Skills = append(agent.Skills, k.Skill)
 	}
-	return agent, skills, labels, nil
+	// The first-party builtins, then the tenant's own.
+	builtins := append(s.builtins(), s.tenantBuiltins(ctx, tenant, recs, func(ref, reason string) {
+		drop("builtin:"+ref, []string{reason})
+	})...)
+	return agent, skills, builtins, labels, nil
 }
 
 // refresh loads the session's skills as they are now, for the task about
 // to run (CONTRACT_SPEC §1.1: skills load each round), so an uploaded,
 // changed or deleted skill or plugin takes effect with the next message
 // on every instance. A skill that does not load is dropped with an ERROR
-// event of kind SKILL on the task. Call it holding the session's run lock,
-// with no task waiting.
+// event of kind SKILL on the task (a tenant builtin that does not load is
+// left out the same way, naming it). Call it holding the session's run
+// lock, with no task waiting.
 func (s *Server) refresh(ctx context.Context, ss *session, task string) error {
 	drop := func(key string, problems []string) {
 		s.log.Error("skill dropped", "tenant", ss.tenant, "session", ss.id, "task", task, "skill", key, "problems", problems)
-		ss.sink.Emit(loop.Event{Kind: KindSkill, Task: task, Level: "ERROR", Status: "dropped",
-			Message: fmt.Sprintf("skill %s dropped: %s", key, strings.Join(problems, "; "))})
+		msg := fmt.Sprintf("skill %s dropped: %s", key, strings.Join(problems, "; "))
+		if ref, ok := strings.CutPrefix(key, "builtin:"); ok {
+			msg = fmt.Sprintf("builtin %s not offered: %s", ref, strings.Join(problems, "; "))
+		}
+		ss.sink.Emit(loop.Event{Kind: KindSkill, Task: task, Level: "ERROR", Status: "dropped", Message: msg})
 	}
-	agent, skills, labels, err := s.skills(ctx, ss.tenant, false, drop)
+	agent, skills, builtins, labels, err := s.skills(ctx, ss.tenant, false, drop)
 	if err != nil {
 		return err
 	}
 	r, err := loop.New(loop.Options{Model: ss.model, Store: ss.store, Agent: agent.Profile, Skills: skills,
-		Builtins: s.builtins(), Sink: ss.sink, Config: ss.cfg})
+		Builtins: builtins, Sink: ss.sink, Config: ss.cfg})
 	if err != nil {
 		return fmt.Errorf("server: runner: %w", err)
 	}
@@ -893,6 +917,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 	if err := checkText("text", req.Text); err != nil {
 		return err
 	}
+	platform, err := s.platformOf(r)
+	if err != nil {
+		return err
+	}
 	wait, err := parseWait(r, waitFor{})
 	if err != nil {
 		return err
@@ -937,7 +965,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 
 	locked = false
 	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
-		return ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text})
+		return ss.runner.RunTask(ctx, loop.TaskInput{ID: t.ID, Objective: req.Text, Platform: platform})
 	})
 }
 
@@ -961,12 +989,22 @@ func (s *Server) runContext(r *http.Request) (context.Context, context.CancelFun
 
 // settle records how a run left the task, holds a new approval if it asks
 // for one, and returns the answer: the run's events, or the error.
-func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, runErr error) runAnswer {
+//
+// A run that failed on something other than the provider answers 500
+// run_failed saying what failed (runFailure: never the error's own text,
+// which may hold data) and the request id; the server log has the cause
+// under the same request_id.
+func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, runErr error, rid string) runAnswer {
 	var ap *Approval
 	ss.mu.Lock()
 	modelErr, retryAfter := modelFailure(runErr)
+	where := " (the server log has the cause)"
+	if rid != "" {
+		where = " (request " + rid + "; the server log has the cause)"
+	}
+	failed := fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task: "+runFailure(runErr)+where)
 	if runErr != nil {
-		t.Status, t.Reason = state.Failed, "the runtime failed"
+		t.Status, t.Reason = state.Failed, failed.message
 		if modelErr != nil {
 			t.Reason = modelErr.message
 		}
@@ -977,14 +1015,14 @@ func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, ru
 	ss.mu.Unlock()
 	ctx := context.Background()
 	if runErr != nil {
-		s.log.Error("run failed", "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
+		s.log.Error("run failed", "request_id", rid, "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
 		if err := ss.saveTask(ctx, t); err != nil {
 			s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
 		}
 		if modelErr != nil {
 			return runAnswer{err: modelErr, retryAfter: retryAfter}
 		}
-		return runAnswer{err: fail(http.StatusInternalServerError, CodeRunFailed, "the runtime failed while running the task")}
+		return runAnswer{err: failed}
 	}
 	if exit.Status == state.Suspended && exit.Suspension != nil && exit.Suspension.Kind == abi.SuspendApproval {
 		var err error
@@ -1219,6 +1257,12 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
+	// A task interrupted before it was planned has no identity yet: it
+	// takes this round's (a planned one keeps its message's).
+	platform, err := s.platformOf(r)
+	if err != nil {
+		return err
+	}
 	if !ss.tryRun() {
 		return errSessionBusy
 	}
@@ -1230,7 +1274,7 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 		return fail(http.StatusConflict, CodeNotInterrupted, fmt.Sprintf("task %s was not interrupted (%s)", t.ID, status))
 	}
 	return s.launch(w, r, ss, t, wait, func(ctx context.Context) (loop.TaskExit, error) {
-		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective})
+		return ss.runner.RestartTask(ctx, loop.TaskInput{ID: t.ID, Objective: t.Objective, Platform: platform})
 	})
 }
 

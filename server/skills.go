@@ -169,7 +169,8 @@ func (s *Server) loadSkills(ctx context.Context, tenant string, listed []tools.T
 				}
 			}
 		}
-		if probs := s.checkSkill(tenant, v.Key, sk, v.err, listed, recs); len(probs) > 0 {
+		_, isLive := s.opt.Tools.(tools.Live)
+		if probs := s.checkSkill(tenant, v.Key, sk, v.err, listed, recs, !strict && isLive); len(probs) > 0 {
 			if strict && v.Source == "files" {
 				return Agent{}, fmt.Errorf("server: skill %s: %s", v.Key, strings.Join(probs, "; "))
 			}
@@ -185,7 +186,11 @@ func (s *Server) loadSkills(ctx context.Context, tenant string, listed []tools.T
 // load rules (§16) and Warden rules (W1–W9), its toolNames against the
 // tools served, its tenant guard refs against the tenant's registry, and
 // the chain they make.
-func (s *Server) checkSkill(tenant, key string, sk *contract.Skill, parseErr error, listed []tools.Tool, recs []store.PluginRecord) []string {
+//
+// liveOK leaves out the tools no server lists now, for a provider whose
+// tool lists change (tools.Live): at load such a tool is offered once a
+// server lists it again; an upload still must name served tools.
+func (s *Server) checkSkill(tenant, key string, sk *contract.Skill, parseErr error, listed []tools.Tool, recs []store.PluginRecord, liveOK bool) []string {
 	var out []string
 	if parseErr != nil {
 		if ps := contract.Problems(parseErr); len(ps) > 0 {
@@ -213,7 +218,7 @@ func (s *Server) checkSkill(tenant, key string, sk *contract.Skill, parseErr err
 			out = append(out, fmt.Sprintf("toolNames[%d]: %s is listed twice", i, n))
 		case strings.HasPrefix(n, "builtin_"):
 			out = append(out, fmt.Sprintf("toolNames[%d]: %s is a builtin tool; builtins are always available and not listed (§1.2)", i, n))
-		case !served[n]:
+		case !served[n] && !liveOK:
 			out = append(out, fmt.Sprintf("toolNames[%d]: tool %s is not served by the agent's MCP servers", i, n))
 		}
 		seen[n] = true
@@ -225,13 +230,16 @@ func (s *Server) checkSkill(tenant, key string, sk *contract.Skill, parseErr err
 	if len(out) > 0 {
 		return out
 	}
+	if out = s.configProblems(context.Background(), tenant, key, sk.Contract, recs); len(out) > 0 {
+		return out
+	}
 	if _, _, err := tools.ApplyHints(sk, listed); err != nil {
 		out = append(out, "tool annotations: "+err.Error())
 	}
 	// Where the guards go: every position must anchor in the chain.
 	var ps []chain.Placement
 	for _, g := range sk.Contract.Guards {
-		ps = append(ps, chain.Placement{Guard: namedGuard{name: g.Ref}, Phase: abi.Phase(g.Phase), Position: g.Position})
+		ps = append(ps, chain.Placement{Guard: posGuard{name: g.Ref}, Phase: abi.Phase(g.Phase), Position: g.Position})
 	}
 	if _, err := chain.New(s.guards(), ps, nil); err != nil {
 		out = append(out, "guards: "+strings.TrimPrefix(err.Error(), "chain: "))
@@ -288,7 +296,7 @@ func (s *Server) putSkill(w http.ResponseWriter, r *http.Request, tenant, by str
 		c, _, perr := contract.Parse(key, []byte(up.SkillContract))
 		sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: key, SkillName: up.SkillName, SemanticDesc: up.SemanticDesc,
 			SkillManual: up.SkillManual, SkillContract: up.SkillContract, Status: up.Status}, Contract: c, ToolNames: up.ToolNames}
-		probs = append(probs, s.checkSkill(tenant, key, sk, perr, listed, recs)...)
+		probs = append(probs, s.checkSkill(tenant, key, sk, perr, listed, recs, false)...)
 	}
 	if len(probs) > 0 {
 		return fail(http.StatusBadRequest, CodeSkillInvalid, fmt.Sprintf("skill %s: %d problem(s): %s", key, len(probs), strings.Join(probs, "; ")))

@@ -22,6 +22,7 @@ import (
 	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/loop/state"
 	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/plugins/guards/writegate"
 	"github.com/agentwarden/warden/server"
 	"github.com/agentwarden/warden/tools"
 	tscripted "github.com/agentwarden/warden/tools/scripted"
@@ -193,8 +194,9 @@ func newSwapRig(t *testing.T, h *host.Host) *swapRig {
 		Agents:    swapAgents{agent},
 		Tools:     toolSrv,
 		NewModel:  func(string, string) (model.Model, error) { return writeModel{}, nil },
-		NewStore: func(id string) (state.Store, error) {
-			return state.NewMemory(state.Options{SessionID: id, BypassTools: []string{"record_write"}})
+		NewStore: func(_ string, opt state.Options) (state.Store, error) {
+			opt.BypassTools = []string{"record_write"}
+			return state.NewMemory(opt)
 		},
 		Loop:   loop.DefaultConfig(),
 		Host:   h,
@@ -323,7 +325,7 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	// Compile build b once before the load, so that every swap loads from
 	// the compilation cache as build a's do after the first install: the
 	// windows compare swapping, not a cold compile.
-	if pb, err := h.Load(ctx, host.Source{Name: "writegate-b", Bytes: modB}, host.Policy{}); err != nil {
+	if pb, err := h.Load(ctx, host.Source{Name: "writegate-b", Bytes: modB}, host.Policy{Capabilities: writegate.Plugin.Manifest.Capabilities}); err != nil {
 		t.Fatal(err)
 	} else {
 		_ = pb.Close(ctx)

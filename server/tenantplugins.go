@@ -19,6 +19,8 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/loop/catalog"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/store"
 )
@@ -65,8 +67,8 @@ type tenantRegistry struct {
 	reg *chain.Registry
 
 	mu sync.Mutex
-	// installed holds tenant|digest of the modules reg holds.
-	installed map[string]bool
+	// builtins are the tenants' builtin modules loaded, by tenant|digest.
+	builtins map[string]*catalog.Installed
 }
 
 // registry is the store of tenants' plugins and skills; nil when the
@@ -202,7 +204,14 @@ func (s *Server) putPlugin(w http.ResponseWriter, r *http.Request, tenant, by st
 		return err
 	}
 	src := host.Source{Name: name, Bytes: req.Module, SHA256: req.SHA256}
-	m, digest, err := s.opt.Host.Verify(context.WithoutCancel(r.Context()), src, host.Policy{Limits: s.opt.Policy.Limits, PoolSize: 1})
+	// Verified with the tenant's allow-list as its grant: the host refuses
+	// a manifest asking for more.
+	m, digest, err := s.opt.Host.Verify(context.WithoutCancel(r.Context()), src,
+		host.Policy{Limits: s.opt.Policy.Limits, PoolSize: 1, Capabilities: s.opt.Capabilities[tenant]})
+	var ge *host.GrantError
+	if errors.As(err, &ge) {
+		return capabilityDenied(tenant, name, ge.Excess, s.opt.Capabilities[tenant])
+	}
 	if err != nil {
 		return candidateError(err)
 	}
@@ -213,12 +222,18 @@ func (s *Server) putPlugin(w http.ResponseWriter, r *http.Request, tenant, by st
 		return fail(http.StatusUnprocessableEntity, CodePluginRejected, fmt.Sprintf("plugin %s has role %q: a tenant plugin is a guard or a builtin", name, m.Role))
 	}
 	if m.Role == abi.RoleBuiltin {
-		for _, t := range m.Tools {
-			if strings.HasPrefix(strings.ToLower(t.Name), "builtin_") {
-				return fail(http.StatusUnprocessableEntity, CodePluginRejected,
-					fmt.Sprintf("builtin %s offers tool %s: the builtin_ prefix is the runtime's own", name, t.Name))
-			}
+		// No first-party builtin's name or prefix, and a full load as a
+		// builtin for the tenant (schemas, limits), before it is kept.
+		if err := catalog.CheckNames(m); err != nil {
+			return fail(http.StatusUnprocessableEntity, CodePluginRejected, fmt.Sprintf("builtin %s: %v", name, err))
 		}
+		manifest, _ := json.Marshal(m)
+		in, err := catalog.Install(context.WithoutCancel(r.Context()), s.opt.Host, catalog.Package{Name: name, Wasm: req.Module, Manifest: manifest, SHA256: digest},
+			catalog.Grant{Tenant: tenant, Capabilities: m.Capabilities, Limits: s.opt.Policy.Limits})
+		if err != nil {
+			return fail(http.StatusUnprocessableEntity, CodePluginRejected, strings.TrimPrefix(err.Error(), "catalog: "))
+		}
+		_ = in.Close(context.WithoutCancel(r.Context()))
 	}
 	if err := s.checkGrant(tenant, name, m); err != nil {
 		return err
@@ -266,6 +281,20 @@ func (s *Server) checkGrant(tenant, name string, m abi.Manifest) error {
 	}
 	if len(over) == 0 {
 		return nil
+	}
+	excess := make([]abi.Capability, len(over))
+	for i, c := range over {
+		excess[i] = abi.Capability(c)
+	}
+	return capabilityDenied(tenant, name, excess, allowed)
+}
+
+// capabilityDenied is the refusal of a module asking for capabilities
+// beyond the tenant's allow-list, naming both.
+func capabilityDenied(tenant, name string, excess, allowed []abi.Capability) error {
+	over := make([]string, len(excess))
+	for i, c := range excess {
+		over[i] = string(c)
 	}
 	may := "none"
 	if len(allowed) > 0 {
@@ -542,45 +571,60 @@ func (s *Server) placements(ctx context.Context, tenant string, c *contract.Cont
 		return nil, fmt.Errorf("%w: tenant guards without a plugin host", ErrConfig)
 	}
 	tr := s.tenantRegistry()
-	out := make([]chain.Placement, 0, len(c.Guards))
 	for _, g := range c.Guards {
 		rec, _ := resolveRef(recs, g.Ref)
 		if err := tr.ensure(ctx, s.registry(), rec); err != nil {
 			return nil, err
 		}
-		byDigest := g
-		byDigest.Ref = "sha256:" + rec.Digest
-		ps, err := tr.reg.Placements(ctx, tenant, []contract.Guard{byDigest})
-		if err != nil {
-			return nil, fmt.Errorf("server: tenant guard %s: %w", g.Ref, err)
-		}
-		for _, p := range ps {
-			p.Guard = namedGuard{inner: p.Guard, name: rec.Name + "@" + rec.Version}
-			out = append(out, p)
-		}
+	}
+	// Each guard loads once per (tenant, digest, config) and carries its
+	// attachment's failure policy, which the chain applies.
+	out, err := tr.reg.Placements(ctx, tenant, c.Guards)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	return out, nil
 }
 
-// ensure makes the registry hold a tenant's module, read from the store.
+// configProblems lists the guards whose config their module's
+// configSchema refuses (rule W5), loading the modules as placements does.
+func (s *Server) configProblems(ctx context.Context, tenant, key string, c *contract.Contract, recs []store.PluginRecord) []string {
+	if c == nil || len(c.Guards) == 0 || s.opt.Host == nil {
+		return nil
+	}
+	tr := s.tenantRegistry()
+	for _, g := range c.Guards {
+		rec, _ := resolveRef(recs, g.Ref)
+		if err := tr.ensure(ctx, s.registry(), rec); err != nil {
+			return []string{err.Error()}
+		}
+	}
+	var out []string
+	for _, p := range tr.reg.Check(tenant, key, c.Guards) {
+		out = append(out, fmt.Sprintf("skill_contract.%s: rule %s: %s", p.Path, p.Rule, p.Message()))
+	}
+	return out
+}
+
+// ensure makes the registry hold a tenant's module as the store has it
+// now (by name@version and digest), read from the store once per digest
+// and granted what it was granted at install.
 func (tr *tenantRegistry) ensure(ctx context.Context, reg store.Registry, rec store.PluginRecord) error {
-	key := rec.Tenant + "|" + rec.Digest
-	tr.mu.Lock()
-	done := tr.installed[key]
-	tr.mu.Unlock()
-	if done {
+	ref := rec.Name + "@" + rec.Version
+	if _, d, ok := tr.reg.Resolve(rec.Tenant, ref); ok && d == rec.Digest {
 		return nil
 	}
 	b, err := reg.PluginModule(ctx, rec.Tenant, rec.Digest)
 	if err != nil {
-		return fmt.Errorf("server: tenant guard %s@%s: %w", rec.Name, rec.Version, err)
+		return fmt.Errorf("server: tenant guard %s: %w", ref, err)
 	}
-	if _, err := tr.reg.Install(ctx, rec.Tenant, host.Source{Name: rec.Name + "@" + rec.Version, Bytes: b, SHA256: rec.Digest}); err != nil {
-		return fmt.Errorf("server: tenant guard %s@%s: %w", rec.Name, rec.Version, err)
+	grants := make([]abi.Capability, len(rec.Grant))
+	for i, c := range rec.Grant {
+		grants[i] = abi.Capability(c)
 	}
-	tr.mu.Lock()
-	tr.installed[key] = true
-	tr.mu.Unlock()
+	if _, err := tr.reg.Install(ctx, rec.Tenant, host.Source{Name: ref, Bytes: b, SHA256: rec.Digest}, grants...); err != nil {
+		return fmt.Errorf("server: tenant guard %s: %w", ref, err)
+	}
 	return nil
 }
 
@@ -590,29 +634,102 @@ func (s *Server) tenantRegistry() *tenantRegistry {
 	tenantRegistryMu.Lock()
 	defer tenantRegistryMu.Unlock()
 	if s.treg == nil {
-		s.treg = &tenantRegistry{reg: &chain.Registry{Host: s.opt.Host, Policy: s.opt.Policy}, installed: map[string]bool{}}
+		pol := s.opt.Policy
+		pol.Capabilities = nil // a tenant module gets its own grant, no more
+		s.treg = &tenantRegistry{reg: &chain.Registry{Host: s.opt.Host, Policy: pol}}
 	}
 	return s.treg
 }
 
-// namedGuard names a tenant guard loaded by digest as name@version, so
-// traces say which plugin and version decided.
-type namedGuard struct {
-	inner chain.Guard
-	name  string
+// posGuard stands for a tenant guard where only its place in the chain
+// is checked (an upload's positions); it is never called.
+type posGuard struct{ name string }
+
+func (g posGuard) Name() string { return g.name }
+
+func (g posGuard) Guard(context.Context, string, *abi.Request) abi.Verdict {
+	panic("server: a position stand-in was called")
 }
 
-func (g namedGuard) Name() string { return g.name }
-
-func (g namedGuard) Guard(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
-	return g.inner.Guard(ctx, tenant, req)
-}
-
-func (g namedGuard) GuardEnvelope(ctx context.Context, tenant string, env *host.Envelope) abi.Verdict {
-	if eg, ok := g.inner.(interface {
-		GuardEnvelope(ctx context.Context, tenant string, env *host.Envelope) abi.Verdict
-	}); ok {
-		return eg.GuardEnvelope(ctx, tenant, env)
+// tenantBuiltins loads the tenant's builtin modules, the newest version of
+// each, as builtins of its nodes (§12: always offered, not in toolNames),
+// each module read from the store and loaded once per digest with the
+// grant it was installed with. One that does not load, or offers a tool
+// another of the tenant's builtins offers, is left out through skip.
+func (s *Server) tenantBuiltins(ctx context.Context, tenant string, recs []store.PluginRecord, skip func(name, reason string)) []loop.Builtin {
+	if s.opt.Host == nil {
+		return nil
 	}
-	return g.inner.Guard(ctx, tenant, env.Request())
+	newest := map[string]store.PluginRecord{}
+	var names []string
+	for _, rec := range recs {
+		if rec.Role != string(abi.RoleBuiltin) {
+			continue
+		}
+		if _, ok := newest[rec.Name]; !ok {
+			names = append(names, rec.Name)
+		}
+		newest[rec.Name] = rec // records come in install order
+	}
+	sort.Strings(names)
+	tr := s.tenantRegistry()
+	var out []loop.Builtin
+	offered := map[string]string{}
+	for _, n := range names {
+		rec := newest[n]
+		ref := rec.Name + "@" + rec.Version
+		in, err := tr.builtin(ctx, s, rec)
+		if err != nil {
+			skip(ref, err.Error())
+			continue
+		}
+		clash := ""
+		for _, t := range in.Manifest().Tools {
+			if other, ok := offered[t.Name]; ok {
+				clash = fmt.Sprintf("its tool %s is %s's", t.Name, other)
+			}
+		}
+		if clash != "" {
+			skip(ref, clash)
+			continue
+		}
+		for _, t := range in.Manifest().Tools {
+			offered[t.Name] = ref
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// builtin loads (once per tenant and digest) a tenant's builtin module.
+func (tr *tenantRegistry) builtin(ctx context.Context, s *Server, rec store.PluginRecord) (*catalog.Installed, error) {
+	key := rec.Tenant + "|" + rec.Digest
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if in, ok := tr.builtins[key]; ok {
+		return in, nil
+	}
+	b, err := s.registry().PluginModule(ctx, rec.Tenant, rec.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("server: builtin %s@%s: %w", rec.Name, rec.Version, err)
+	}
+	grants := make([]abi.Capability, len(rec.Grant))
+	for i, c := range rec.Grant {
+		grants[i] = abi.Capability(c)
+	}
+	if err := s.checkGrant(rec.Tenant, rec.Name, abi.Manifest{Capabilities: grants}); err != nil {
+		var ae *apiError
+		errors.As(err, &ae)
+		return nil, errors.New(ae.message)
+	}
+	in, err := catalog.Install(ctx, s.opt.Host, catalog.Package{Name: rec.Name + "@" + rec.Version, Wasm: b, Manifest: rec.Manifest, SHA256: rec.Digest},
+		catalog.Grant{Tenant: rec.Tenant, Capabilities: grants, Limits: s.opt.Policy.Limits})
+	if err != nil {
+		return nil, fmt.Errorf("server: builtin %s@%s: %w", rec.Name, rec.Version, err)
+	}
+	if tr.builtins == nil {
+		tr.builtins = map[string]*catalog.Installed{}
+	}
+	tr.builtins[key] = in
+	return in, nil
 }

@@ -68,7 +68,7 @@ type Catalog interface {
 // Provider is a source of business tools: it lists them and calls them.
 // CallTool returns the tool's own failures as a Response with IsError and
 // wraps the chain sentinels (chain.ErrTimeout, chain.ErrUnreachable,
-// chain.ErrIO, chain.ErrRPC, chain.ErrInvalidParams) when the call itself
+// chain.ErrIO, chain.ErrRPC, chain.ErrInvalidParams, chain.ErrAuth) when the call itself
 // failed, so the invoker classifies it per CONTRACT_SPEC §14.4.
 type Provider interface {
 	chain.Caller

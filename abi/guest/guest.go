@@ -73,6 +73,7 @@ type reporter interface {
 type Call struct {
 	req []byte
 	r   reporter
+	m   *abi.Manifest
 }
 
 // Raw returns the request envelope (JSON, see abi.Request). Do not keep it
@@ -237,6 +238,22 @@ func (c *Call) Rejected(code abi.Code, reason, next string) {
 // Deferred reports that a prerequisite step must come first.
 func (c *Call) Deferred(code abi.Code, reason, next string) {
 	c.r.result(abi.OutcomeDeferred, string(code), reason, next, nil)
+}
+
+// Code reports a result with a code the plugin declared in its manifest
+// (Manifest.Codes): the code's outcome, its reason and next-step templates
+// in the call's locale with {name} placeholders filled from kv pairs, and
+// data (nil for none). A name the manifest does not declare is reported as
+// it is, and the host refuses it as an unregistered code.
+func (c *Call) Code(name string, data []byte, kv ...string) {
+	if c.m != nil {
+		if spec, ok := c.m.Declared(name); ok {
+			l := c.Locale()
+			c.r.result(spec.Outcome, spec.Name, spec.Reason.In(l, kv...), spec.Next.In(l, kv...), data)
+			return
+		}
+	}
+	c.r.result(abi.OutcomeRejected, name, name, name, data)
 }
 
 // Pass lets the call go on (guards only), optionally with rewritten

@@ -79,7 +79,7 @@ func (n *Native) Call(ctx context.Context, req []byte) (v abi.Verdict, err error
 	}()
 	n.req = req
 	defer func() { n.req = nil }()
-	c := Call{req: req, r: nativeReporter{n}}
+	c := Call{req: req, r: nativeReporter{n}, m: &n.p.Manifest}
 	n.p.Handle(&c)
 	return n.rec.Finish()
 }

@@ -71,6 +71,7 @@ func Serve(p Plugin) {
 		panic(err)
 	}
 	served, manifest = &p, b
+	call.m = &served.Manifest
 }
 
 //go:wasmexport warden_abi_version

@@ -53,7 +53,7 @@ func TestRun(t *testing.T) {
 		{name: "unknown scenario", args: []string{"-scenario", "auth/basic-cimd", ts.URL}, code: 1,
 			stderr: `mcp-conformance-client: conformance: unknown scenario "auth/basic-cimd" (known: elicitation-sep1034-client-defaults, initialize, sse-retry, tools_call)` + "\n"},
 		{name: "refused without the token", args: []string{"-scenario", "initialize", ts.URL}, code: 1,
-			stderr: `mcp-conformance-client: conformance: initialize: tools/mcp: connect initialize: tool unreachable: calling "initialize": sending "initialize": Unauthorized` + "\n"},
+			stderr: `mcp-conformance-client: conformance: initialize: tools/mcp: connect initialize: tool authorization refused: HTTP 401 Unauthorized: no` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func runSteps(t *testing.T, f *clientFixture, vars map[string]string, steps []cl
 const approvalTrace = `#1 TASK    stalls=0 PLANNED: SINGLE n1:site.builder
 #2 NODE    [t1.n1] stalls=0 RUNNING: 帮我在市场部空间建一个网站，标题叫 Spring Launch
 #3 TOOL    [t1.n1] query_space SUCCESS stalls=0 RUNNING: 工具 query_space 调用成功
-#4 TOOL    [t1.n1] create_site DEFERRED APPROVAL_REQUIRED (agent_runtime.42221) stalls=0 RUNNING: 该写操作须经用户确认。下一步：调用 builtin_node_approval 申请用户确认，toolName 填 create_site
+#4 TOOL    [t1.n1] create_site DEFERRED APPROVAL_REQUIRED (agent_runtime.42221) by WriteGate (writegate@1.0.0) stalls=0 RUNNING: 该写操作须经用户确认。下一步：调用 builtin_node_approval 申请用户确认，toolName 填 create_site
 #5 TOOL    [t1.n1] builtin_node_approval SUCCESS stalls=0 SUSPENDED: 已请求用户确认写操作 create_site，节点挂起等待确认
 #6 SUSPEND [t1.n1] create_site stalls=0 APPROVAL: 在市场部空间创建网站 Spring Launch ⏎ 网站标题：Spring Launch ⏎ 空间：42
 #7 TASK    stalls=0 SUSPENDED: 在市场部空间创建网站 Spring Launch ⏎ 网站标题：Spring Launch ⏎ 空间：42

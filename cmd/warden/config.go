@@ -48,9 +48,9 @@ the key, and the file when the value came from it.
   --config FILE           config file (YAML, JSON or TOML); not a key of the file
   --addr HOST:PORT        listen address (default 127.0.0.1:8080)
   --skills DIR            skill store directory (contract DirStore)
-  --keys FILE             JSON: {"tenants":[{"tenant":"acme","agent":"agent_code","keys":["..."]}],"admin_keys":["..."],
-                          "metrics_keys":["..."]}; a tenant's "capabilities":["clock",...] are what its own
-                          plugins may be granted (none when absent)
+  --keys FILE             JSON: {"tenants":[{"tenant":"acme","agent":"agent_code","keys":["..."],
+                          "gateway_keys":["..."]}],"admin_keys":["..."],"metrics_keys":["..."]}; a tenant's
+                          "capabilities":["clock",...] are what its own plugins may be granted (none when absent)
   --model KIND            scripted or openai
   --model-script FILE     scripted turns (JSON or YAML), with --model scripted
   --base-url URL          with --model openai
@@ -109,6 +109,41 @@ the key, and the file when the value came from it.
                           token bucket; a call beyond it is not started (default 1s)
   --tenant-plugin-burst D plugin time a tenant may use at once above it (default 2s)
                           Each tenant-* limit is per instance; 0 turns it off.
+
+The spec's settings (CONTRACT_SPEC), for every agent unless --agents says otherwise:
+
+  --write-confirm-bypass-tools LIST  state.write-confirm-bypass-tools: writes whose contract
+                          says confirm: false that run without approval; both are needed
+                          (a list in the config file, a JSON array in the flag or variable)
+  --reconfirm-after D     state.reconfirm-after: a CONFIRM later than this after the approval
+                          was asked is asked again (default 24h)
+  --delegate-max-depth N  state.delegate-max-depth: how deep delegation goes, at least 1
+                          (default 2)
+  --fingerprint-limit N   identical successful calls before FINGERPRINT_TRIP, at least 1
+                          (default 3)
+  --repeat-tools LIST     tools that may repeat with the same arguments
+  --locale LOCALE         language of every model-facing text: zh (zh-CN) or en (default zh-CN)
+  --no-progress-limit N   no-progress turns in a row that fail a node, at least 1 (default 5)
+  --max-rounds N          model turns a node may take, at least 1 (default 20)
+  --agents LIST           per agent: a list of {agent: AGENT_CODE, and any of the eight keys
+                          above}; the keys an item gives replace the defaults for that
+                          agent's sessions
+
+The login identity (platform.*, CONTRACT_SPEC §11) of a message comes from a trusted
+gateway: a key listed in gateway_keys of its tenant in --keys. Only such a key may send
+these headers; the same headers with any other key are refused (403 platform_untrusted).
+userId, memberId and organId are integers; the others text.
+
+  --platform-header-user-id NAME     header of platform.userId (default X-Platform-User-Id)
+  --platform-header-member-id NAME   (default X-Platform-Member-Id)
+  --platform-header-name NAME        (default X-Platform-Name)
+  --platform-header-organ-id NAME    (default X-Platform-Organ-Id)
+  --platform-header-organ-name NAME  (default X-Platform-Organ-Name)
+  --platform-header-organ-type NAME  (default X-Platform-Organ-Type)
+  --platform-header-dept-path NAME   (default X-Platform-Dept-Path)
+  --platform-hidden LIST  platform.hidden: identity fields never passed to a node (default
+                          passportId, clientId, sessionType, adminUser, adminCompany, which
+                          stay hidden; open fields may be added, and then have no header)
 `
 
 // serveConfig is warden serve's whole configuration, read from flags,
@@ -167,6 +202,9 @@ type serveConfig struct {
 	// this instance (host.Options.PluginTime and PluginBurst).
 	PluginTime, PluginBurst time.Duration
 
+	// spec holds the spec's settings and the platform identity's keys.
+	spec specKeys
+
 	// model holds the model-* keys of --model openai; modelParallel is
 	// model-parallel-tool-calls, sent only when a source sets it.
 	model         modelKeys
@@ -188,17 +226,23 @@ type serveConfig struct {
 
 // keysFile maps API keys to tenants and their agents.
 type keysFile struct {
-	Tenants []struct {
-		Tenant string   `json:"tenant"`
-		Agent  string   `json:"agent"`
-		Keys   []string `json:"keys"`
-		// Capabilities the tenant's own plugins may be granted (none when
-		// absent): a module asking for more is refused at install.
-		Capabilities []abi.Capability `json:"capabilities"`
-	} `json:"tenants"`
-	AdminKeys []string `json:"admin_keys"`
+	Tenants   []tenantKeys `json:"tenants"`
+	AdminKeys []string     `json:"admin_keys"`
 	// MetricsKeys reach GET /metrics only.
 	MetricsKeys []string `json:"metrics_keys"`
+}
+
+// tenantKeys are one tenant's entry of the keys file.
+type tenantKeys struct {
+	Tenant string   `json:"tenant"`
+	Agent  string   `json:"agent"`
+	Keys   []string `json:"keys"`
+	// GatewayKeys are more keys of the tenant, each a trusted
+	// gateway's: they may pass the login identity (platform-header-*).
+	GatewayKeys []string `json:"gateway_keys"`
+	// Capabilities the tenant's own plugins may be granted (none when
+	// absent): a module asking for more is refused at install.
+	Capabilities []abi.Capability `json:"capabilities"`
 }
 
 // configError names the flag and the variable a bad value came from.
@@ -250,7 +294,7 @@ type setting struct {
 // settings lists every key in usage order, which is also the order in
 // which their values are read and type-checked.
 func (c *serveConfig) settings() []setting {
-	return []setting{
+	return append([]setting{
 		{name: "addr", str: &c.Addr},
 		{name: "skills", str: &c.Skills},
 		{name: "keys", str: &c.Keys},
@@ -294,7 +338,7 @@ func (c *serveConfig) settings() []setting {
 		{name: "tenant-max-tool-calls", integer: &c.Limits.MaxToolCalls},
 		{name: "tenant-plugin-time", dur: &c.PluginTime},
 		{name: "tenant-plugin-burst", dur: &c.PluginBurst},
-	}
+	}, c.specSettings()...)
 }
 
 // loadServeConfig reads every key from args, getenv and the config file
@@ -357,6 +401,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.model = defaultModelKeys()
 	c.Limits = server.DefaultLimits()
 	c.PluginTime, c.PluginBurst = time.Second, 2*time.Second
+	c.spec = defaultSpecKeys()
 	// Feedback's default depends on the store; validate sets it.
 
 	// Every value a source sets must have its key's type, even where a
@@ -696,7 +741,7 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	case c.Feedback && c.storeDialect == "":
 		return bad("feedback", "needs a durable store: --store sqlite:PATH or postgres:URL")
 	}
-	return nil
+	return c.validateSpec(bad)
 }
 
 func (c *serveConfig) readKeys() error {
@@ -714,10 +759,10 @@ func (c *serveConfig) readKeys() error {
 	}
 	seen := map[string]bool{}
 	for i, t := range c.keys.Tenants {
-		if t.Tenant == "" || t.Agent == "" || len(t.Keys) == 0 {
+		if t.Tenant == "" || t.Agent == "" || len(t.Keys)+len(t.GatewayKeys) == 0 {
 			return fmt.Errorf("%s: tenants[%d] needs tenant, agent and keys", c.Keys, i)
 		}
-		for _, k := range t.Keys {
+		for _, k := range append(slices.Clone(t.Keys), t.GatewayKeys...) {
 			if len(k) < 16 || seen[k] {
 				return fmt.Errorf("%s: tenants[%d]: a key is shorter than 16 characters or used twice", c.Keys, i)
 			}

@@ -69,8 +69,8 @@ func installKillpoints(opts *server.Options, log *slog.Logger) error {
 		opts.Directory = killDir{Directory: opts.Directory, k: k}
 	}
 	if next := opts.NewStore; next != nil {
-		opts.NewStore = func(id string) (state.Store, error) {
-			st, err := next(id)
+		opts.NewStore = func(id string, opt state.Options) (state.Store, error) {
+			st, err := next(id, opt)
 			if err != nil {
 				return nil, err
 			}

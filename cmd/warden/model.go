@@ -15,6 +15,20 @@ import (
 // reply, timeout): not the scenario's fault, and not a usage error.
 const exitProvider = 3
 
+// exitQuota is warden run's exit code when the provider's account has no
+// quota or credit left: unlike the failures of exitProvider, running again
+// cannot help until the operator refills it.
+const exitQuota = 4
+
+// providerExit is the exit code of a run that stopped because the
+// provider failed with pe.
+func providerExit(pe *model.ProviderError) int {
+	if errors.Is(pe, model.ErrQuota) {
+		return exitQuota
+	}
+	return exitProvider
+}
+
 // modelKeys are the OpenAI-compatible model's settings that warden run
 // takes as flags and warden serve as keys, under the same names.
 type modelKeys struct {

@@ -20,12 +20,13 @@ import (
 
 const pluginUsage = `usage:
   warden plugin inspect [--json] FILE
-  warden plugin test [--json] [--timeout-ms N] FILE
+  warden plugin test [--json] [--timeout-ms N] [--capabilities LIST] FILE
   warden plugin build DIR [-o FILE]
 
 inspect  loads FILE (a .wasm plugin) without calling its handler and prints
-         its ABI version, loader, manifest, capabilities, limits under the
-         default policy, imports, size and sha256.
+         its ABI version, loader, manifest, the capabilities it asks for,
+         the error codes it declares, limits under the default policy,
+         imports, size and sha256.
 test     runs the conformance kit (host/plugintest): the probes a slot's
          load check sends every candidate (empty, non-object, unparsable,
          deeply nested, wide, unicode-edge and non-UTF-8 arguments, an
@@ -33,6 +34,10 @@ test     runs the conformance kit (host/plugintest): the probes a slot's
          after-phase result), each again in reverse order on the same
          instance and from two goroutines at once, under the real limits;
          it prints each check, and the exit code is 1 when one fails.
+         --capabilities a,b,… grants only those (as a slot or a tenant's
+         allow-list does): a module asking for more fails to load, naming
+         what it asked for beyond them; without it the module gets what
+         it asks for.
 build    builds the Go plugin main package in DIR for wasip1 as a reactor
          and prints the module's path and sha256 (default output:
          DIR's name + ".wasm", or its parent's when DIR is named cmd).
@@ -147,6 +152,9 @@ func writeInfo(w io.Writer, info host.Info) {
 		caps[i] = string(c)
 	}
 	line("capabilities", orNone(strings.Join(caps, ", ")))
+	for _, c := range m.Codes {
+		line("code", fmt.Sprintf("%s (%s): %s; next: %s", abi.PluginCode(m.Name, c.Name), c.Outcome, c.Reason.EN, c.Next.EN))
+	}
 	l := info.Limits
 	line("limits", fmt.Sprintf("timeout %dms, memory %d pages, input %d bytes, output %d bytes",
 		l.TimeoutMs, l.MemoryPages, l.MaxInputBytes, l.MaxOutputBytes))
@@ -167,6 +175,21 @@ func pluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("warden plugin test", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print machine-readable JSON")
 	timeout := fs.Int("timeout-ms", 0, "cap each call's deadline in milliseconds (0: the host default)")
+	grant := abi.AllCapabilities()
+	fs.Func("capabilities", "grant only these capabilities (comma-separated; empty grants none)", func(v string) error {
+		grant = []abi.Capability{}
+		for _, s := range strings.Split(v, ",") {
+			c := abi.Capability(strings.TrimSpace(s))
+			switch {
+			case c == "":
+				continue
+			case !c.Known():
+				return fmt.Errorf("unknown capability %q", c)
+			}
+			grant = append(grant, c)
+		}
+		return nil
+	})
 	pos, code, ok := parseFlags(fs, args, stderr)
 	if !ok {
 		return code
@@ -182,7 +205,7 @@ func pluginTest(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	rep := plugintest.Check(ctx, wasm, plugintest.Options{
 		Name:   pos[0],
-		Policy: host.Policy{Limits: abi.Limits{TimeoutMs: *timeout}},
+		Policy: host.Policy{Limits: abi.Limits{TimeoutMs: *timeout}, Capabilities: grant},
 	})
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

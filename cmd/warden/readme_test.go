@@ -422,7 +422,8 @@ var readmeCases = map[string]readmeCase{
 	"go run ./cmd/warden serve --config warden.yaml --instance warden-a --addr 10.0.0.1:8080 &": {notHere: multiHost},
 	"go run ./cmd/warden serve --config warden.yaml --instance warden-b --addr 10.0.0.2:8080 &": {notHere: multiHost},
 
-	"yaml: tools: mcp-servers": {run: readmeServers},
+	"yaml: tools: mcp-servers":                           {run: readmeServers},
+	"yaml: write-confirm-bypass-tools: [create_article]": {run: readmeSpecSettings},
 }
 
 const multiHost = "two instances on two hosts (10.0.0.1, 10.0.0.2) and a PostgreSQL at db.internal; " +
@@ -751,6 +752,81 @@ func readmeServers(t *testing.T, r *readmeRun, yaml string) {
 	defer mu.Unlock()
 	if len(refused) > 0 || served == 0 {
 		t.Fatalf("the search server refused %v and served %d requests", refused, served)
+	}
+}
+
+// readmeSpecSettings serves README's settings example with the keys.json
+// that shows gateway_keys: the identity headers are refused on the
+// tenant's plain key and pass on its gateway key; the agent's own locale
+// (en, over the file's zh-CN) is the one its texts are in.
+func readmeSpecSettings(t *testing.T, r *readmeRun, yaml string) {
+	readme, err := os.ReadFile(filepath.Join(r.root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(\{"tenants":[^` + "`" + `]*"gateway_keys"[^` + "`" + `]*\})`).FindStringSubmatch(string(readme))
+	if m == nil {
+		t.Fatal("README.md shows no keys.json with gateway_keys")
+	}
+	const tenant, gateway = "tenant-key-0123456789abcdef", "gateway-key-0123456789abcdef"
+	n := 0
+	body := strings.ReplaceAll(m[1], `"…"`, "\x00")
+	body = regexp.MustCompile("\x00").ReplaceAllStringFunc(body, func(string) string {
+		n++
+		return map[int]string{1: `"` + tenant + `"`, 2: `"` + gateway + `"`}[n]
+	})
+	keys := filepath.Join(r.tmp, "gateway-keys.json")
+	cfgFile := filepath.Join(r.tmp, "settings.yaml")
+	if n != 2 || !json.Valid([]byte(body)) {
+		t.Fatalf("keys.json example %s makes %s", m[1], body)
+	}
+	for path, b := range map[string]string{keys: body, cfgFile: yaml} {
+		if err := os.WriteFile(path, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := newFakeOpenAI(t, "model-key-for-the-settings")
+	base := readmeServe(t, r, []string{"MODEL_KEY=model-key-for-the-settings"}, []string{
+		"go", "run", "./cmd/warden", "serve", "--config", cfgFile, "--addr", "127.0.0.1:0",
+		"--skills", "contract/testdata/store", "--keys", keys,
+		"--model", "openai", "--base-url", fake.url + "/v1", "--model-name", "my-model", "--api-key-env", "MODEL_KEY",
+		"--tools", "mcp-command", "--mcp-command", "go run ./examples/mcp-cms",
+	})
+	post := func(key, path string, out any) int {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(`{"text":"which tags are there?"}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("X-User-Id", "10086")
+		req.Header.Set("X-Organ-Id", "7")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode
+	}
+	var sess struct{ ID string }
+	if code := apiCall(t, base, "POST", "/v1/sessions", gateway, "", &sess); code != 201 {
+		t.Fatalf("create session: %d", code)
+	}
+	var refused struct{ Error struct{ Code string } }
+	if code := post(tenant, "/v1/sessions/"+sess.ID+"/messages?wait=5m", &refused); code != 403 || refused.Error.Code != "platform_untrusted" {
+		t.Fatalf("the identity on the tenant's key: %d %+v", code, refused)
+	}
+	var res struct {
+		Task   struct{ Status, Output string }
+		Events []struct{ Tool, Outcome, Message string }
+	}
+	if code := post(gateway, "/v1/sessions/"+sess.ID+"/messages?wait=5m", &res); code != 200 || res.Task.Status != "DONE" || res.Task.Output != fakeAnswer {
+		t.Fatalf("the identity on the gateway key: %d %+v", code, res.Task)
+	}
+	if !slices.ContainsFunc(res.Events, func(e struct{ Tool, Outcome, Message string }) bool {
+		return e.Tool == "list_tags" && e.Outcome == "SUCCESS" && e.Message == "tool list_tags succeeded"
+	}) {
+		t.Fatalf("no list_tags success in English in %+v", res.Events)
 	}
 }
 

@@ -57,7 +57,9 @@ refused before it was sent, a loop or store failure: the error is
 printed); 2 on usage or file errors; 3 when the model provider
 failed (authentication, rate limit, context
 length, unavailable, timeout, malformed reply): the provider's message and
-the kind of failure are printed. The highest code applies.
+the kind of failure are printed; 4 when the provider's quota or credit is
+exhausted (insufficient_quota: a retry cannot help until it is refilled).
+The highest code applies.
 `
 
 // cmdRun runs scenario files.
@@ -203,6 +205,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		var rec *failureRecorder
 		opts := base
 		opts.Sink = sink
+		opts.Installed = func(p scenario.PluginInfo) {
+			if *asJSON {
+				_ = enc.Encode(p)
+			} else {
+				fmt.Fprintln(stdout, p)
+			}
+		}
 		if m != nil {
 			rec = &failureRecorder{Model: m}
 			opts.Model = rec
@@ -222,7 +231,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case pe != nil:
 			fmt.Fprintf(stderr, "warden run: %s: %v\n", s.Name, pe)
 			verdict = "ERROR (model provider failed: " + model.KindName(pe) + ")"
-			code = max(code, exitProvider)
+			code = max(code, providerExit(pe))
 		case rep.Skipped():
 			verdict = "SKIP (pending: " + rep.Pending + ")"
 		case rep.Unchecked && rep.Err != nil:

@@ -175,11 +175,20 @@ func TestRunOpenAIProviderFailures(t *testing.T) {
 			stdout: "--- ERROR (model provider failed: rate_limited) 07 a business tool times out: node RUNNING, task RUNNING",
 		},
 		{
+			name:    "an exhausted quota exits 4, not retried",
+			replies: []fakeprovider.Reply{fakeprovider.InsufficientQuota()},
+			flags:   []string{"--model-max-retries", "3"},
+			code:    4,
+			stderr: `level=WARN msg="model/openai: tool sent without strict schema" tool=builtin_state_set reason="$.properties.value: strict mode needs a type"` + "\n" +
+				"warden run: 07 a business tool times out: model: provider quota exhausted: HTTP 429 (insufficient_quota): You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.\n",
+			stdout: "--- ERROR (model provider failed: quota) 07 a business tool times out: node RUNNING, task RUNNING",
+		},
+		{
 			name:    "garbage",
 			replies: []fakeprovider.Reply{fakeprovider.Garbage()},
 			code:    3,
 			stderr: `level=WARN msg="model/openai: tool sent without strict schema" tool=builtin_state_set reason="$.properties.value: strict mode needs a type"` + "\n" +
-				"warden run: 07 a business tool times out: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (invalid character '<' looking for beginning of value): <html><body>502 Bad Gateway</body></html>\n",
+				"warden run: 07 a business tool times out: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (invalid character '<' looking for beginning of value): text/html, 41 bytes: 502 Bad Gateway\n",
 			stdout: "--- ERROR (model provider failed: malformed) 07 a business tool times out: node RUNNING, task RUNNING",
 		},
 		{

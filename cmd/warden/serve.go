@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -132,7 +133,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	codes := map[string]string{}
 	grants := map[string][]abi.Capability{}
 	for _, t := range c.keys.Tenants {
-		for _, k := range t.Keys {
+		for _, k := range append(slices.Clone(t.Keys), t.GatewayKeys...) {
 			keys[k] = t.Tenant
 		}
 		codes[t.Tenant] = t.Agent
@@ -151,19 +152,20 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		Agents:       server.LoaderAgents{Loader: contract.NewLoader(contract.NewDirStore(c.Skills), log), Codes: codes},
 		Tools:        provider,
 		NewModel:     newModel,
-		Loop:         loop.DefaultConfig(),
+		Loop:         c.spec.loop,
 		RunTimeout:   c.RunTimeout,
 		Logger:       log,
 		Instance:     c.Instance,
 		Lease:        c.Lease,
 		Plugins:      c.Plugins,
 	}
+	opts.State, opts.AgentSettings, opts.Platform = c.spec.state, c.spec.agentSettings, c.spec.platform
 	if db != nil {
 		opts.Directory, opts.Generations = db, db
-		opts.NewStore = func(id string) (state.Store, error) {
+		opts.NewStore = func(_ string, opt state.Options) (state.Store, error) {
 			// One db.Session per API session, configured as the
 			// in-memory default would be.
-			return db.Session(context.WithoutCancel(ctx), state.Options{SessionID: id})
+			return db.Session(context.WithoutCancel(ctx), opt)
 		}
 		// Writes a dead process left STARTED are recovered when their
 		// session is claimed: at start, and every lease period, for the

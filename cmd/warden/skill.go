@@ -12,12 +12,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/tools"
 	"github.com/agentwarden/warden/tools/mcp"
 )
 
-const skillUsage = `usage: warden skill validate [--json] [--mcp-command "CMD ARGS" | --mcp-url URL] PATH
+const skillUsage = `usage: warden skill validate [--json] [--plugin [REF=]FILE]... [--plugins-dir DIR]
+                             [--mcp-command "CMD ARGS" | --mcp-url URL] PATH
        warden skill import [--agent CODE] [--tenant NAME] --server URL --key KEY DIR
 
 PATH is a skill_contract file (JSON, comments allowed; the skill_key is the
@@ -25,6 +29,14 @@ file name without its extension) or a skill-store directory (agent_profile,
 skill_profile, agent_skill_binding and skill_tool_binding as .yaml, .yml or
 .json). Every problem is printed; the exit code is 1 when a skill would be
 dropped (or an agent is left without skills), 0 otherwise, 2 on usage errors.
+
+A skill's tenant guards (its contract's guards) must resolve: each ref
+(name@version or sha256:<hex>) must name a guard module given with --plugin
+(FILE, or REF=FILE to check the module is REF) or found in --plugins-dir
+(every *.wasm in it), the module must run in the guard's phase, and the
+guard's config must pass the module's configSchema. A guard that does not
+resolve is an error (rule W1, or W5 for its config): the skill would not
+load where its modules are not installed.
 
 With --mcp-command or --mcp-url the MCP server is asked for its tools, and
 a tool a skill binds (every listed tool, for a single file) without a
@@ -55,6 +67,12 @@ func cmdSkill(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print machine-readable JSON")
 	mcpCommand := fs.String("mcp-command", "", "the MCP server's command line")
 	mcpURL := fs.String("mcp-url", "", "the MCP server's streamable HTTP endpoint")
+	var pluginArgs []string
+	fs.Func("plugin", "a tenant guard module, `[REF=]FILE` (repeatable)", func(v string) error {
+		pluginArgs = append(pluginArgs, v)
+		return nil
+	})
+	pluginsDir := fs.String("plugins-dir", "", "a directory of tenant guard modules (*.wasm)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -69,7 +87,13 @@ func cmdSkill(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "warden skill validate: --mcp-command and --mcp-url are exclusive")
 		return 2
 	}
-	rep, err := validatePath(ctx, fs.Arg(0))
+	guards, err := loadGuardModules(ctx, pluginArgs, *pluginsDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "warden skill validate: %v\n", err)
+		return 2
+	}
+	defer guards.close(ctx)
+	rep, err := validatePath(ctx, fs.Arg(0), guards)
 	if err != nil {
 		fmt.Fprintf(stderr, "warden skill validate: %v\n", err)
 		return 2
@@ -122,7 +146,7 @@ type problem struct {
 	Message  string `json:"message"`
 }
 
-func validatePath(ctx context.Context, path string) (*validateReport, error) {
+func validatePath(ctx context.Context, path string, guards *guardModules) (*validateReport, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -134,7 +158,7 @@ func validatePath(ctx context.Context, path string) (*validateReport, error) {
 			return nil, err
 		}
 		key := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		rep.add(key, path, src)
+		rep.add(ctx, guards, key, path, src)
 		return rep, nil
 	}
 	tables, err := contract.NewDirStore(path).All(ctx)
@@ -145,7 +169,7 @@ func validatePath(ctx context.Context, path string) (*validateReport, error) {
 		if s.Status != contract.StatusActive {
 			continue
 		}
-		rep.add(s.SkillKey, "skill_profile id "+string(s.ID), []byte(s.SkillContract))
+		rep.add(ctx, guards, s.SkillKey, "skill_profile id "+string(s.ID), []byte(s.SkillContract))
 	}
 	loader := contract.NewLoader(staticStore{tables}, slog.New(slog.DiscardHandler))
 	for _, a := range tables.Agents {
@@ -166,8 +190,13 @@ func (s staticStore) AgentTables(_ context.Context, code string) (contract.Table
 	return s.t.Filter(code), nil
 }
 
-func (r *validateReport) add(key, source string, src []byte) {
-	_, warns, err := contract.Parse(key, src)
+func (r *validateReport) add(ctx context.Context, guards *guardModules, key, source string, src []byte) {
+	c, warns, err := contract.Parse(key, src)
+	if err == nil && len(c.Guards) > 0 {
+		if problems := guards.check(ctx, key, c.Guards); len(problems) > 0 {
+			err = &contract.ValidationError{SkillKey: key, Problems: problems}
+		}
+	}
 	sr := skillReport{SkillKey: key, Source: source, Loaded: err == nil, Problems: []problem{}}
 	for _, p := range contract.Problems(err) {
 		sr.Problems = append(sr.Problems, problem{"error", string(p.Rule), p.SkillKey, p.Path, p.Message()})
@@ -271,4 +300,104 @@ func hintOf(t tools.Tool) string {
 		return "readOnlyHint false"
 	}
 	return "destructiveHint true"
+}
+
+// guardModules are the tenant guard modules skill validate resolves guard
+// refs against (--plugin, --plugins-dir), installed in a registry as a
+// tenant's would be.
+type guardModules struct {
+	reg   *chain.Registry
+	h     *host.Host
+	given bool
+}
+
+// loadGuardModules installs the modules named by --plugin ([REF=]FILE) and
+// found in --plugins-dir (*.wasm; builtins there are skipped). A module
+// that does not verify, is not a guard (--plugin), or is not the REF it is
+// given as is an error.
+func loadGuardModules(ctx context.Context, plugins []string, dir string) (*guardModules, error) {
+	g := &guardModules{reg: &chain.Registry{}, given: len(plugins) > 0 || dir != ""}
+	if !g.given {
+		return g, nil
+	}
+	h, err := host.New(host.Options{})
+	if err != nil {
+		return nil, err
+	}
+	g.h, g.reg.Host = h, h
+	type entry struct {
+		ref, file  string
+		skipOthers bool
+	}
+	var entries []entry
+	for _, p := range plugins {
+		ref, file, ok := strings.Cut(p, "=")
+		if !ok {
+			ref, file = "", p
+		}
+		if file == "" {
+			return nil, fmt.Errorf("--plugin %q: want [REF=]FILE", p)
+		}
+		entries = append(entries, entry{ref: ref, file: file})
+	}
+	if dir != "" {
+		files, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("--plugins-dir %s: no *.wasm", dir)
+		}
+		for _, f := range files {
+			entries = append(entries, entry{file: f, skipOthers: true})
+		}
+	}
+	for _, e := range entries {
+		src, err := host.ReadSource(e.file, "")
+		if err != nil {
+			return nil, err
+		}
+		// The modules' capabilities are the installer's grant to check, not
+		// the skill's: validate grants what each asks.
+		m, digest, err := h.Verify(ctx, src, host.Policy{PoolSize: 1})
+		var ge *host.GrantError
+		if errors.As(err, &ge) {
+			m, digest, err = h.Verify(ctx, src, host.Policy{PoolSize: 1, Capabilities: ge.Asked})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.file, err)
+		}
+		if m.Role != abi.RoleGuard {
+			if e.skipOthers {
+				continue
+			}
+			return nil, fmt.Errorf("%s: %s is a %s, not a guard", e.file, chain.Ref(m), m.Role)
+		}
+		if e.ref != "" && e.ref != chain.Ref(m) && e.ref != "sha256:"+digest {
+			return nil, fmt.Errorf("--plugin %s=%s: the module is %s (sha256:%s)", e.ref, e.file, chain.Ref(m), digest)
+		}
+		if _, err := g.reg.Install(ctx, "", src, m.Capabilities...); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.file, err)
+		}
+	}
+	return g, nil
+}
+
+// check resolves and loads a skill's guards: their refs, phases and
+// configs. Without modules every guard is unresolved.
+func (g *guardModules) check(ctx context.Context, key string, guards []contract.Guard) []*contract.LoadError {
+	_, problems := g.reg.Attach(ctx, "", key, guards)
+	if !g.given {
+		for _, p := range problems {
+			p.Detail += "; name its module with --plugin [REF=]FILE or --plugins-dir DIR"
+		}
+	}
+	return problems
+}
+
+func (g *guardModules) close(ctx context.Context) {
+	g.reg.Close(ctx)
+	if g.h != nil {
+		_ = g.h.Close(ctx)
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/loop/chain"
 )
 
 func runSkill(t *testing.T, args ...string) (int, string, string) {
@@ -36,7 +38,13 @@ func TestSkillValidateAgrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
-			_, warns, perr := contract.Parse(key, src)
+			c, warns, perr := contract.Parse(key, src)
+			// Without modules (--plugin, --plugins-dir) no tenant guard
+			// resolves: a valid contract that attaches one is dropped.
+			unresolved := perr == nil && len(c.Guards) > 0
+			if unresolved {
+				perr = &contract.ValidationError{SkillKey: key, Problems: (&guardModules{reg: &chain.Registry{}}).check(context.Background(), key, c.Guards)}
+			}
 			var want []string
 			for _, p := range contract.Problems(perr) {
 				want = append(want, fmt.Sprintf("error %s %s %s: %s", p.Rule, p.SkillKey, p.Path, p.Message()))
@@ -52,7 +60,7 @@ func TestSkillValidateAgrees(t *testing.T) {
 			if code != wantCode || stderr != "" {
 				t.Fatalf("exit %d (stderr %q), want %d", code, stderr, wantCode)
 			}
-			if strings.HasPrefix(filepath.Base(filepath.Dir(f)), "invalid") != (code == 1) {
+			if (strings.HasPrefix(filepath.Base(filepath.Dir(f)), "invalid") || unresolved) != (code == 1) {
 				t.Errorf("an invalid fixture must exit 1, a valid one 0; got %d", code)
 			}
 			var rep validateReport
@@ -150,5 +158,69 @@ func TestSkillUsage(t *testing.T) {
 	}
 	if _, _, stderr := runSkill(t, "validate", "/nonexistent/skill.json"); stderr != "warden skill validate: stat /nonexistent/skill.json: no such file or directory\n" {
 		t.Errorf("stderr = %q", stderr)
+	}
+}
+
+// TestSkillValidateGuardRefs checks that a skill's tenant guards must
+// resolve against the modules named with --plugin or --plugins-dir: refs,
+// phases and configs.
+func TestSkillValidateGuardRefs(t *testing.T) {
+	t.Parallel()
+	wasm, err := testdata.Build("./examples/guards/domainguard/cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	modDir := t.TempDir()
+	b, err := os.ReadFile(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(modDir, "domainguard.wasm"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, guards string) string {
+		p := filepath.Join(dir, name+".json")
+		src := `{"tools": {"create_website": {"sideEffect": "WRITE", "success": {"path": "code", "op": "EQ", "value": 200}}}, "guards": [` + guards + `]}`
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const good = `{"ref": "domainguard@0.1.0", "phase": "before", "position": "after:ParamContract", "config": {"tool": "create_website", "allowed": ["example.com"]}}`
+	okFile := write("cms.website", good)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string // contained in stdout, or stderr for code 2
+	}{
+		{"no modules", []string{okFile}, 1,
+			"ERROR rule W1  cms.website guards[0].ref: invalid guard ref: domainguard@0.1.0 is not installed; name its module with --plugin [REF=]FILE or --plugins-dir DIR\n1 skill(s) checked, 1 dropped"},
+		{"--plugin", []string{"--plugin", wasm, okFile}, 0, "1 skill(s) checked, 0 dropped, 0 warning(s)\n"},
+		{"--plugin with its ref", []string{"--plugin", "domainguard@0.1.0=" + wasm, okFile}, 0, "0 dropped"},
+		{"--plugins-dir", []string{"--plugins-dir", modDir, okFile}, 0, "0 dropped"},
+		{"another version", []string{"--plugins-dir", modDir, write("v2", strings.Replace(good, "0.1.0", "0.2.0", 1))}, 1,
+			"ERROR rule W1  v2 guards[0].ref: invalid guard ref: domainguard@0.2.0 is not installed\n"},
+		{"the wrong phase", []string{"--plugins-dir", modDir, write("after", strings.Replace(strings.Replace(good, `"before"`, `"after"`, 1), "after:ParamContract", "last", 1))}, 1,
+			"ERROR rule W1  after guards[0].ref: invalid guard ref: domainguard@0.1.0 (domainguard@0.1.0) runs in phases [before], not after\n"},
+		{"a config the schema refuses", []string{"--plugins-dir", modDir, write("badconfig", `{"ref": "domainguard@0.1.0", "phase": "before", "config": {"tool": "create_website"}}`)}, 1,
+			"ERROR rule W5  badconfig guards[0].config: guard config is not an object: domainguard@0.1.0's configSchema refuses it: allowed: required property is missing\n"},
+		{"a ref given to another module", []string{"--plugin", "spendlimit@1.0.0=" + wasm, okFile}, 2,
+			"warden skill validate: --plugin spendlimit@1.0.0=" + wasm + ": the module is domainguard@0.1.0 (sha256:"},
+		{"an empty --plugins-dir", []string{"--plugins-dir", t.TempDir(), okFile}, 2, "no *.wasm"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, stderr := runSkill(t, append([]string{"validate"}, tt.args...)...)
+			got := out
+			if tt.code == 2 {
+				got = stderr
+			}
+			if code != tt.code || !strings.Contains(got, tt.out) {
+				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s\nwant %q", code, tt.code, out, stderr, tt.out)
+			}
+		})
 	}
 }

@@ -67,7 +67,7 @@ func TestAlertRules(t *testing.T) {
 var wardenFamilies = []string{
 	"warden_build_info",
 	"warden_http_request_duration_seconds", "warden_http_requests_in_flight", "warden_http_requests_total",
-	"warden_loop_nodes_finished_total", "warden_loop_stalls_total", "warden_loop_suspensions_total",
+	"warden_loop_guard_policy_total", "warden_loop_nodes_finished_total", "warden_loop_stalls_total", "warden_loop_suspensions_total",
 	"warden_loop_tasks_finished_total", "warden_loop_tool_calls_total",
 	"warden_model_failures_total", "warden_model_tokens_total",
 	"warden_plugin_call_duration_seconds", "warden_plugin_calls_total", "warden_plugin_failure_policy_total",
@@ -127,6 +127,7 @@ func scrape(t *testing.T) []byte {
 	for _, e := range []loop.Event{
 		{Kind: loop.KindNode, Task: "t1", Node: "t1.n1", Status: "RUNNING"},
 		{Kind: loop.KindTool, Task: "t1", Node: "t1.n1", Tool: "create_site", Outcome: "REJECTED", Name: "ARG_SOURCE_UNTRUSTED", Stalls: 1},
+		{Kind: loop.KindGuard, Task: "t1", Node: "t1.n1", Tool: "create_site", Guard: "domainguard@0.1.0", Status: "SHADOW", Outcome: "REJECTED", Name: "ARG_REJECTED", Stalls: 1},
 		{Kind: loop.KindTool, Task: "t1", Node: "t1.n1", Tool: "create_site", Outcome: "DEFERRED", Name: "APPROVAL_REQUIRED", Stalls: 1},
 		{Kind: loop.KindSuspend, Task: "t1", Node: "t1.n1", Status: "APPROVAL", Stalls: 1},
 		{Kind: loop.KindNode, Task: "t1", Node: "t1.n1", Status: "DONE"},

@@ -99,11 +99,11 @@ func (s *statusWriter) Flush() {
 // TestBearerToken drives the tools_call exchange against a server that
 // requires a bearer token: with the token every request carries it and gets
 // through; with none or a wrong one the first requests are refused 401 and
-// the connection fails as unreachable.
+// the connection fails as an auth failure, with the server's words.
 func TestBearerToken(t *testing.T) {
 	const (
 		token        = "t0ken-for-the-test-server"
-		unauthorized = `conformance: tools_call: tools/mcp: connect tools_call: tool unreachable: calling "initialize": sending "initialize": Unauthorized`
+		unauthorized = `conformance: tools_call: tools/mcp: connect tools_call: tool authorization refused: HTTP 401 Unauthorized: `
 	)
 	tests := []struct {
 		name    string
@@ -124,8 +124,8 @@ func TestBearerToken(t *testing.T) {
 			"tools/call[Bearer " + token + "]200",
 			"tools/list[Bearer " + token + "]200",
 		}},
-		{name: "no token", token: "", wantErr: unauthorized, wantSeen: []string{"initialize[]401", "server/discover[]401"}},
-		{name: "a wrong token", token: "not-the-token", wantErr: unauthorized,
+		{name: "no token", token: "", wantErr: unauthorized + "no bearer token", wantSeen: []string{"initialize[]401", "server/discover[]401"}},
+		{name: "a wrong token", token: "not-the-token", wantErr: unauthorized + "invalid token",
 			wantSeen: []string{"initialize[Bearer not-the-token]401", "server/discover[Bearer not-the-token]401"}},
 	}
 	for _, tt := range tests {
@@ -138,8 +138,8 @@ func TestBearerToken(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-			} else if err == nil || !errors.Is(err, chain.ErrUnreachable) || err.Error() != tt.wantErr {
-				t.Fatalf("error %v\nwant %s (unreachable)", err, tt.wantErr)
+			} else if err == nil || !errors.Is(err, chain.ErrAuth) || errors.Is(err, chain.ErrUnreachable) || err.Error() != tt.wantErr {
+				t.Fatalf("error %v\nwant %s (auth)", err, tt.wantErr)
 			}
 			a.mu.Lock()
 			defer a.mu.Unlock()

@@ -3,7 +3,9 @@
 // calls, refusals, truncation and usage, as one JSON body or, when the
 // request asks for "stream": true, as server-sent events in the chunking a
 // real provider uses; and failures as real providers send them (429 with
-// Retry-After, 5xx, context length, 401, garbage).
+// Retry-After, 5xx, context length, 401, an exhausted quota, a CDN's HTML
+// 502 page, garbage), and, when asked, the message-order rule of providers
+// that refuse a conversation ending with the assistant's message.
 //
 // A Server plays a script of Replies, one per request; the last repeats.
 // The same Reply renders as JSON or as a stream, so a test can check that
@@ -74,7 +76,21 @@ type Server struct {
 	*httptest.Server
 	mu       sync.Mutex
 	replies  []Reply
+	played   int
 	received []Request
+	// userOrToolLast: a request whose last message is the assistant's is
+	// refused (RequireUserOrToolLast).
+	userOrToolLast bool
+}
+
+// RequireUserOrToolLast makes s answer as providers that take a
+// conversation only when its last message is the user's or a tool's
+// (Mistral): a request ending with an assistant message is refused with
+// MessageOrder's 400, and plays no scripted reply.
+func (s *Server) RequireUserOrToolLast() {
+	s.mu.Lock()
+	s.userOrToolLast = true
+	s.mu.Unlock()
 }
 
 // New starts a server playing replies (at least one) and closes it when
@@ -103,11 +119,21 @@ func (s *Server) Requests() []Request {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var head struct {
-		Stream bool `json:"stream"`
+		Stream   bool `json:"stream"`
+		Messages []struct {
+			Role   string `json:"role"`
+			Prefix bool   `json:"prefix"`
+		} `json:"messages"`
 	}
 	_ = json.Unmarshal(body, &head)
 	s.mu.Lock()
-	rep := s.replies[min(len(s.received), len(s.replies)-1)]
+	var rep Reply
+	if last := len(head.Messages) - 1; s.userOrToolLast && last >= 0 && head.Messages[last].Role == "assistant" && !head.Messages[last].Prefix {
+		rep = MessageOrder()
+	} else {
+		rep = s.replies[min(s.played, len(s.replies)-1)]
+		s.played++
+	}
 	s.received = append(s.received, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body), Stream: head.Stream})
 	s.mu.Unlock()
 	if rep.Delay > 0 {
@@ -296,6 +322,51 @@ func RateLimited(retryAfter time.Duration) Reply {
 		"Retry-After-Ms": strconv.FormatInt(retryAfter.Milliseconds(), 10),
 	}
 	return r
+}
+
+// InsufficientQuota is OpenAI's 429 for an account without quota or
+// credit left: the status of a rate limit, but error.type and error.code
+// "insufficient_quota", and no Retry-After.
+func InsufficientQuota() Reply {
+	return Error(http.StatusTooManyRequests, "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+		"insufficient_quota", "insufficient_quota")
+}
+
+// BadGatewayPage is a 502 as a CDN in front of a provider sends it: a
+// whole HTML page, with styles, a script and the real error buried in it.
+func BadGatewayPage() Reply {
+	return Reply{Status: http.StatusBadGateway, ContentType: "text/html; charset=UTF-8", Body: badGatewayPage}
+}
+
+const badGatewayPage = `<!DOCTYPE html>
+<!--[if lt IE 7]> <html class="no-js ie6 oldie" lang="en-US"> <![endif]-->
+<html lang="en-US">
+<head>
+<title>api.example.com | 502: Bad gateway</title>
+<meta charset="UTF-8" />
+<meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />
+<style>body{margin:0;padding:0}#cf-wrapper{font-family:-apple-system,system-ui,BlinkMacSystemFont,"Segoe UI",Roboto;font-size:15px;line-height:1.5}.cf-error-details{background:#fff;border:1px solid #ebebeb}</style>
+<script>(function(){var a=document.getElementById('cf-footer-ip');if(a){a.addEventListener('click',function(){a.classList.remove('hidden')})}})();</script>
+</head>
+<body>
+<div id="cf-wrapper">
+  <div id="cf-error-details" class="cf-error-details-wrapper">
+    <h1><span class="cf-error-type">Bad gateway</span> <span class="code-label">Error code 502</span></h1>
+    <p>The web server reported a bad gateway error.</p>
+    <p>Please try again in a few minutes.</p>
+    <p>Ray ID: <strong>8f1c2a3b4d5e6f70</strong> &bull; 2026-03-01 09:00:00 UTC</p>
+  </div>
+</div>
+</body>
+</html>
+`
+
+// MessageOrder is the 400 of a provider that requires the last message of
+// a conversation to be the user's or a tool's (Mistral's
+// invalid_request_message_order), in its own error shape: the fields at
+// the top level, no "error" wrapper.
+func MessageOrder() Reply {
+	return Reply{Status: http.StatusBadRequest, Body: `{"object":"error","message":"Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant","type":"invalid_request_message_order","param":null,"code":"3230"}`}
 }
 
 // ContextLength is OpenAI's 400 for a conversation longer than the

@@ -107,6 +107,11 @@ func (s *logSink) Emit(e loop.Event) {
 	str("name", e.Name)
 	str("category", e.Category)
 	str("status", e.Status)
+	str("guard", e.Guard)
+	str("plugin", e.Plugin)
+	if e.Generation != 0 {
+		attrs = append(attrs, slog.Uint64("generation", e.Generation))
+	}
 	attrs = append(attrs, slog.Int("stalls", e.Stalls))
 	str("message", e.Message)
 	str(LogTraceID, e.TraceID)

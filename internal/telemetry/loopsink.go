@@ -42,6 +42,12 @@ func (s *metricsSink) Emit(e loop.Event) {
 			outcome = "SKIPPED"
 		}
 		s.toolCalls.WithLabelValues(s.m.toolLabel(s.tenant, toolName(e.Tool)), outcome, e.Name).Inc()
+	case loop.KindGuard:
+		policy := "shadow"
+		if e.Status == "FAIL_OPEN" {
+			policy = "fail_open"
+		}
+		s.m.guardPolicy.WithLabelValues(s.tenant, toolName(e.Guard), policy, e.Outcome, e.Name).Inc()
 	case loop.KindSuspend:
 		kind := e.Status
 		switch kind {

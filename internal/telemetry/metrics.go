@@ -40,6 +40,7 @@ type Metrics struct {
 	suspensions *prometheus.CounterVec
 	nodes       *prometheus.CounterVec
 	tasks       *prometheus.CounterVec
+	guardPolicy *prometheus.CounterVec
 
 	httpRequests *prometheus.CounterVec
 	httpDuration *prometheus.HistogramVec
@@ -71,6 +72,9 @@ func NewMetrics(o MetricsOptions) (*Metrics, error) {
 		Help: "Nodes that ended, by status (DONE, FAILED, CANCELLED, SKIPPED)."}, []string{"tenant", "status"})
 	m.tasks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "warden_loop_tasks_finished_total",
 		Help: "Tasks that ended, by status (DONE, FAILED, CANCELLED)."}, []string{"tenant", "status"})
+	m.guardPolicy = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "warden_loop_guard_policy_total",
+		Help: "Tenant guard verdicts set aside by their failure policy: shadow decisions (policy shadow, with the outcome the guard decided, PASS included) and guard failures let through (policy fail_open), by tenant, guard ref, outcome and code name."},
+		[]string{"tenant", "guard", "policy", "outcome", "code"})
 	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "warden_http_requests_total",
 		Help: "HTTP requests by route pattern and status code."}, []string{"route", "code"})
 	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "warden_http_request_duration_seconds",
@@ -83,7 +87,7 @@ func NewMetrics(o MetricsOptions) (*Metrics, error) {
 		Help:        "The running binary's version, VCS revision and Go version (always 1).",
 		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion}})
 	buildInfo.Set(1)
-	cs := []prometheus.Collector{newPluginCollector(o.Plugins), newPluginTimeCollector(o.PluginTimeRefused), m.toolCalls, m.stalls, m.suspensions, m.nodes, m.tasks,
+	cs := []prometheus.Collector{newPluginCollector(o.Plugins), newPluginTimeCollector(o.PluginTimeRefused), m.toolCalls, m.stalls, m.suspensions, m.nodes, m.tasks, m.guardPolicy,
 		m.httpRequests, m.httpDuration, m.httpInFlight, buildInfo}
 	if o.Runtime {
 		cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -173,6 +173,9 @@ func TestLoopMetrics(t *testing.T) {
 		{Kind: loop.KindTool, Task: "t1", Node: "t1.a", Tool: "query_site", Status: "SKIPPED", Stalls: 1},
 		{Kind: loop.KindReact, Task: "t1", Node: "t1.a", Status: "no_tool_calls", Stalls: 2},
 		{Kind: loop.KindTool, Task: "t1", Node: "t1.a", Tool: "query_space", Outcome: "SUCCESS"},
+		{Kind: loop.KindGuard, Task: "t1", Node: "t1.a", Tool: "create_site", Guard: "domainguard@0.1.0", Status: "SHADOW", Outcome: "REJECTED", Name: "ARG_REJECTED"},
+		{Kind: loop.KindGuard, Task: "t1", Node: "t1.a", Tool: "create_site", Guard: "audit@1.0.0", Status: "SHADOW", Outcome: "PASS"},
+		{Kind: loop.KindGuard, Task: "t1", Node: "t1.a", Tool: "create_site", Guard: "trapguard@1.0.0", Status: "FAIL_OPEN", Outcome: "REJECTED", Name: "PLUGIN_TRAP", Level: "WARN"},
 		{Kind: loop.KindTool, Task: "t1", Node: "t1.a", Tool: "create_site", Outcome: "DEFERRED", Name: "APPROVAL_REQUIRED"},
 		{Kind: loop.KindTool, Task: "t1", Node: "t1.a", Tool: "builtin_node_approval", Outcome: "SUCCESS"},
 		{Kind: loop.KindSuspend, Task: "t1", Node: "t1.a", Tool: "create_site", Status: "APPROVAL"},
@@ -198,7 +201,10 @@ func TestLoopMetrics(t *testing.T) {
 	} {
 		beta.Emit(e)
 	}
-	want := `warden_loop_nodes_finished_total{status="FAILED",tenant="acme"} 1
+	want := `warden_loop_guard_policy_total{code="",guard="audit@1.0.0",outcome="PASS",policy="shadow",tenant="acme"} 1
+warden_loop_guard_policy_total{code="ARG_REJECTED",guard="domainguard@0.1.0",outcome="REJECTED",policy="shadow",tenant="acme"} 1
+warden_loop_guard_policy_total{code="PLUGIN_TRAP",guard="trapguard@1.0.0",outcome="REJECTED",policy="fail_open",tenant="acme"} 1
+warden_loop_nodes_finished_total{status="FAILED",tenant="acme"} 1
 warden_loop_stalls_total{tenant="acme"} 4
 warden_loop_stalls_total{tenant="beta"} 1
 warden_loop_suspensions_total{kind="APPROVAL",tenant="acme"} 1

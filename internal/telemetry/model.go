@@ -25,7 +25,7 @@ func (m *Metrics) modelCounters() (*modelMetrics, error) {
 			Help: "Tokens the model provider reported, by tenant, model and kind (prompt, completion, cached: the part of prompt served from the provider's cache)."},
 			[]string{"tenant", "model", "kind"})
 		mm.failures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "warden_model_failures_total",
-			Help: "Model calls that failed at the provider, by tenant, model and kind (auth, rate_limited, context_length, unavailable, malformed, bad_request, timeout)."},
+			Help: "Model calls that failed at the provider, by tenant, model and kind (auth, rate_limited, quota, context_length, unavailable, malformed, bad_request, timeout)."},
 			[]string{"tenant", "model", "kind"})
 		for _, c := range []prometheus.Collector{mm.tokens, mm.failures} {
 			if err := m.reg.Register(c); err != nil {

@@ -35,13 +35,19 @@
 //	slowstart      loops in init, past the load deadline
 //	slowinstance   starts at once at load, then takes 3 s to start each
 //	               further instance (a pool miss inside a call)
-//	ungranted      emits an effect its manifest was not granted
+//	ungranted      emits an effect it was not granted (nor asked for)
 //	configured     has a config schema (load-time config checks)
 //	services       calls the host primitives (query, exists, digest, validate)
 //	goodv2         version 2.0.0 of good, for hot-swap tests
 //	control-extrarule      the control builtin with one more finish rule
 //	                       (cite the node's own evidence), for hot-swap tests
 //	writegate-gatesread    WriteGate 1.1.0 that also gates search_articles
+//	writegate-escalate     WriteGate 1.2.0 whose manifest asks for effect.node,
+//	                       effect.output, state.conversation, clock and random
+//	                       (refused by a WriteGate slot)
+//	declaredcode   domainguard: declares DOMAIN_BLOCKED and rejects with it
+//	shadowcode     declares a code named APPROVAL_REQUIRED (a runtime code's)
+//	othercode      rejects with another plugin's declared code
 //	paramcontract-nopunct  ParamContract 1.1.0 whose USER source ignores
 //	                       punctuation (hot swap)
 //	querystack     queries '!', a million '[' and "|@pretty" (overflowed the Go stack)
@@ -56,6 +62,10 @@
 //	deepnest       traps on arguments nested deeper than 64 levels
 //	asciionly      traps on the first non-ASCII byte of its arguments
 //	afterbuffer    after phase: traps on result data over 64 KiB
+//	trapguard      tenant guard: traps on the calls of the tool its config
+//	               names (failure policies closed, open, shadow)
+//	impostor       third-party builtin whose tool takes a first-party
+//	               builtin's name (refused at install)
 //	domaindeny     a tenant guard with a config: rejects a domain on its deny list
 //	capsask        asks for effect.node and state.conversation (a tenant's grant)
 //	unknownrole    declares a role the host does not know

@@ -89,7 +89,8 @@ type Catalog struct {
 }
 
 // New builds a node's catalog. It fails when two builtin plugins provide
-// the same tool.
+// the same tool, or a third-party builtin's tool is also one of the
+// skill's business tools (toolNames).
 func New(in Input) (*Catalog, error) {
 	c := &Catalog{builtins: map[string]string{}, callable: map[string]bool{}, contract: in.Contract}
 	specs := map[string]abi.ToolSpec{}
@@ -127,6 +128,11 @@ func New(in Input) (*Catalog, error) {
 	}
 	c.offered = append(c.offered, c.builtinDs...)
 	for _, n := range in.ToolNames {
+		if p := c.builtins[n]; p != "" && !strings.HasPrefix(n, ReservedPrefix) {
+			// A third-party builtin named like one of the skill's business
+			// tools would answer its calls past every guard.
+			return nil, fmt.Errorf("catalog: tool %s of builtin %s: %w", n, p, ErrBusinessName)
+		}
 		if n == "" || c.callable[n] {
 			continue // builtins are governed by their own rules; duplicates once
 		}

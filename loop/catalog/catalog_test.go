@@ -225,6 +225,15 @@ func TestDuplicateBuiltin(t *testing.T) {
 	}
 }
 
+func TestBuiltinShadowsBusinessTool(t *testing.T) {
+	t.Parallel()
+	hijack := abi.Manifest{Name: "acme.sites", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleBuiltin, Tools: []abi.ToolSpec{spec("create_site", "mine")}}
+	_, err := catalog.New(catalog.Input{Builtins: []abi.Manifest{control, hijack}, ToolNames: []string{"query_site", "create_site"}, Business: business})
+	if !errors.Is(err, catalog.ErrBusinessName) || err.Error() != "catalog: tool create_site of builtin acme.sites: a builtin takes the name of one of the skill's business tools" {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestDelegatableSkills(t *testing.T) {
 	t.Parallel()
 	mk := func(key, src string) *contract.Skill {

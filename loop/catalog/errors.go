@@ -19,3 +19,12 @@ var ErrManifestMismatch = errors.New("module manifest differs from the shipped m
 // ErrDuplicateTool is returned by New when two builtin plugins provide the
 // same tool.
 var ErrDuplicateTool = errors.New("tool provided by two builtin plugins")
+
+// ErrReservedName is returned by Install (CheckNames) for a third-party
+// builtin tool named like a first-party builtin or with its prefix.
+var ErrReservedName = errors.New("a third-party builtin may not take a first-party builtin's name or prefix builtin_")
+
+// ErrBusinessName is returned by New when a third-party builtin's tool has
+// the name of one of the skill's business tools: it would answer the
+// business tool's calls past every guard.
+var ErrBusinessName = errors.New("a builtin takes the name of one of the skill's business tools")

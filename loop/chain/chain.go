@@ -79,14 +79,41 @@ type Result struct {
 	Response json.RawMessage
 	Attempts int
 	Trace    []Step
+	// Decider is the step of the guard whose verdict is the observation: the
+	// before guard that ended the call, or the last after guard that
+	// replaced the tool's result. Nil when the tool's result stands, or the
+	// chain itself refused the call (catalog, arguments).
+	Decider *Step
 }
 
 // Step is one guard's part in a call, for traces and profiles.
 type Step struct {
-	Guard    string
-	Phase    abi.Phase
-	Verdict  string // "pass", "rewrite", or "<OUTCOME> <CODE>"
-	Duration time.Duration
+	Guard string
+	// Plugin and Generation name the module that served the guard: its
+	// name@version and slot generation (0 outside a slot). Plugin is empty
+	// for a guard that does not say (see Identified).
+	Plugin     string
+	Generation uint64
+	Phase      abi.Phase
+	Verdict    string // "pass", "rewrite", or "<OUTCOME> <CODE>"
+	// Policy is set when the guard's failure policy set its verdict aside
+	// (see Tenant): host.Shadow (Verdict is what it decided, not applied)
+	// or host.FailOpen (Verdict is its own failure, let through).
+	// Observation is then that verdict's observation, if any.
+	Policy      host.FailurePolicy
+	Observation *abi.Observation
+	Duration    time.Duration
+}
+
+// newStep records one guard's verdict v, as decided and before its failure
+// policy.
+func newStep(g Guard, phase abi.Phase, v abi.Verdict, policy host.FailurePolicy, d time.Duration) Step {
+	s := Step{Guard: g.Name(), Phase: phase, Verdict: summary(v), Policy: policy, Duration: d}
+	s.Plugin, s.Generation = identify(g)
+	if policy != "" {
+		s.Observation = v.Observation
+	}
+	return s
 }
 
 // Run runs the call through the chain.
@@ -110,9 +137,14 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
 		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,
 	}
-	if json.Valid(call.Args) {
+	switch {
+	case json.Valid(call.Args):
 		base.Args = call.Args
-	} else {
+	case len(bytes.TrimSpace(call.Args)) == 0 && !requires(call.Schema):
+		// No arguments for a tool that requires none: the empty object,
+		// as the model meant. Any other text passes on as it is.
+		base.Args = json.RawMessage(`{}`)
+	default:
 		base.ArgsText = string(call.Args)
 	}
 	env := envelopePool.Get().(*host.Envelope)
@@ -138,11 +170,15 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 			start = time.Now()
 			v = g.Guard(ctx, call.Tenant, req)
 		}
-		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseBefore, Verdict: summary(v), Duration: time.Since(start)})
+		d := time.Since(start)
+		applied, policy := applyPolicy(g, v)
+		res.Trace = append(res.Trace, newStep(g, abi.PhaseBefore, v, policy, d))
+		v = applied
 		res.Effects = appendEffects(res.Effects, v.Effects)
 		if v.Observation != nil {
 			res.Observation = *v.Observation
 			res.Args = current(bound, base.Args)
+			res.Decider = &res.Trace[len(res.Trace)-1]
 			return res
 		}
 		if v.Args != nil {
@@ -160,7 +196,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		// No guard refused arguments that are not JSON; the tool must not
 		// see them either.
 		l := call.Locale
-		res.Observation = abi.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", truncate(base.ArgsText, 120)), abi.NextFixArgs.Text(l))
+		res.Observation = abi.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", abi.ArgsJSONDetail(l, base.ArgsText)), abi.NextFixArgs.Text(l))
 		res.Observation.Locale = l
 		return res
 	}
@@ -179,6 +215,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 	res.Invoked, res.Attempts, res.Response = true, inv.Attempts, inv.Response
 	obs := inv.Observation
 	stale = true
+	decider := -1
 	for _, g := range c.After {
 		var v abi.Verdict
 		var start time.Time
@@ -198,15 +235,64 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 			start = time.Now()
 			v = g.Guard(ctx, call.Tenant, req)
 		}
-		res.Trace = append(res.Trace, Step{Guard: g.Name(), Phase: abi.PhaseAfter, Verdict: summary(v), Duration: time.Since(start)})
+		d := time.Since(start)
+		applied, policy := applyPolicy(g, v)
+		res.Trace = append(res.Trace, newStep(g, abi.PhaseAfter, v, policy, d))
+		v = applied
 		res.Effects = appendEffects(res.Effects, v.Effects)
 		if v.Observation != nil {
 			obs = *v.Observation
 			stale = true
+			decider = len(res.Trace) - 1
 		}
 	}
 	res.Observation = obs
+	if decider >= 0 {
+		res.Decider = &res.Trace[decider]
+	}
 	return res
+}
+
+// JudgeGuard is the chain position that judges a business response
+// (CONTRACT_SPEC §13 step 6): the ResponseContract guard, whatever plugin
+// fills it.
+const JudgeGuard = "ResponseContract"
+
+// Judge judges a response the invoker returned outside a guarded call (a
+// write's verify tool, CONTRACT_SPEC §6.4) with the chain's judge, the
+// after guard at JudgeGuard, exactly as it judges the responses of guarded
+// calls: it sees the call with the invoker's observation and the response,
+// and its observation, if it gives one, is what the call came to;
+// otherwise the invoker's. Its effects are not applied: a verify records
+// nothing but its verdict. ok is false when the chain has no judge.
+func (c *Chain) Judge(ctx context.Context, call Call, inv Invoked) (obs abi.Observation, ok bool) {
+	i := indexOf(c.After, JudgeGuard)
+	if i < 0 {
+		return inv.Observation, false
+	}
+	base := abi.Request{
+		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
+		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale, Args: call.Args,
+	}
+	o := inv.Observation
+	var v abi.Verdict
+	if eg, isEnv := c.After[i].(EnvelopeGuard); isEnv {
+		env := envelopePool.Get().(*host.Envelope)
+		defer func() {
+			env.Reset()
+			envelopePool.Put(env)
+		}()
+		c.setEnvelope(env, base, call, abi.PhaseAfter, call.Args, nil, &o, inv.Response)
+		v = eg.GuardEnvelope(ctx, call.Tenant, env)
+	} else {
+		req := c.request(base, call, abi.PhaseAfter, call.Args, nil)
+		req.Result, req.Response = &o, inv.Response
+		v = c.After[i].Guard(ctx, call.Tenant, req)
+	}
+	if v.Observation != nil {
+		return *v.Observation, true
+	}
+	return inv.Observation, true
 }
 
 // EnvelopeGuard is a Guard that takes the envelope its phase's guards share
@@ -307,6 +393,22 @@ func appendEffects(dst, add []abi.Effect) []abi.Effect {
 	return append(dst, add...)
 }
 
+// requires reports whether an input schema names required properties at
+// its top level. A schema that is not JSON counts as requiring: the empty
+// text then stays what it is, and the schema check reports the schema.
+func requires(schema json.RawMessage) bool {
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return false
+	}
+	var s struct {
+		Required []json.RawMessage `json:"required"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return true
+	}
+	return len(s.Required) > 0
+}
+
 func current(bound, args json.RawMessage) json.RawMessage {
 	if bound != nil {
 		return bound
@@ -323,13 +425,6 @@ func summary(v abi.Verdict) string {
 	default:
 		return "pass"
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Placement is a tenant guard and where its skill puts it.

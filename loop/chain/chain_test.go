@@ -93,7 +93,7 @@ func TestChain(t *testing.T) {
 			abi.OutcomeFailed, abi.ToolBusinessFailed, "业务失败 [system.50001]：空间已满。下一步：根据失败原因修正参数后再调用，或用 builtin_node_follow_up 向用户说明并询问；无法继续时调用 builtin_node_fail",
 			[]string{"ledger.reserve", "ledger.settle"}, "Peek pass, Bind rewrite, Reject pass, Reserve pass, Judge FAILED TOOL_BUSINESS_FAILED, Reserve pass"},
 		{"arguments that are not JSON never reach the tool", `{"title":`, nil, nil, false, "",
-			abi.OutcomeRejected, abi.ArgJSONInvalid, "参数不是合法 JSON：{\"title\":。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户", nil,
+			abi.OutcomeRejected, abi.ArgJSONInvalid, "参数不是合法 JSON：第 1 行第 10 列：unexpected end of JSON input；该处参数原文：{\"title\":。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户", nil,
 			"Peek pass"},
 	}
 	for _, tt := range tests {
@@ -178,5 +178,45 @@ func TestInsert(t *testing.T) {
 	}
 	if _, err := Insert(fp, abi.PhaseBefore, []Placement{{a, abi.PhaseBefore, "after:Evidence"}}); !errors.Is(err, ErrPosition) {
 		t.Fatalf("unknown anchor: %v", err)
+	}
+}
+
+// Empty arguments are the empty object for a tool whose schema requires
+// nothing (and for a tool without a schema); for one that requires
+// properties they stay empty and, when no guard refuses them, the chain
+// says they are empty. Other text is never rewritten.
+func TestEmptyArguments(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, args, schema string
+		sent               string
+		code               abi.Code
+		message            string
+	}{
+		{"empty, no schema", ``, ``, `{}`, "", ""},
+		{"whitespace, nothing required", " \n", `{"type":"object","properties":{}}`, `{}`, "", ""},
+		{"empty, required properties", ``, `{"type":"object","required":["q"]}`, "", abi.ArgJSONInvalid,
+			"arguments are not valid JSON: the arguments are empty; a JSON object is expected ({} when there is nothing to pass). Next: fix the fields above to match the tool definition and call again; if you cannot tell the values, ask the user with builtin_node_follow_up"},
+		{"other text stays as it is", `{"q":`, `{"type":"object","properties":{}}`, "", abi.ArgJSONInvalid,
+			"arguments are not valid JSON: line 1, column 6: unexpected end of JSON input; the arguments there read: {\"q\":. Next: fix the fields above to match the tool definition and call again; if you cannot tell the values, ask the user with builtin_node_follow_up"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc := &script{steps: []step{ok(`{}`)}}
+			c := &Chain{Before: []Guard{peeker}, Invoker: &Invoker{Caller: sc}}
+			res := c.Run(context.Background(), Call{Tenant: "a", CallID: "c1", Tool: "t", Args: []byte(tt.args),
+				Schema: json.RawMessage(tt.schema), Locale: abi.LocaleEN})
+			o := res.Observation
+			if tt.code == "" {
+				if o.Outcome != abi.OutcomeSuccess || !res.Invoked || string(sc.got[0]) != tt.sent {
+					t.Fatalf("got %v %s %q, sent %s; want the tool called with %s", o.Outcome, o.Code, o.Message(), sc.got, tt.sent)
+				}
+				return
+			}
+			if res.Invoked || o.Code != tt.code || o.Message() != tt.message {
+				t.Fatalf("got invoked=%v %s %q\nwant %s %q", res.Invoked, o.Code, o.Message(), tt.code, tt.message)
+			}
+		})
 	}
 }

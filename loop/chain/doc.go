@@ -9,6 +9,15 @@
 // them. Every guard is a plugin (wasm through the host, or the same plugin
 // run natively for tests and benchmarks) behind the Guard interface.
 //
+// Tenant guards come from a Registry: a tenant installs modules (Install,
+// with the capabilities the installer grants), a skill's contract attaches
+// them by ref, and Attach resolves and loads them into placements for New —
+// or returns the load errors that keep the skill from loading. The chain
+// applies each attachment's failure policy itself (see Tenant), so a shadow
+// verdict or a failure let through by fail-open stays in the call's Trace;
+// every Step names the plugin and generation that served it, and
+// Result.Decider the guard whose verdict is the observation.
+//
 // A before-phase guard either passes — possibly with rewritten arguments and
 // provenance facts — or ends the call with an observation (REJECTED,
 // DEFERRED, or a SUCCESS that reuses an earlier write's result). The invoker

@@ -17,6 +17,10 @@ var ErrIO = errors.New("tool I/O error")
 // ErrRPC: the protocol failed (malformed or unexpected response).
 var ErrRPC = errors.New("tool RPC error")
 
+// ErrAuth: the tool's server refused the credentials (HTTP 401 or 403).
+// Nothing ran, and a retry would be refused the same way.
+var ErrAuth = errors.New("tool authorization refused")
+
 // ErrInvalidParams: the tool refused the arguments at the protocol level.
 var ErrInvalidParams = errors.New("tool invalid params")
 

@@ -17,6 +17,7 @@ import (
 	"github.com/agentwarden/warden/internal/services"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/plugins/builtins/control"
 	"github.com/agentwarden/warden/plugins/guards/argbinding"
 	"github.com/agentwarden/warden/plugins/guards/argpolicy"
 	"github.com/agentwarden/warden/plugins/guards/evidence"
@@ -56,6 +57,7 @@ const skill = `{
 }`
 
 var schemas = map[string]string{
+	"query_site":  `{"type":"object","properties":{}}`,
 	"query_space": `{"type":"object","additionalProperties":false,"required":["spaceName"],"properties":{"spaceName":{"type":"string","minLength":1}}}`,
 	"create_site": `{"type":"object","additionalProperties":false,"required":["title","spaceId"],"properties":{"title":{"type":"string","maxLength":40},"spaceId":{"type":"integer"},"theme":{"type":"string","enum":["light","dark"]}}}`,
 }
@@ -171,7 +173,7 @@ func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 				errs <- err
 				return
 			}
-			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}})
+			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}, Capabilities: plugins[name].Manifest.Capabilities})
 			if err != nil {
 				errs <- err
 				return
@@ -301,6 +303,14 @@ var classification = []struct {
 		"evidence.register,fingerprint.record"},
 	// ArgPolicyInterceptor
 	{"arguments not JSON", [2]string{"query_space", `{"spaceName":`}, nil, nil, abi.OutcomeRejected, abi.ArgJSONInvalid, false, "", ""},
+	{"no arguments for a tool that requires none", [2]string{"query_site", ``}, nil, script{"query_site": func(args json.RawMessage) (chain.Response, error) {
+		if string(args) != `{}` {
+			return chain.Response{}, fmt.Errorf("the tool received %q, want {}", args)
+		}
+		return chain.Response{Content: json.RawMessage(`{"code":200,"data":{"sites":[]}}`)}, nil
+	}}, abi.OutcomeSuccess, "", true, "", "evidence.register,fingerprint.record"},
+	{"no arguments for a tool that requires some", [2]string{"query_space", ``}, nil, nil, abi.OutcomeRejected, abi.ArgRejected, false, "", ""},
+	{"only whitespace for a tool that requires some", [2]string{"query_space", " \n\t"}, nil, nil, abi.OutcomeRejected, abi.ArgRejected, false, "", ""},
 	{"arguments not an object", [2]string{"query_space", `["市场部"]`}, nil, nil, abi.OutcomeRejected, abi.ArgRejected, false, "", ""},
 	{"arguments against the schema", [2]string{"create_site", `{"title":"Spring Launch","theme":"neon"}`}, nil, nil, abi.OutcomeRejected, abi.ArgRejected, false, "", ""},
 	// ParamContractInterceptor
@@ -331,25 +341,28 @@ var classification = []struct {
 
 // messages are the exact texts of the rows that do not spell theirs out.
 var messages = map[string]string{
-	"tool returns":                 "工具 query_space 调用成功",
-	"timeout":                      "工具 query_space 在 200ms 内没有返回。下一步：缩小查询范围后重试；写操作不要重复调用，等待核实",
-	"unreachable":                  "工具 query_space 不可达。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因",
-	"io":                           "调用工具 query_space 时发生 IO 异常：tool I/O error。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因",
-	"mcp rpc":                      "调用 MCP 工具 query_space 时发生 RPC 错误：tool RPC error。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因",
-	"mcp invalid params":           "MCP 工具 query_space 报告参数错误：tool invalid params。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
-	"unknown error":                "工具 query_space 发生未知错误：boom。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因",
-	"mcp tool error":               "MCP 工具 query_space 返回错误：space service down。下一步：根据失败原因修正参数后再调用，或用 builtin_node_follow_up 向用户说明并询问；无法继续时调用 builtin_node_fail",
-	"arguments not JSON":           "参数不是合法 JSON：第 1 行第 14 列：unexpected end of JSON input。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
-	"arguments not an object":      "参数不符合工具 query_space 的定义：应为 JSON 对象，实际为数组。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
-	"arguments against the schema": "参数不符合工具 create_site 的定义：theme: \"neon\" is not one of [\"light\",\"dark\"]。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
-	"title the user never gave":    "参数 [网站标题] 须由用户提供。下一步：调用 builtin_node_follow_up 向用户询问 网站标题",
-	"same call three times":        "相同参数已连续成功调用 query_space 3 次，已触发熔断，节点失败。下一步：调用 builtin_node_fail 说明原因",
-	"write in flight":              "写操作 create_site 正在进行中。下一步：等待该写操作结束，不要再次调用",
-	"write pending verify":         "写操作 create_site 的结果尚待核实。下一步：等待写结果核实完成，不要再次调用该写工具",
-	"reuse a successful write":     "写操作 create_site 此前已对同一业务动作执行成功，本次未再调用，复用上次结果：工具 create_site 调用成功",
-	"approved write runs":          "工具 create_site 调用成功",
-	"approved write times out: never repeated": "工具 create_site 在 200ms 内没有返回。下一步：等待写结果核实完成，不要再次调用该写工具",
-	"tool not in the catalog":                  "工具 drop_database 不在本节点可调用范围内。下一步：只调用本节点工具目录中的工具",
+	"tool returns":       "工具 query_space 调用成功",
+	"timeout":            "工具 query_space 在 200ms 内没有返回。下一步：缩小查询范围后重试；写操作不要重复调用，等待核实",
+	"unreachable":        "工具 query_space 不可达。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因",
+	"io":                 "调用工具 query_space 时发生 IO 异常：tool I/O error。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因",
+	"mcp rpc":            "调用 MCP 工具 query_space 时发生 RPC 错误：tool RPC error。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因",
+	"mcp invalid params": "MCP 工具 query_space 报告参数错误：tool invalid params。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
+	"unknown error":      "工具 query_space 发生未知错误：boom。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因",
+	"mcp tool error":     "MCP 工具 query_space 返回错误：space service down。下一步：根据失败原因修正参数后再调用，或用 builtin_node_follow_up 向用户说明并询问；无法继续时调用 builtin_node_fail",
+	"arguments not JSON": "参数不是合法 JSON：第 1 行第 14 列：unexpected end of JSON input；该处参数原文：{\"spaceName\":。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
+	"no arguments for a tool that requires none":    "工具 query_site 调用成功",
+	"no arguments for a tool that requires some":    "参数不符合工具 query_space 的定义：spaceName: required property is missing。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
+	"only whitespace for a tool that requires some": "参数不符合工具 query_space 的定义：spaceName: required property is missing。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
+	"arguments not an object":                       "参数不符合工具 query_space 的定义：应为 JSON 对象，实际为数组。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
+	"arguments against the schema":                  "参数不符合工具 create_site 的定义：theme: \"neon\" is not one of [\"light\",\"dark\"]。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户",
+	"title the user never gave":                     "参数 [网站标题] 须由用户提供。下一步：调用 builtin_node_follow_up 向用户询问 网站标题",
+	"same call three times":                         "相同参数已连续成功调用 query_space 3 次，已触发熔断，节点失败。下一步：调用 builtin_node_fail 说明原因",
+	"write in flight":                               "写操作 create_site 正在进行中。下一步：等待该写操作结束，不要再次调用",
+	"write pending verify":                          "写操作 create_site 的结果尚待核实。下一步：等待写结果核实完成，不要再次调用该写工具",
+	"reuse a successful write":                      "写操作 create_site 此前已对同一业务动作执行成功，本次未再调用，复用上次结果：工具 create_site 调用成功",
+	"approved write runs":                           "工具 create_site 调用成功",
+	"approved write times out: never repeated":      "工具 create_site 在 200ms 内没有返回。下一步：等待写结果核实完成，不要再次调用该写工具",
+	"tool not in the catalog":                       "工具 drop_database 不在本节点可调用范围内。下一步：只调用本节点工具目录中的工具",
 }
 
 // TestClassificationBuiltins is the builtin rows of TOOL_OBSERVATION §5,
@@ -372,7 +385,7 @@ func TestClassificationBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := h.Load(ctx, src, host.Policy{})
+	p, err := h.Load(ctx, src, host.Policy{Capabilities: control.Plugin.Manifest.Capabilities})
 	if err != nil {
 		t.Fatal(err)
 	}

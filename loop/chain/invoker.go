@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
@@ -219,6 +220,8 @@ func classify(err error, resp Response) (abi.Code, bool) {
 		return abi.MCPToolError, false
 	case err == nil:
 		return "", false
+	case errors.Is(err, ErrAuth):
+		return abi.ToolAuthFailed, false
 	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return abi.ToolTimeout, true
 	case errors.Is(err, ErrUnreachable):
@@ -241,7 +244,11 @@ func (inv *Invoker) failure(in Invocation, code abi.Code, err error, resp Respon
 		detail = err.Error()
 	}
 	if len(detail) > 300 {
-		detail = detail[:300] + "…"
+		cut := 300
+		for cut > 0 && !utf8.RuneStart(detail[cut]) {
+			cut--
+		}
+		detail = detail[:cut] + "…"
 	}
 	reason := code.Reason(l, "tool", in.Tool, "detail", detail, "timeout", timeout.String())
 	if attempts > 1 {
@@ -259,15 +266,17 @@ func (inv *Invoker) failure(in Invocation, code abi.Code, err error, resp Respon
 		next = abi.NextFixArgs.Text(l)
 	case abi.ToolTimeout:
 		next = abi.NextTimeout.Text(l)
+	case abi.ToolAuthFailed:
+		next = abi.NextAuthFailed.Text(l, "tool", in.Tool)
 	default:
 		next = abi.NextRetryLater.Text(l)
 	}
 	write := in.Contract != nil && in.Contract.IsWrite()
-	if write && code != abi.MCPToolError && code != abi.MCPInvalidParams && code != abi.ToolUnreachable {
+	if write && code != abi.MCPToolError && code != abi.MCPInvalidParams && code != abi.ToolUnreachable && code != abi.ToolAuthFailed {
 		// The write may have happened: never suggest repeating it.
 		next = abi.NextWaitVerify.Text(l)
 	}
-	if !write && in.Contract != nil && in.Contract.Fallback != "" && attempts >= max && code != abi.MCPInvalidParams {
+	if !write && in.Contract != nil && in.Contract.Fallback != "" && attempts >= max && code != abi.MCPInvalidParams && code != abi.ToolAuthFailed {
 		next = abi.NextFallback.Text(l, "tool", in.Contract.Fallback)
 	}
 	o := abi.Failed(code, reason, next, failureBody(resp))

@@ -86,6 +86,12 @@ func TestInvoker(t *testing.T) {
 			"工具 t 不可达（已尝试 2 次）。下一步：改用备用工具 cache 获取数据；仍失败时调用 builtin_node_fail 说明原因", 2, time.Second},
 		{"default budget: 4 attempts, 1 s 2 s 4 s", "", []step{{err: ErrUnreachable}}, abi.OutcomeFailed, abi.ToolUnreachable,
 			"工具 t 不可达（已尝试 4 次）。下一步：" + retryNext, 4, 7 * time.Second},
+		{"auth refused: never retried, the model stops", "", []step{{err: fmt.Errorf("HTTP 401 Unauthorized: token expired: %w", ErrAuth)}}, abi.OutcomeFailed, abi.ToolAuthFailed,
+			"工具 t 的服务拒绝了 Warden 的凭据：HTTP 401 Unauthorized: token expired: tool authorization refused。下一步：不要重试，也不要改用其它工具绕过；调用 builtin_node_fail 说明工具 t 的服务拒绝了授权，需由管理员更新凭据", 1, 0},
+		{"write auth refused: nothing ran, no verify", write, []step{{err: fmt.Errorf("HTTP 403 Forbidden: %w", ErrAuth)}}, abi.OutcomeFailed, abi.ToolAuthFailed,
+			"工具 t 的服务拒绝了 Warden 的凭据：HTTP 403 Forbidden: tool authorization refused。下一步：不要重试，也不要改用其它工具绕过；调用 builtin_node_fail 说明工具 t 的服务拒绝了授权，需由管理员更新凭据", 1, 0},
+		{"read auth refused: no fallback either", `{"retry":{"maxAttempts":2},"fallback":"cache"}`, []step{{err: ErrAuth}}, abi.OutcomeFailed, abi.ToolAuthFailed,
+			"工具 t 的服务拒绝了 Warden 的凭据：tool authorization refused。下一步：不要重试，也不要改用其它工具绕过；调用 builtin_node_fail 说明工具 t 的服务拒绝了授权，需由管理员更新凭据", 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

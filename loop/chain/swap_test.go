@@ -14,6 +14,8 @@ import (
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/plugins/guards/paramcontract"
+	"github.com/agentwarden/warden/plugins/guards/writegate"
 )
 
 // countingCaller is a business tool that counts its calls.
@@ -102,7 +104,11 @@ func runSwap(ctx context.Context, t *testing.T, h *host.Host, tc swapCase) {
 		}
 		return nil
 	}
-	slot, err := h.NewSlot(ctx, tc.slot, host.Source{Name: tc.slot, Bytes: first}, host.Policy{}, selfTest)
+	// The slot allows its first-party plugin's capabilities.
+	pol := host.Policy{Capabilities: map[string][]abi.Capability{
+		"WriteGate": writegate.Plugin.Manifest.Capabilities, "ParamContract": paramcontract.Plugin.Manifest.Capabilities,
+	}[tc.slot]}
+	slot, err := h.NewSlot(ctx, tc.slot, host.Source{Name: tc.slot, Bytes: first}, pol, selfTest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +172,7 @@ func runSwap(ctx context.Context, t *testing.T, h *host.Host, tc swapCase) {
 	}
 	waitFor(40)
 	swapping.Store(true)
-	info, err := slot.Swap(ctx, host.Source{Name: tc.variant, Bytes: variant}, host.Policy{}, selfTest)
+	info, err := slot.Swap(ctx, host.Source{Name: tc.variant, Bytes: variant}, pol, selfTest)
 	swapped.Store(true)
 	if err != nil {
 		close(stop)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -15,9 +14,10 @@ import (
 )
 
 // check returns every expectation of e that does not hold.
-func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []prompt, tools *tscripted.Server, sleeps []time.Duration) []string {
+func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []prompt, tools *tscripted.Server, tp *tenantPlugins, sleeps []time.Duration) []string {
 	var miss []string
 	add := func(format string, a ...any) { miss = append(miss, fmt.Sprintf(format, a...)) }
+	miss = append(miss, tp.checkInstall(e.Install)...)
 	if e.Status != "" && string(n.Status) != e.Status {
 		add("node status %s, want %s (reason %q)", n.Status, e.Status, n.Reason)
 	}
@@ -108,7 +108,11 @@ func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []
 			}
 		}
 		for tool, want := range tc.Calls {
-			if got := tools.Count(tool); got != want {
+			got := tools.Count(tool)
+			if n, ok := tp.calls(tool); ok {
+				got = n
+			}
+			if got != want {
 				add("tool %s called %d times, want %d", tool, got, want)
 			}
 		}
@@ -179,13 +183,13 @@ func checkLoad(want []LoadRefusal, refused map[string][]*contract.LoadError) []s
 	return miss
 }
 
-// sameJSON compares two JSON texts as values.
+// sameJSON compares two JSON texts as values: key order and 1.0 against 1
+// do not matter, every digit does (1234567890123456789 is not
+// 1234567890123456800, as it would be through float64).
 func sameJSON(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
+	x, errx := contract.CanonicalJSON(a)
+	y, erry := contract.CanonicalJSON(b)
+	return errx == nil && erry == nil && bytes.Equal(x, y)
 }
 
 func compactJSON(b json.RawMessage) string {
@@ -207,7 +211,9 @@ func (e Event) matches(ev loop.Event) bool {
 		e.Status != "" && ev.Status != e.Status,
 		e.Level != "" && ev.Level != e.Level,
 		e.Message != "" && ev.Message != e.Message,
-		e.Stalls != nil && ev.Stalls != *e.Stalls:
+		e.Stalls != nil && ev.Stalls != *e.Stalls,
+		e.Guard != "" && ev.Guard != e.Guard,
+		e.Plugin != "" && ev.Plugin != e.Plugin:
 		return false
 	}
 	for _, s := range e.Contains {
@@ -227,7 +233,7 @@ func (e Event) matches(ev loop.Event) bool {
 func (e Event) String() string {
 	var parts []string
 	for _, kv := range [][2]string{{"kind", e.Kind}, {"tool", e.Tool}, {"outcome", e.Outcome}, {"code", e.Code},
-		{"category", e.Category}, {"status", e.Status}, {"level", e.Level}, {"message", e.Message}} {
+		{"category", e.Category}, {"status", e.Status}, {"level", e.Level}, {"message", e.Message}, {"guard", e.Guard}, {"plugin", e.Plugin}} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+"="+kv[1])
 		}

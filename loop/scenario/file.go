@@ -1,18 +1,19 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/yamljson"
 	"github.com/agentwarden/warden/model/scripted"
 )
 
@@ -31,17 +32,27 @@ type Scenario struct {
 	User   string  `json:"user"`
 	Skills []Skill `json:"skills"`
 	// Skill is the skill_key the node runs; empty means the first skill.
-	Skill  string `json:"skill,omitempty"`
-	Tools  Tools  `json:"tools"`
-	Config Config `json:"config,omitempty"`
+	Skill string `json:"skill,omitempty"`
+	Tools Tools  `json:"tools"`
+	// Plugins are the tenant's own modules, by ref (name@version or
+	// sha256:<64 hex>): guards that contracts attach with guards[].ref, and
+	// third-party builtins offered to the node. The manifest's role says
+	// which; the module must be the ref's.
+	Plugins map[string]PluginModule `json:"plugins,omitempty"`
+	Config  Config                  `json:"config,omitempty"`
 	// Task, when set, runs the user's message (and Task.Messages) as
 	// whole tasks: planning, pre-nodes, delegation. Model then holds the
 	// scripted turns of the session not keyed in Models, in the order they
 	// are asked for.
 	Task *TaskSpec `json:"task,omitempty"`
 	// State seeds the store before the node opens.
-	State State           `json:"state,omitempty"`
-	Model []scripted.Turn `json:"model"`
+	State State `json:"state,omitempty"`
+	// Platform is the login identity of every round (CONTRACT_SPEC §11):
+	// open platform fields and their values, read by platform.*. A hidden
+	// field (platform.hidden: passportId, clientId, sessionType, adminUser,
+	// adminCompany) or an unknown one is refused at parse.
+	Platform map[string]json.RawMessage `json:"platform,omitempty"`
+	Model    []scripted.Turn            `json:"model"`
 	// Models are scripted turns keyed by the node that asks for them
 	// (t1.n1, t1.n1.d1), by its skill_key, or planner for the planning
 	// turns; a request without a keyed sequence takes the next turn of
@@ -92,6 +103,37 @@ type MCP struct {
 	// see besides the base set (PATH, HOME, …) and Env.
 	EnvAllow []string `json:"envAllow,omitempty"`
 	URL      string   `json:"url,omitempty"`
+}
+
+// PluginModule is one of the tenant's modules: a .wasm file (Path,
+// relative to the scenario file) or a Go main package built for wasip1 as
+// a reactor (Build, relative to the module root), with the capabilities
+// the tenant grants it (none by default) and an optional sha256 pin. The
+// short form is the path alone.
+type PluginModule struct {
+	Path         string   `json:"path,omitempty"`
+	Build        string   `json:"build,omitempty"`
+	SHA256       string   `json:"sha256,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// UnmarshalJSON reads the short form (a path) or the long form, refusing
+// unknown keys.
+func (m *PluginModule) UnmarshalJSON(b []byte) error {
+	var path string
+	if json.Unmarshal(b, &path) == nil {
+		*m = PluginModule{Path: path}
+		return nil
+	}
+	type long PluginModule
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var l long
+	if err := dec.Decode(&l); err != nil {
+		return fmt.Errorf("a path or {path|build, sha256, capabilities}: %w", err)
+	}
+	*m = PluginModule(l)
+	return nil
 }
 
 // ScriptedTool is an in-memory tool with canned responses and faults.
@@ -178,6 +220,9 @@ type Expect struct {
 	// the skill is dropped, the others run; when the node's skill is
 	// refused nothing runs and only these are checked.
 	Load []LoadRefusal `json:"load,omitempty"`
+	// Install are plugins (keys of plugins) that must be refused at
+	// install; the run goes on without them.
+	Install []InstallRefusal `json:"install,omitempty"`
 	// Graph is every node of the tasks in the order they started, with
 	// skill, final status, upstream nodes, delegating node and completion
 	// target (task scenarios).
@@ -192,6 +237,13 @@ type Expect struct {
 type LoadRefusal struct {
 	Skill    string `json:"skill"`
 	Rule     string `json:"rule"`
+	Contains string `json:"contains,omitempty"`
+}
+
+// InstallRefusal is a module of plugins refused at install; Contains must
+// be in the error.
+type InstallRefusal struct {
+	Plugin   string `json:"plugin"`
 	Contains string `json:"contains,omitempty"`
 }
 
@@ -213,6 +265,10 @@ type Event struct {
 	// (the event's sent).
 	Sent   []string `json:"sent,omitempty"`
 	Stalls *int     `json:"stalls,omitempty"`
+	// Guard and Plugin match what decided the event (a TOOL event's
+	// deciding guard and its plugin's name@version, a GUARD event's guard).
+	Guard  string `json:"guard,omitempty"`
+	Plugin string `json:"plugin,omitempty"`
 }
 
 // Prompts are checks on every system prompt the model was sent.
@@ -259,9 +315,17 @@ func Load(path string) (Scenario, error) {
 
 // Parse decodes and checks a scenario. The error wraps ErrInvalidScenario.
 func Parse(b []byte) (Scenario, error) {
-	var s Scenario
-	if err := yaml.UnmarshalStrict(b, &s); err != nil {
+	// Exactly: arguments, responses and expectations keep their key order
+	// and every digit (a YAML library's Go values would not).
+	j, err := yamljson.ToJSON(b)
+	if err != nil {
 		return Scenario{}, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
+	}
+	var s Scenario
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Scenario{}, fmt.Errorf("%w: error unmarshaling JSON: while decoding JSON: %w", ErrInvalidScenario, err)
 	}
 	if err := s.validate(); err != nil {
 		return Scenario{}, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
@@ -281,6 +345,16 @@ func (s *Scenario) validate() error {
 	}
 	if s.Locale != "" && s.Locale != "zh" && s.Locale != "en" {
 		return fmt.Errorf("locale %q: want zh or en", s.Locale)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Platform)) {
+		switch {
+		case slices.Contains(contract.HiddenPlatformFields, k):
+			return fmt.Errorf("platform.%s is a hidden field (platform.hidden: %s): it never reaches a node", k, strings.Join(contract.HiddenPlatformFields, ", "))
+		case !contract.IsPlatformField(k):
+			return fmt.Errorf("platform.%s is not a platform field (open: %s)", k, strings.Join(contract.OpenPlatformFields, ", "))
+		case len(s.Platform[k]) == 0 || string(s.Platform[k]) == "null":
+			return fmt.Errorf("platform.%s has no value", k)
+		}
 	}
 	keys := map[string]bool{}
 	for i, sk := range s.Skills {
@@ -362,6 +436,20 @@ func (s *Scenario) validate() error {
 	if err := s.State.validate(); err != nil {
 		return err
 	}
+	for _, ref := range slices.Sorted(maps.Keys(s.Plugins)) {
+		m := s.Plugins[ref]
+		switch {
+		case !pluginRefRe.MatchString(ref):
+			return fmt.Errorf("plugins.%s: want name@version or sha256:<64 lowercase hex>", ref)
+		case (m.Path == "") == (m.Build == ""):
+			return fmt.Errorf("plugins.%s: exactly one of path, build", ref)
+		}
+	}
+	for i, in := range s.Expect.Install {
+		if _, ok := s.Plugins[in.Plugin]; !ok {
+			return fmt.Errorf("expect.install[%d]: %q is not a key of plugins", i, in.Plugin)
+		}
+	}
 	for i, l := range s.Expect.Load {
 		if !keys[l.Skill] || l.Rule == "" {
 			return fmt.Errorf("expect.load[%d]: a skill of the scenario and a rule are required", i)
@@ -421,3 +509,7 @@ func (m *MCP) oneSource() bool {
 	}
 	return n == 1
 }
+
+// pluginRefRe is a plugins key: a ref as a contract's guards[].ref takes
+// it (rule W1), or a builtin's name@version.
+var pluginRefRe = regexp.MustCompile(`^([a-z0-9][a-z0-9._-]*@[0-9A-Za-z][0-9A-Za-z.+-]*|sha256:[0-9a-f]{64})$`)

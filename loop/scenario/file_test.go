@@ -19,6 +19,12 @@ func TestParse(t *testing.T) {
 		{name: "no skills", src: "user: hi\nmodel: []\n", wantErr: "invalid scenario: no skills"},
 		{name: "no user", src: "skills: [{skill_key: k, contract: {}}]\n", wantErr: "invalid scenario: no user message"},
 		{name: "bad locale", src: base + "locale: fr\n", wantErr: `invalid scenario: locale "fr": want zh or en`},
+		{name: "platform identity", src: base + "platform: {userId: 10086, organName: 市场部}\n"},
+		{name: "hidden platform field", src: base + "platform: {userId: 1, passportId: p-1}\n",
+			wantErr: "invalid scenario: platform.passportId is a hidden field (platform.hidden: passportId, clientId, sessionType, adminUser, adminCompany): it never reaches a node"},
+		{name: "unknown platform field", src: base + "platform: {tenant: acme}\n",
+			wantErr: "invalid scenario: platform.tenant is not a platform field (open: userId, memberId, name, organId, organName, organType, deptPath)"},
+		{name: "platform field without a value", src: base + "platform: {userId: null}\n", wantErr: "invalid scenario: platform.userId has no value"},
 		{name: "unknown run skill", src: base + "skill: other\n", wantErr: `invalid scenario: skill "other" is not among the skills`},
 		{name: "mcp twice", src: base + "tools: {mcp: {url: http://x, build: ./y}}\n", wantErr: "invalid scenario: tools.mcp: exactly one of build, command, url"},
 		{name: "unknown fault", src: base + "tools: {scripted: [{name: t, faults: [{kind: slow}]}]}\n", wantErr: `invalid scenario: tool t: fault 1: unknown kind "slow"`},
@@ -54,6 +60,13 @@ func TestParse(t *testing.T) {
 		{name: "keyed turns", src: base + "task: {}\nmodels: {planner: [{text: \"{}\"}], k: [{text: ok}], t1.n1: [{text: ok}]}\n"},
 		{name: "empty keyed turn", src: base + "models: {k: [{}]}\n", wantErr: "invalid scenario: models.k: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
 		{name: "empty models key", src: base + "models: {\"\": [{text: ok}]}\n", wantErr: "invalid scenario: models: an empty key"},
+		{name: "plugins, short and long", src: base + "plugins: {domainguard@0.1.0: ./domainguard.wasm, acme.unitconv@1.2.0: {build: ./examples/builtins/unitconv/cmd, capabilities: [clock]}}\nexpect: {install: [{plugin: acme.unitconv@1.2.0}]}\n"},
+		{name: "plugins by digest", src: base + "plugins: {\"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\": ./m.wasm}\n"},
+		{name: "plugin key not a ref", src: base + "plugins: {DomainGuard: ./m.wasm}\n", wantErr: "invalid scenario: plugins.DomainGuard: want name@version or sha256:<64 lowercase hex>"},
+		{name: "plugin with path and build", src: base + "plugins: {g@1.0.0: {path: ./m.wasm, build: ./cmd}}\n", wantErr: "invalid scenario: plugins.g@1.0.0: exactly one of path, build"},
+		{name: "plugin without a module", src: base + "plugins: {g@1.0.0: {capabilities: [clock]}}\n", wantErr: "invalid scenario: plugins.g@1.0.0: exactly one of path, build"},
+		{name: "plugin with an unknown key", src: base + "plugins: {g@1.0.0: {file: ./m.wasm}}\n", wantErr: `invalid scenario: error unmarshaling JSON: while decoding JSON: a path or {path|build, sha256, capabilities}: json: unknown field "file"`},
+		{name: "install refusal of an unknown plugin", src: base + "expect: {install: [{plugin: g@1.0.0}]}\n", wantErr: `invalid scenario: expect.install[0]: "g@1.0.0" is not a key of plugins`},
 		{name: "empty model turn", src: "user: hi\nskills: [{skill_key: k, contract: {}}]\nmodel: [{}]\n", wantErr: "invalid scenario: model/scripted: invalid script: turn 1: no text, tool calls or failure"},
 	}
 	for _, tt := range tests {
@@ -71,5 +84,27 @@ func TestParse(t *testing.T) {
 				t.Fatalf("Parse error = %q, want %q", got, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestParseExact: what a scenario file gives the model, the tools and the
+// expectations keeps its key order and every digit.
+func TestParseExact(t *testing.T) {
+	t.Parallel()
+	src := "user: hi\nskills: [{skill_key: k, contract: {tools: {}}, toolNames: [t]}]\n" +
+		"model: [{tool_calls: [{name: t, arguments: {z: 1, orderId: 1234567890123456789, total: 123456789012345678901234567890, one: 1.0, zero: -0, huge: 1e400, a: 2}}]}]\n" +
+		"tools: {scripted: [{name: t, responses: [{code: 200, data: {id: 9007199254740993, b: 1, a: 2}}]}]}\n"
+	s, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Model[0].ToolCalls[0].Arguments, `{"z":1,"orderId":1234567890123456789,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"a":2}`; got != want {
+		t.Errorf("arguments\n got %s\nwant %s", got, want)
+	}
+	if got, want := string(s.Tools.Scripted[0].Responses[0]), `{"code":200,"data":{"id":9007199254740993,"b":1,"a":2}}`; got != want {
+		t.Errorf("response\n got %s\nwant %s", got, want)
+	}
+	if _, err := Parse([]byte(src + "user: again\n")); err == nil || !errors.Is(err, ErrInvalidScenario) {
+		t.Errorf("a key written twice: %v", err)
 	}
 }

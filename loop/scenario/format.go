@@ -9,7 +9,8 @@ import (
 
 // FormatEvent renders one trace event as a line of the readable trace:
 //
-//	#4 TOOL create_site DEFERRED APPROVAL_REQUIRED (agent_runtime.42221) stalls=0 RUNNING: 该写操作须经用户确认。下一步：…
+//	#4 TOOL create_site DEFERRED APPROVAL_REQUIRED (agent_runtime.42221) by WriteGate (writegate@1.0.0 gen 1) stalls=0 RUNNING: 该写操作须经用户确认。下一步：…
+//	#5 GUARD create_site REJECTED ARG_REJECTED (agent_runtime.40032) by domainguard@0.1.0 stalls=0 SHADOW: …
 func FormatEvent(e loop.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d %-7s", e.Seq, e.Kind)
@@ -25,6 +26,9 @@ func FormatEvent(e loop.Event) string {
 	if e.Name != "" {
 		fmt.Fprintf(&b, " %s (%s)", e.Name, e.Code)
 	}
+	if e.Kind == loop.KindGuard || e.Guard != "" {
+		b.WriteString(" by " + by(e))
+	}
 	fmt.Fprintf(&b, " stalls=%d", e.Stalls)
 	if e.Status != "" {
 		b.WriteString(" " + e.Status)
@@ -33,6 +37,18 @@ func FormatEvent(e loop.Event) string {
 		b.WriteString(": " + strings.ReplaceAll(e.Message, "\n", " ⏎ "))
 	}
 	return b.String()
+}
+
+// by names the guard and plugin that decided an event: "WriteGate
+// (writegate@1.0.0 gen 1)", "domainguard@0.1.0".
+func by(e loop.Event) string {
+	switch {
+	case e.Plugin == "" || e.Plugin == e.Guard && e.Generation == 0:
+		return e.Guard
+	case e.Generation == 0:
+		return fmt.Sprintf("%s (%s)", e.Guard, e.Plugin)
+	}
+	return fmt.Sprintf("%s (%s gen %d)", e.Guard, e.Plugin, e.Generation)
 }
 
 // FormatGraph renders a task scenario's graph, one node a line:

@@ -46,12 +46,18 @@ type PluginInfo struct {
 	Generation uint64 `json:"generation,omitempty"`
 	Digest     string `json:"digest,omitempty"`
 	Source     string `json:"source,omitempty"`
+	// Role is a tenant module's: guard or builtin.
+	Role string `json:"role,omitempty"`
 }
 
 // String renders the line of the readable trace:
 //
 //	plugin ArgPolicy gen 1 sha256:3f1c0a9e77b2… argpolicy@1.0.0 (wasm)
 //	plugin ArgPolicy argpolicy@1.0.0 (native)
+//
+// and a scenario's own module (Source "tenant", keyed by its plugins key):
+//
+//	plugin domainguard@0.1.0 sha256:85f039e1cceb… domainguard@0.1.0 (wasm, tenant guard)
 func (p PluginInfo) String() string {
 	if p.Runtime != "wasm" {
 		return fmt.Sprintf("plugin %s %s (%s)", p.Plugin, p.Ref, p.Runtime)
@@ -60,8 +66,14 @@ func (p PluginInfo) String() string {
 	if len(d) > len("sha256:")+12 {
 		d = d[:len("sha256:")+12] + "…"
 	}
+	if p.Source == SourceTenant {
+		return fmt.Sprintf("plugin %s %s %s (%s, tenant %s)", p.Plugin, d, p.Ref, p.Runtime, p.Role)
+	}
 	return fmt.Sprintf("plugin %s gen %d %s %s (%s)", p.Plugin, p.Generation, d, p.Ref, p.Runtime)
 }
+
+// SourceTenant is the Source of a scenario's own module (its plugins).
+const SourceTenant = "tenant"
 
 var firstParty = map[string]guest.Plugin{
 	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
@@ -182,15 +194,11 @@ type slotKey struct{ name, digest string }
 // per module), where loading them one by one would take them in turn.
 func sharedHost(ctx context.Context, cacheDir string, set *firstparty.Set) (*host.Host, error) {
 	shared.Lock()
-	if shared.h == nil {
-		h, err := host.New(host.Options{CacheDir: cacheDir, Clock: func() time.Time { return Clock }})
-		if err != nil {
-			shared.Unlock()
-			return nil, err
-		}
-		shared.h, shared.slots = h, map[slotKey]*host.Slot{}
+	h, err := newShared(cacheDir)
+	if err != nil {
+		shared.Unlock()
+		return nil, err
 	}
-	h := shared.h
 	loaded := map[string]bool{}
 	for k := range shared.slots {
 		loaded[k.digest] = true
@@ -216,8 +224,43 @@ func sharedHost(ctx context.Context, cacheDir string, set *firstparty.Set) (*hos
 	return h, nil
 }
 
-// policy is every first-party plugin's.
+// newShared returns the shared host, made on first use; shared is locked.
+func newShared(cacheDir string) (*host.Host, error) {
+	if shared.h == nil {
+		h, err := host.New(host.Options{CacheDir: cacheDir, Clock: func() time.Time { return Clock }})
+		if err != nil {
+			return nil, err
+		}
+		shared.h, shared.slots = h, map[slotKey]*host.Slot{}
+	}
+	return shared.h, nil
+}
+
+// tenantHost returns the shared host for a scenario's own modules (which
+// run as wasm also when the first-party plugins run in-process).
+func tenantHost(cacheDir string) (*host.Host, error) {
+	shared.Lock()
+	defer shared.Unlock()
+	return newShared(cacheDir)
+}
+
+// policy is every first-party plugin's, but for its grant (grantOf).
 var policy = host.Policy{Limits: abi.Limits{TimeoutMs: 5000}}
+
+// grantOf is what a first-party slot grants its module: the capabilities
+// of the first-party plugin of that name, and nothing else, so a module
+// given in its place (warden run --plugins) that asks for more is refused.
+func grantOf(name string) []abi.Capability {
+	if p, ok := firstParty[name]; ok {
+		return p.Manifest.Capabilities
+	}
+	for i, p := range []guest.Plugin{control.Plugin, node.Plugin, env.Plugin} {
+		if builtinSlots[i] == name {
+			return p.Manifest.Capabilities
+		}
+	}
+	return nil
+}
 
 func load(ctx context.Context, h *host.Host, name, file string, module []byte) (*host.Slot, error) {
 	shared.Lock()
@@ -230,7 +273,9 @@ func load(ctx context.Context, h *host.Host, name, file string, module []byte) (
 		return nil, fmt.Errorf("no module %s.wasm", file)
 	}
 	src := host.Source{Name: file + ".wasm", Bytes: module}
-	sl, err := h.NewSlot(context.WithoutCancel(ctx), name, src, policy, nil)
+	pol := policy
+	pol.Capabilities = grantOf(name)
+	sl, err := h.NewSlot(context.WithoutCancel(ctx), name, src, pol, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,14 @@ package scenario_test
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"regexp"
 	"slices"
 	"testing"
 
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop/scenario"
 )
 
@@ -54,5 +57,24 @@ func TestLoadPlugins(t *testing.T) {
 	again, err := scenario.LoadPlugins(ctx, o)
 	if err != nil || !slices.Equal(again, wasm) {
 		t.Fatalf("second load: %v %+v", err, again)
+	}
+}
+
+// A module given in a first-party plugin's place (warden run --plugins)
+// gets that plugin's capabilities and no more: a WriteGate asking for
+// effect.node and the rest is refused, naming what it asked for.
+func TestLoadPluginsGrant(t *testing.T) {
+	t.Parallel()
+	o := options(t, false)
+	set := *o.Plugins
+	set.Modules = maps.Clone(set.Modules)
+	set.Modules["writegate"] = testdata.Bytes(t, "writegate-escalate")
+	o.Plugins = &set
+	_, err := scenario.LoadPlugins(context.Background(), o)
+	const want = "scenario: guard WriteGate: host: slot WriteGate: candidate: host: load writegate.wasm: plugin asks for capabilities it is not granted: " +
+		"writegate@1.2.0 asks for state.ledger, state.approval, effect.ledger, effect.node, effect.output, state.conversation, clock, random; " +
+		"it may have state.ledger, state.approval, effect.ledger (not granted: effect.node, effect.output, state.conversation, clock, random)"
+	if err == nil || err.Error() != want || !errors.Is(err, host.ErrNotGranted) {
+		t.Fatalf("LoadPlugins = %v\nwant %s", err, want)
 	}
 }

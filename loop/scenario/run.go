@@ -43,6 +43,10 @@ type Options struct {
 	Model model.Model
 	// Sink also receives every trace event as it happens.
 	Sink loop.Sink
+	// Installed, when set, is told each of the scenario's own modules
+	// (plugins) as it is installed, so a trace names the exact modules
+	// that decided.
+	Installed func(PluginInfo)
 }
 
 // Report is what a run came to.
@@ -137,6 +141,18 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if err != nil {
 		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 	}
+	var tp *tenantPlugins
+	if len(s.Plugins) > 0 {
+		h, err := tenantHost(o.CacheDir)
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
+		if tp, err = installPlugins(ctx, s, h, o.Installed); err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
+		defer tp.close()
+		builtins = append(slices.Clip(builtins), tp.builtins...)
+	}
 	var sleeps []time.Duration
 	var sleepMu sync.Mutex
 	inv := &chain.Invoker{Caller: rt}
@@ -168,17 +184,37 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		if err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
 		}
-		ch, err := chain.New(guards, nil, inv)
+		// The skill's tenant guards resolve against the scenario's plugins;
+		// one that does not is a load error of the skill, never ignored.
+		var placements []chain.Placement
+		if len(parsed.Guards) > 0 {
+			var problems []*contract.LoadError
+			if tp == nil {
+				tp = &tenantPlugins{reg: &chain.Registry{}}
+			}
+			placements, problems = tp.reg.Attach(ctx, tenant, sk.SkillKey, parsed.Guards)
+			if len(problems) > 0 && s.Expect.refusesLoad(sk.SkillKey) {
+				refused[sk.SkillKey] = problems
+				continue
+			}
+			if len(problems) > 0 {
+				err := &contract.ValidationError{SkillKey: sk.SkillKey, Problems: problems}
+				return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
+			}
+		}
+		ch, err := chain.New(guards, placements, inv)
 		if err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
 		var bts []catalog.BusinessTool
 		for _, n := range sk.ToolNames {
 			d, ok := defs[n]
-			if !ok {
+			if !ok && rt.remote == nil {
 				return rep, fmt.Errorf("scenario %s: %w: skill %s: tool %s is neither scripted nor served", s.Name, ErrInvalidScenario, sk.SkillKey, n)
 			}
-			bts = append(bts, d)
+			if ok {
+				bts = append(bts, d) // else an MCP server may add it later
+			}
 		}
 		// A served tool the contract is silent about is a write when its
 		// annotations say so, as in a deployment.
@@ -188,7 +224,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
 		}
 		sk.Contract = json.RawMessage(loaded.Profile.SkillContract)
-		skills = append(skills, loop.Skill{Skill: loaded, Chain: ch, Tools: bts})
+		skills = append(skills, loop.Skill{Skill: loaded, Chain: ch, Tools: bts, Live: liveDefs(rt, loaded, served)})
 		if (s.Skill == "" && i == 0) || s.Skill == sk.SkillKey {
 			run, runContract = sk, loaded.Contract
 		}
@@ -197,7 +233,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if miss := checkLoad(s.Expect.Load, refused); len(miss) > 0 || runContract == nil {
 		if runContract == nil && o.Model == nil {
 			// The node's skill was refused: nothing runs.
-			rep.Mismatches = miss
+			rep.Mismatches = append(miss, tp.checkInstall(s.Expect.Install)...)
 			return rep, nil
 		}
 		if runContract == nil {
@@ -223,7 +259,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		for _, err := range []error{
 			st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
 			st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
-				ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config)}),
+				ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config), Platform: s.Platform}),
 			seed(st, s.State, run, runContract, Clock),
 			st.AddUserMessage(s.User),
 			st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),
@@ -271,7 +307,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		if err := seedSession(st, s.State); err != nil {
 			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
-		return runTasks(ctx, s, o, rep, runner, st, rec, script, prompts, local, &sleeps, advance)
+		return runTasks(ctx, s, o, rep, runner, st, rec, script, prompts, local, tp, &sleeps, advance)
 	}
 
 	// Drive the node through its suspensions with the scripted user.
@@ -335,7 +371,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if u := script.unplayed(); u != "" {
 		miss = append(miss, u)
 	}
-	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, sleeps)...)
+	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, tp, sleeps)...)
 	rep.Mismatches = miss
 	return rep, nil
 }

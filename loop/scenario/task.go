@@ -66,7 +66,7 @@ func (g GraphNode) String() string {
 // its suspensions by the scripted user (the suspended node is answered,
 // then the task resumed).
 func runTasks(ctx context.Context, s Scenario, o Options, rep Report, runner *loop.Runner, st *state.Memory, rec *loop.Recorder,
-	script *turns, prompts *promptLog, local *tscripted.Server, sleeps *[]time.Duration, advance func(time.Duration)) (Report, error) {
+	script *turns, prompts *promptLog, local *tscripted.Server, tp *tenantPlugins, sleeps *[]time.Duration, advance func(time.Duration)) (Report, error) {
 	var miss []string
 	msgs := append([]string{s.User}, s.Task.Messages...)
 	reply := 0
@@ -76,7 +76,7 @@ func runTasks(ctx context.Context, s Scenario, o Options, rep Report, runner *lo
 	for ti, msg := range msgs {
 		id := fmt.Sprintf("t%d", ti+1)
 		lastTask = id
-		last, err = runner.RunTask(ctx, loop.TaskInput{ID: id, Objective: msg, Skills: s.Task.Skills})
+		last, err = runner.RunTask(ctx, loop.TaskInput{ID: id, Objective: msg, Skills: s.Task.Skills, Platform: s.Platform})
 		for err == nil && last.Status == state.Suspended && last.Suspension != nil && reply < len(s.Replies) {
 			r := s.Replies[reply]
 			reply++
@@ -151,7 +151,7 @@ func runTasks(ctx context.Context, s Scenario, o Options, rep Report, runner *lo
 			miss = append(miss, fmt.Sprintf("graph:\n      %s\n    want:\n      %s", strings.Join(got, "\n      "), strings.Join(want, "\n      ")))
 		}
 	}
-	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, *sleeps)...)
+	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, tp, *sleeps)...)
 	rep.Mismatches = append(rep.Mismatches, miss...)
 	return rep, nil
 }

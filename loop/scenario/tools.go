@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/loop/catalog"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/tools"
 	"github.com/agentwarden/warden/tools/mcp"
@@ -70,6 +73,24 @@ func (r *router) CallTool(ctx context.Context, name string, args json.RawMessage
 		return r.local.CallTool(ctx, name, args)
 	}
 	return r.remote.CallTool(ctx, name, args)
+}
+
+// liveDefs follows the MCP servers' tool lists (list_changed) for a
+// skill; the scripted tools' definitions never change. nil without MCP.
+func liveDefs(rt *router, sk *contract.Skill, served []tools.Tool) func() []catalog.BusinessTool {
+	live, ok := rt.remote.(tools.Live)
+	if !ok {
+		return nil
+	}
+	remote := tools.LiveDefinitions(live, sk, served)
+	var scripted []catalog.BusinessTool
+	lts, _ := rt.local.ListTools(context.Background())
+	for _, t := range lts {
+		if slices.Contains(sk.ToolNames, t.Name) {
+			scripted = append(scripted, tools.Definition(t))
+		}
+	}
+	return func() []catalog.BusinessTool { return append(slices.Clone(scripted), remote()...) }
 }
 
 // moduleRoot is the directory with go.mod at or above dir.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,9 +9,17 @@ import (
 	"github.com/agentwarden/warden/abi"
 )
 
-func isNumberOrBool(v any) bool {
+// isNumberOrBool reports whether a JSON text is one number or boolean. A
+// number is checked as a literal, never as a float64: 1e400 is an id too.
+func isNumberOrBool(b []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return false
+	}
 	switch v.(type) {
-	case float64, bool:
+	case json.Number, bool:
 		return true
 	}
 	return false
@@ -59,8 +68,7 @@ func DecodeEffect(e abi.Effect) (any, error) {
 			return nil, err
 		}
 		if len(p.IDJSON) > 0 {
-			var v any
-			if err := json.Unmarshal(p.IDJSON, &v); err != nil || !isNumberOrBool(v) {
+			if !isNumberOrBool(p.IDJSON) {
 				return nil, fmt.Errorf("%w: entity idJson %s: only a number or a boolean", ErrInvalidEffect, p.IDJSON)
 			}
 		}

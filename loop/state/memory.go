@@ -435,6 +435,7 @@ func cloneNode(n Node) Node {
 	n.Skills = slices.Clone(n.Skills)
 	n.Delegatable = slices.Clone(n.Delegatable)
 	n.Inputs = maps.Clone(n.Inputs)
+	n.Platform = maps.Clone(n.Platform)
 	n.Outputs = maps.Clone(n.Outputs)
 	n.Scratch = maps.Clone(n.Scratch)
 	n.Delegations = slices.Clone(n.Delegations)

@@ -119,6 +119,14 @@ func TestApply(t *testing.T) {
 				t.Fatalf("entities %+v", e)
 			}
 		}},
+		{name: "entity with a number id no float64 holds", effects: []abi.Effect{raw(abi.EffectEntityRecord, `{"type":"order","id":"1e400","idJson":1e400}`),
+			raw(abi.EffectEntityRecord, `{"type":"order","id":"1234567890123456789","idJson":1234567890123456789}`)}, check: func(t *testing.T, m *Memory) {
+			if e := m.Entities(); len(e) != 2 || string(e[0].IDJSON) != "1234567890123456789" || string(e[1].IDJSON) != "1e400" {
+				t.Fatalf("entities = %+v", e)
+			}
+		}},
+		{name: "entity with two values as idJson", effects: []abi.Effect{raw(abi.EffectEntityRecord, `{"type":"space","id":"42","idJson":[1,2]}`)},
+			err: ErrInvalidEffect, errText: `entity idJson [1,2]: only a number or a boolean`},
 		{name: "entity with a string idJson", effects: []abi.Effect{raw(abi.EffectEntityRecord, `{"type":"space","id":"42","idJson":"42"}`)},
 			err: ErrInvalidEffect, errText: `entity idJson "42": only a number or a boolean`},
 		{name: "suspend for approval", effects: []abi.Effect{effect(abi.EffectNodeSuspend, abi.NodeSuspend{Kind: abi.SuspendApproval, Question: "建站？", Tool: "create_site", ArgsDigest: "d"})},

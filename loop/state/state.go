@@ -63,6 +63,10 @@ type Node struct {
 	// HasDependents: another node of the graph uses this node's outputs.
 	HasDependents bool
 	Inputs        map[string]json.RawMessage
+	// Platform are the open platform fields of the login identity of the
+	// round that started the node's task (CONTRACT_SPEC §11); nil means
+	// the store's (Options.Platform).
+	Platform map[string]json.RawMessage
 	// Target is the completion target (CONTRACT_SPEC §10.1).
 	Target        string
 	TargetClaimed bool

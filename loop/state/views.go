@@ -22,7 +22,8 @@ const maxRecent = 20
 //   - state.ledger: the task's writes and the bypass list.
 //   - state.fingerprints: the node's recent calls and state digest.
 //   - state.evidence: the node's evidence, newest first, then each
-//     upstream node's (nearest first).
+//     upstream node's, transitively and delegates included (nearest
+//     first).
 //   - state.entities: the session's entities, newest first.
 //   - state.conversation: the session's recent user messages.
 //   - state.followup: the follow-up the user answered last in this node,
@@ -79,7 +80,7 @@ func (m *Memory) nodeView(t *task, n *node, ev []abi.EvidenceItem) abi.NodeView 
 	v := abi.NodeView{
 		SessionID: m.opt.SessionID, TaskID: t.ID, NodeID: n.ID, Status: string(n.Status), SkillKey: n.SkillKey,
 		Depth: n.Depth, Contract: n.Contract, ToolNames: n.ToolNames,
-		Inputs: n.Inputs, Outputs: n.Outputs, Shared: t.shared, Session: m.d.values, Platform: m.opt.Platform,
+		Inputs: n.Inputs, Outputs: n.Outputs, Shared: t.shared, Session: m.d.values, Platform: PlatformOf(n.Node, m.opt.Platform),
 		Scratch: n.Scratch, Target: n.Target, TargetClaimed: n.TargetClaimed,
 		OutputsUsed: n.HasDependents, Skills: n.Skills, Delegatable: n.Delegatable,
 		DelegateMaxDepth: n.DelegateMaxDepth, Delegations: n.Delegations, ReservedKeys: m.opt.ReservedKeys,
@@ -115,10 +116,16 @@ func (m *Memory) delegatedBy(child, parent string) bool {
 }
 
 // evidenceView lists the node's evidence newest first, then its upstream
-// nodes' in the order of Upstream, newest first within each.
+// nodes' nearest first (UpstreamClosure), newest first within each.
 func (m *Memory) evidenceView(n *node) []abi.EvidenceItem {
 	var out []abi.EvidenceItem
-	for _, id := range append([]string{n.ID}, n.Upstream...) {
+	up, _ := UpstreamClosure(n.ID, n.Upstream, func(id string) ([]string, error) {
+		if u, ok := m.d.nodes[id]; ok {
+			return u.Upstream, nil
+		}
+		return nil, nil
+	})
+	for _, id := range append([]string{n.ID}, up...) {
 		for i := len(m.d.evidence) - 1; i >= 0; i-- {
 			if m.d.evidence[i].NodeID == id {
 				out = append(out, m.d.evidence[i])
@@ -142,4 +149,14 @@ func (m *Memory) fingerprintView(n *node) abi.FingerprintView {
 	}{n.Outputs, n.Scratch, ids})
 	return abi.FingerprintView{Limit: m.opt.FingerprintLimit, StateDigest: ArgsDigest(doc),
 		Recent: nonNil(last(n.fingerprints, maxRecent)), RepeatTools: m.opt.RepeatTools}
+}
+
+// PlatformOf is the platform fields a node's views show: the node's own
+// (the login identity of the round that started its task), else the
+// store's.
+func PlatformOf(n Node, store map[string]json.RawMessage) map[string]json.RawMessage {
+	if n.Platform != nil {
+		return n.Platform
+	}
+	return store
 }

@@ -221,11 +221,11 @@ func (c *Client) attempt(ctx context.Context, body []byte) (model.Response, *mod
 			Message: fmt.Sprintf("the body exceeds %d bytes", c.cfg.MaxResponseBytes)}, false, nil
 	}
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
-		pe, retry := decodeError(hresp.StatusCode, data, c.cfg.APIKey)
+		pe, retry := decodeError(hresp.StatusCode, data, hresp.Header.Get("Content-Type"), c.cfg.APIKey)
 		pe.RetryAfter = retryAfter(hresp.Header, time.Now())
 		return model.Response{}, pe, retry, nil
 	}
-	resp, pe, retry := decodeResponse(data, c.cfg.APIKey)
+	resp, pe, retry := decodeResponse(data, hresp.Header.Get("Content-Type"), c.cfg.APIKey)
 	return resp, pe, retry, nil
 }
 

@@ -126,12 +126,12 @@ func TestCompleteBadResponse(t *testing.T) {
 		{
 			name:    "malformed JSON body",
 			reply:   reply{status: http.StatusOK, body: `{"choices":[{"message":`},
-			wantErr: `model/openai: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (unexpected end of JSON input): {"choices":[{"message":`,
+			wantErr: `model/openai: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (unexpected end of JSON input): application/json, 23 bytes: {"choices":[{"message":`,
 		},
 		{
 			name:    "not JSON at all",
 			reply:   reply{status: http.StatusOK, body: `<html>gateway</html>`},
-			wantErr: "model/openai: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (invalid character '<' looking for beginning of value): <html>gateway</html>",
+			wantErr: "model/openai: model: malformed provider response: HTTP 200 OK: the body is not a chat completion (invalid character '<' looking for beginning of value): application/json, 20 bytes: gateway",
 		},
 		{
 			name:    "no choices",

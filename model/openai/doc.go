@@ -45,12 +45,17 @@
 // because sending the same bytes again cannot change the answer.
 //
 // A failed call is a *model.ProviderError, matched with errors.Is by its
-// kind: 401/403 model.ErrAuth; 429 model.ErrRateLimited (an exhausted quota
-// is not retried); a context-window refusal model.ErrContextLength; 5xx,
+// kind: 401/403 model.ErrAuth; 429 model.ErrRateLimited; an exhausted
+// quota (error.code or error.type insufficient_quota, a 429 too)
+// model.ErrQuota, never retried; a context-window refusal
+// model.ErrContextLength; 5xx,
 // 409, network failures and cut streams model.ErrUnavailable; 408 and
 // timeouts model.ErrTimeout; other 4xx model.ErrBadRequest; a 2xx body that
 // is not a chat completion (not JSON, no choices, a tool call without a
 // function name) model.ErrMalformed. Errors carry the "model/openai: "
 // prefix. The API key is sent only in the Authorization header; it is never
-// logged and is redacted from provider error messages.
+// logged and is redacted from provider error messages. A provider's message
+// is quoted on one line, at most 300 characters; a body that is not an
+// error object is described by its content type, size and a 120-character
+// excerpt, an HTML page (a gateway's 502) by its title or visible text.
 package openai

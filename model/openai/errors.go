@@ -22,9 +22,11 @@ func classify(status int, code, typ, message string) (kind error, retry bool) {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return model.ErrAuth, false
-	case status == http.StatusTooManyRequests:
+	case quota(code, typ):
 		// An exhausted quota is a 429 too, but waiting does not refill it.
-		return model.ErrRateLimited, code != "insufficient_quota" && typ != "insufficient_quota"
+		return model.ErrQuota, false
+	case status == http.StatusTooManyRequests:
+		return model.ErrRateLimited, true
 	case contextLength(code, message) && status >= 400 && status < 500:
 		return model.ErrContextLength, false
 	case status == http.StatusRequestTimeout:
@@ -46,6 +48,8 @@ func classifyInBody(code, typ, message string) (kind error, retry bool) {
 	switch {
 	case contextLength(code, message):
 		return model.ErrContextLength, false
+	case quota(code, typ):
+		return model.ErrQuota, false
 	case code == "rate_limit_exceeded" || typ == "rate_limit_exceeded":
 		return model.ErrRateLimited, true
 	case typ == "server_error" || code == "server_error" || typ == "overloaded_error":
@@ -67,4 +71,10 @@ func contextLength(code, message string) bool {
 		}
 	}
 	return false
+}
+
+// quota recognises an exhausted quota or credit: OpenAI's error.code and
+// error.type "insufficient_quota".
+func quota(code, typ string) bool {
+	return code == "insufficient_quota" || typ == "insufficient_quota"
 }

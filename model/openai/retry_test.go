@@ -88,7 +88,7 @@ func TestCompleteRetries(t *testing.T) {
 		{
 			name:         "400 not retried",
 			replies:      []reply{{status: 400, body: "bad things"}, ok},
-			wantErr:      "model/openai: model: provider rejected the request: HTTP 400 Bad Request: bad things",
+			wantErr:      "model/openai: model: provider rejected the request: HTTP 400 Bad Request: application/json, 10 bytes: bad things",
 			wantIs:       []error{model.ErrBadRequest},
 			wantRequests: 1,
 		},
@@ -217,7 +217,7 @@ func TestClassify(t *testing.T) {
 		{409, "", "", "", model.ErrUnavailable, true},
 		{422, "", "", "", model.ErrBadRequest, false},
 		{429, "rate_limit_exceeded", "requests", "", model.ErrRateLimited, true},
-		{429, "insufficient_quota", "insufficient_quota", "", model.ErrRateLimited, false},
+		{429, "insufficient_quota", "insufficient_quota", "", model.ErrQuota, false},
 		{500, "", "", "", model.ErrUnavailable, true},
 		{502, "", "", "", model.ErrUnavailable, true},
 		{504, "", "", "context length", model.ErrUnavailable, true},

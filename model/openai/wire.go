@@ -224,10 +224,10 @@ func malformed(format string, a ...any) *model.ProviderError {
 // decodeResponse parses a 2xx body into the first choice's turn. A body
 // that is not a chat completion is a malformed reply, or the provider's
 // error when it sent one instead.
-func decodeResponse(body []byte, apiKey string) (model.Response, *model.ProviderError, bool) {
+func decodeResponse(body []byte, contentType, apiKey string) (model.Response, *model.ProviderError, bool) {
 	var w wireResponse
 	if err := json.Unmarshal(body, &w); err != nil {
-		return model.Response{}, malformed("the body is not a chat completion (%s): %s", strings.TrimPrefix(err.Error(), "json: "), excerpt(body, apiKey)), false
+		return model.Response{}, malformed("the body is not a chat completion (%s): %s", strings.TrimPrefix(err.Error(), "json: "), describe(body, contentType, apiKey)), false
 	}
 	if len(w.Choices) == 0 {
 		if w.Error != nil {
@@ -282,7 +282,7 @@ func toolCall(i int, id, typ, name, args string) (model.ToolCall, *model.Provide
 func inBodyError(e *wireError, apiKey string) (*model.ProviderError, bool) {
 	code := e.code()
 	kind, retry := classifyInBody(code, e.Type, e.Message)
-	return &model.ProviderError{Kind: kind, Type: e.Type, Code: code, Message: redact(e.Message, apiKey)}, retry
+	return &model.ProviderError{Kind: kind, Type: e.Type, Code: code, Message: message(e.Message, apiKey)}, retry
 }
 
 // contentText reads message content: a string, null, or (some servers) an
@@ -328,33 +328,41 @@ func argumentText(raw json.RawMessage) string {
 }
 
 // decodeError builds the error of a non-2xx reply, and says whether the
-// same request may succeed if sent again.
-func decodeError(status int, body []byte, apiKey string) (*model.ProviderError, bool) {
+// same request may succeed if sent again. The provider's error object is
+// read where OpenAI puts it ({"error":{…}}), as a bare string
+// ({"error":"…"}), or at the top level as Mistral-style servers send it
+// ({"object":"error","message":…,"type":…,"code":…}); any other body is
+// described by its content type, size and an excerpt.
+func decodeError(status int, body []byte, contentType, apiKey string) (*model.ProviderError, bool) {
 	e := &model.ProviderError{Status: status}
 	var w struct {
-		Error *wireError `json:"error"`
+		Error  json.RawMessage `json:"error"`
+		Object string          `json:"object"`
+		wireError
 	}
-	if json.Unmarshal(body, &w) == nil && w.Error != nil {
-		e.Message, e.Type, e.Code = redact(w.Error.Message, apiKey), w.Error.Type, w.Error.code()
-		if w.Error.Param != nil {
-			e.Param = *w.Error.Param
+	var obj wireError
+	var text string
+	switch {
+	case json.Unmarshal(body, &w) != nil:
+		e.Message = describe(body, contentType, apiKey)
+	case json.Unmarshal(w.Error, &obj) == nil && (obj.Message != "" || obj.Type != "" || len(obj.Code) > 0):
+		e.Message, e.Type, e.Code = message(obj.Message, apiKey), obj.Type, obj.code()
+		if obj.Param != nil {
+			e.Param = *obj.Param
 		}
-	} else {
-		e.Message = excerpt(body, apiKey)
+	case json.Unmarshal(w.Error, &text) == nil && text != "":
+		e.Message = message(text, apiKey)
+	case w.Message != "" && (w.Object == "error" || w.Type != "" || len(w.Code) > 0):
+		e.Message, e.Type, e.Code = message(w.Message, apiKey), w.Type, w.code()
+		if w.Param != nil {
+			e.Param = *w.Param
+		}
+	default:
+		e.Message = describe(body, contentType, apiKey)
 	}
 	var retry bool
 	e.Kind, retry = classify(status, e.Code, e.Type, e.Message)
 	return e, retry
-}
-
-// excerpt is the start of a body that is not what was expected, for an
-// error message: trimmed, at most 200 bytes, valid UTF-8, key redacted.
-func excerpt(body []byte, apiKey string) string {
-	s := redact(strings.TrimSpace(string(body)), apiKey)
-	if len(s) > 200 {
-		s = strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
 }
 
 // redact removes the API key from text meant for errors and logs.

@@ -28,6 +28,9 @@ type Turn struct {
 
 // Call is one scripted tool call.
 type Call struct {
+	// ID, when set, is the call's id instead of call_<turn>_<n>: a script
+	// can repeat one, as a faulty provider does.
+	ID   string `json:"id,omitempty"`
 	Name string `json:"name"`
 	// Arguments is the raw argument text handed to the loop.
 	Arguments string `json:"arguments"`
@@ -37,6 +40,7 @@ type Call struct {
 // value, any other JSON value its JSON text. Unknown keys are refused.
 func (c *Call) UnmarshalJSON(data []byte) error {
 	var w struct {
+		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
@@ -45,7 +49,7 @@ func (c *Call) UnmarshalJSON(data []byte) error {
 	if err := d.Decode(&w); err != nil {
 		return err
 	}
-	c.Name, c.Arguments = w.Name, ""
+	c.ID, c.Name, c.Arguments = w.ID, w.Name, ""
 	raw := bytes.TrimSpace(w.Arguments)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -194,11 +198,11 @@ func (m *Model) Complete(ctx context.Context, req model.Request) (model.Response
 		FinishReason: model.FinishStop,
 	}
 	for j, c := range t.ToolCalls {
-		resp.Message.ToolCalls = append(resp.Message.ToolCalls, model.ToolCall{
-			ID:        "call_" + strconv.Itoa(n) + "_" + strconv.Itoa(j+1),
-			Name:      c.Name,
-			Arguments: c.Arguments,
-		})
+		id := c.ID
+		if id == "" {
+			id = "call_" + strconv.Itoa(n) + "_" + strconv.Itoa(j+1)
+		}
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, model.ToolCall{ID: id, Name: c.Name, Arguments: c.Arguments})
 	}
 	if len(t.ToolCalls) > 0 {
 		resp.FinishReason = model.FinishToolCalls

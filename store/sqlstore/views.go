@@ -1,7 +1,9 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -34,6 +36,7 @@ type snapshot struct {
 	ledger   []abi.LedgerEntry
 	evidence []abi.EvidenceItem // the session's, oldest first
 	parents  map[string]string  // node id → parent id
+	upstream []string           // state.UpstreamClosure of the node
 	entities []abi.Entity
 	messages []string
 	answered []abi.FollowUp
@@ -80,6 +83,9 @@ func (t *tx) views(nodeID string) (map[string]json.RawMessage, error) {
 	if sn.parents, err = t.parents(); err != nil {
 		return nil, err
 	}
+	if sn.upstream, err = state.UpstreamClosure(n.ID, n.Upstream, t.upstreamOf); err != nil {
+		return nil, err
+	}
 	ev := sn.evidenceView()
 	views := map[abi.Capability]any{
 		abi.CapStateNode:         t.s.nodeView(&sn, ev),
@@ -121,6 +127,23 @@ func (t *tx) userMessages(max int) ([]string, error) {
 	return out, wrap("user messages", rows.Err())
 }
 
+// upstreamOf reads a node's Upstream; a node not stored has none.
+func (t *tx) upstreamOf(id string) ([]string, error) {
+	var doc string
+	err := t.row(`SELECT doc FROM nodes WHERE session_id = ? AND id = ?`, t.s.opt.SessionID, id).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrap("node "+id, err)
+	}
+	var d struct{ Upstream []string }
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		return nil, wrap("node "+id, err)
+	}
+	return d.Upstream, nil
+}
+
 func (t *tx) parents() (map[string]string, error) {
 	rows, err := t.query(`SELECT id, parent_id FROM nodes WHERE session_id = ?`, t.s.opt.SessionID)
 	if err != nil {
@@ -157,7 +180,7 @@ func (s *Store) nodeView(sn *snapshot, ev []abi.EvidenceItem) abi.NodeView {
 	v := abi.NodeView{
 		SessionID: s.opt.SessionID, TaskID: tk.ID, NodeID: n.ID, Status: string(n.Status), SkillKey: n.SkillKey,
 		Depth: n.Depth, Contract: n.Contract, ToolNames: n.ToolNames,
-		Inputs: n.Inputs, Outputs: outputs, Shared: sn.shared, Session: sn.values, Platform: s.opt.Platform,
+		Inputs: n.Inputs, Outputs: outputs, Shared: sn.shared, Session: sn.values, Platform: state.PlatformOf(n.Node, s.opt.Platform),
 		Scratch: scratch, Target: n.Target, TargetClaimed: n.TargetClaimed,
 		OutputsUsed: n.HasDependents, Skills: n.Skills, Delegatable: n.Delegatable,
 		DelegateMaxDepth: n.DelegateMaxDepth, Delegations: n.Delegations, ReservedKeys: s.opt.ReservedKeys,
@@ -188,10 +211,11 @@ func (s *Store) nodeView(sn *snapshot, ev []abi.EvidenceItem) abi.NodeView {
 }
 
 // evidenceView lists the node's evidence newest first, then its upstream
-// nodes' in the order of Upstream, newest first within each.
+// nodes' nearest first (state.UpstreamClosure, sn.upstream), newest first
+// within each.
 func (sn *snapshot) evidenceView() []abi.EvidenceItem {
 	var out []abi.EvidenceItem
-	for _, id := range append([]string{sn.n.ID}, sn.n.Upstream...) {
+	for _, id := range append([]string{sn.n.ID}, sn.upstream...) {
 		for i := len(sn.evidence) - 1; i >= 0; i-- {
 			if sn.evidence[i].NodeID == id {
 				out = append(out, sn.evidence[i])

@@ -62,6 +62,8 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 	}
 	t.Run("Apply", func(t *testing.T) { t.Parallel(); testApply(t, setup) })
 	t.Run("Views", func(t *testing.T) { t.Parallel(); testViews(t, setup) })
+	t.Run("UpstreamEvidence", func(t *testing.T) { t.Parallel(); testUpstreamEvidence(t, setup) })
+	t.Run("NodePlatform", func(t *testing.T) { t.Parallel(); testNodePlatform(t, setup) })
 	t.Run("Approval", func(t *testing.T) { t.Parallel(); testApproval(t, setup) })
 	t.Run("FollowUp", func(t *testing.T) { t.Parallel(); testFollowUp(t, setup) })
 	t.Run("MessagesAndErrors", func(t *testing.T) { t.Parallel(); testMessagesAndErrors(t, setup) })
@@ -306,6 +308,65 @@ func testViews(t *testing.T, setup func(*testing.T) state.Store) {
 	decodeView(t, v, abi.CapStateConversation, &conv)
 	if len(conv.UserMessages) != 20 || conv.UserMessages[0] != "m5" || conv.UserMessages[19] != "m24" {
 		t.Fatalf("conversation %v", conv.UserMessages)
+	}
+}
+
+// testUpstreamEvidence: a node's evidence view holds its whole upstream
+// chain, delegates included (CONTRACT_SPEC §9), nearest first: n3 after n2
+// after n1, n1 with a delegated pre-node that delegated one of its own;
+// an upstream cycle a corrupt graph could hold is walked once.
+func testUpstreamEvidence(t *testing.T, setup func(*testing.T) state.Store) {
+	m := setup(t)
+	must(t, m.CreateNode(state.Node{ID: "d1", TaskID: "t1", SkillKey: "space.query", ParentID: "n1", Depth: 1}))
+	must(t, m.CreateNode(state.Node{ID: "d2", TaskID: "t1", SkillKey: "space.query", ParentID: "d1", Depth: 2}))
+	must(t, m.CreateNode(state.Node{ID: "n2", TaskID: "t1", SkillKey: "site.builder", Upstream: []string{"n1"}}))
+	must(t, m.CreateNode(state.Node{ID: "n3", TaskID: "t1", SkillKey: "site.builder", Upstream: []string{"n2", "gone"}}))
+	must(t, m.CreateNode(state.Node{ID: "c1", TaskID: "t1", SkillKey: "site.builder", Upstream: []string{"c2"}}))
+	must(t, m.CreateNode(state.Node{ID: "c2", TaskID: "t1", SkillKey: "site.builder", Upstream: []string{"c1", "n3"}}))
+	for _, id := range []string{"d2", "d1", "n1", "n2", "n3"} {
+		must(t, m.Apply(id, []abi.Effect{raw(abi.EffectEvidenceRegister, `{"id":"ev_`+id+`","tool":"query_space","status":"SUCCESS","businessOk":true}`)}))
+	}
+	for _, tt := range []struct{ node, want string }{
+		{"n3", "ev_n3,ev_n2,ev_n1,ev_d1,ev_d2"},
+		{"n2", "ev_n2,ev_n1,ev_d1,ev_d2"},
+		{"n1", "ev_n1,ev_d1,ev_d2"},
+		{"d2", "ev_d2"},
+		{"c1", "ev_n3,ev_n2,ev_n1,ev_d1,ev_d2"},
+	} {
+		v, err := m.Views(tt.node)
+		must(t, err)
+		var ev abi.EvidenceView
+		decodeView(t, v, abi.CapStateEvidence, &ev)
+		var ids []string
+		for _, it := range ev.Items {
+			ids = append(ids, it.ID)
+		}
+		if got := strings.Join(ids, ","); got != tt.want {
+			t.Errorf("evidence of %s: %s, want %s", tt.node, got, tt.want)
+		}
+	}
+}
+
+// testNodePlatform: a node created with its round's login identity shows
+// it in its node view (CONTRACT_SPEC §11), kept as stored; a node without
+// one shows the store's.
+func testNodePlatform(t *testing.T, setup func(*testing.T) state.Store) {
+	m := setup(t)
+	must(t, m.CreateNode(state.Node{ID: "n2", TaskID: "t1", SkillKey: "site.builder",
+		Platform: map[string]json.RawMessage{"userId": json.RawMessage(`10086`), "organName": json.RawMessage(`"市场部"`)}}))
+	for node, want := range map[string]string{"n2": `{"organName":"市场部","userId":10086}`, "n1": `{"tenant":"acme"}`} {
+		v, err := m.Views(node)
+		must(t, err)
+		var view struct {
+			Platform json.RawMessage `json:"platform"`
+		}
+		decodeView(t, v, abi.CapStateNode, &view)
+		if string(view.Platform) != want {
+			t.Errorf("platform of %s: %s, want %s", node, view.Platform, want)
+		}
+	}
+	if n, err := m.Node("n2"); err != nil || string(n.Platform["userId"]) != "10086" {
+		t.Fatalf("node %+v: %v", n, err)
 	}
 }
 

@@ -18,6 +18,12 @@ import (
 
 // fail wraps a failed request with the chain sentinel that classifies it.
 func (c *Client) fail(ctx context.Context, what string, err error) error {
+	var auth *authError
+	if errors.As(err, &auth) {
+		c.logRefusal(what, err)
+		// The server's refusal, without the SDK's transport wrapping.
+		return fmt.Errorf("tools/mcp: %s on %s: %w: %w", what, c.name, chain.ErrAuth, auth)
+	}
 	return fmt.Errorf("tools/mcp: %s on %s: %w: %w", what, c.name, sentinel(ctx, err), err)
 }
 
@@ -30,7 +36,10 @@ const codeRejected = -32005
 // JSON-RPC error that still wraps the network error.
 func sentinel(ctx context.Context, err error) error {
 	var wire *jsonrpc.Error
+	var auth *authError
 	switch {
+	case errors.As(err, &auth):
+		return chain.ErrAuth
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return chain.ErrTimeout
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
@@ -49,4 +58,14 @@ func sentinel(ctx context.Context, err error) error {
 		return chain.ErrIO
 	}
 	return chain.ErrRPC
+}
+
+// logRefusal tells the operator why a server refused a request: its
+// status, its words and its challenge, bounded.
+func (c *Client) logRefusal(what string, err error) {
+	var auth *authError
+	if errors.As(err, &auth) {
+		c.log.Warn("tools/mcp: the server refused the credentials; renew the token or headers configured for it",
+			"server", c.name, "request", what, "status", auth.status, "message", auth.message, "challenge", auth.challenge)
+	}
 }

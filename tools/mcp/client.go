@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,6 +130,7 @@ type Client struct {
 	stderr  *tailBuffer
 	log     *slog.Logger
 	hints   hints
+	exact   exact
 	skipped atomic.Int64
 	http    *http.Client
 
@@ -139,6 +141,17 @@ type Client struct {
 	mu     sync.Mutex
 	sess   *session
 	closed bool
+
+	// listed is the tools as last listed (Tools); stale is signalled on
+	// notifications/tools/list_changed, due is open while a listing it
+	// asked for is to come, done closed by Close.
+	toolsMu sync.Mutex
+	listed  []tools.Tool
+	// synthRead: the list has ReadResourceTool, the Client's own.
+	synthRead bool
+	due       chan struct{}
+	stale     chan struct{}
+	done      chan struct{}
 }
 
 // session is one MCP session: for stdio, one child process.
@@ -163,6 +176,7 @@ func (s *session) alive() bool {
 }
 
 // Dial connects to the server and runs MCP initialization. A failure wraps
+// chain.ErrAuth when the server refused the credentials, else
 // chain.ErrUnreachable.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
@@ -189,6 +203,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		name:   name,
 		stderr: &tailBuffer{max: cfg.StderrBytes},
 		log:    cfg.Logger,
+		stale:  make(chan struct{}, 1),
+		done:   make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -204,6 +220,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.sess = s
+	go c.refresher()
 	return c, nil
 }
 
@@ -219,7 +236,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		cmd.Stderr = c.stderr
 		isolate(cmd)
 		s.cmd = cmd
-		t = &stdioTransport{cmd: cmd, grace: c.cfg.StopGrace, log: c.log, server: c.name, peek: c.hints.peek, skipped: &c.skipped}
+		t = &stdioTransport{cmd: cmd, grace: c.cfg.StopGrace, log: c.log, server: c.name, peek: c.peek, sent: c.exact.sent, skipped: &c.skipped}
 	} else {
 		t = &sdk.StreamableClientTransport{
 			Endpoint:   c.cfg.URL,
@@ -242,6 +259,12 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 			if s.cmd.Process != nil {
 				_ = s.cmd.Wait()
 			}
+		}
+		var auth *authError
+		if errors.As(err, &auth) {
+			// The server's refusal, without the SDK's transport wrapping.
+			c.logRefusal("connect", err)
+			return nil, fmt.Errorf("tools/mcp: connect %s: %w: %w", c.name, chain.ErrAuth, auth)
 		}
 		return nil, fmt.Errorf("tools/mcp: connect %s: %w: %w%s", c.name, chain.ErrUnreachable, err, c.stderrNote())
 	}
@@ -308,11 +331,29 @@ func (c *Client) ListTools(ctx context.Context) ([]tools.Tool, error) {
 			c.forget(s)
 			continue
 		}
+		if err == nil {
+			c.remember(out)
+		}
 		return out, err
 	}
 }
 
 func (c *Client) list(ctx context.Context, s *session) ([]tools.Tool, error) {
+	out, err := c.listServed(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	synth := offersResources(s) && !slices.ContainsFunc(out, func(t tools.Tool) bool { return t.Name == ReadResourceTool })
+	if synth {
+		out = append(out, c.readTool())
+	}
+	c.toolsMu.Lock()
+	c.synthRead = synth
+	c.toolsMu.Unlock()
+	return out, nil
+}
+
+func (c *Client) listServed(ctx context.Context, s *session) ([]tools.Tool, error) {
 	out := []tools.Tool{}
 	for t, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
@@ -360,6 +401,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	if c.readsResources(name) {
+		return c.readResource(ctx, args)
+	}
 	for retried := false; ; retried = true {
 		s, err := c.live(ctx)
 		if err != nil {
@@ -369,8 +413,19 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		token := fmt.Sprintf("warden-%d", c.nextID.Add(1))
 		params.SetProgressToken(token)
 		c.calls.Store(token, ctx)
+		c.exact.expect(token)
 		res, err := s.cs.CallTool(ctx, params)
 		c.calls.Delete(token)
+		raw, captured := c.exact.take(token)
+		if err != nil && captured {
+			// The server answered, but the SDK could not decode the
+			// answer: structuredContent with a number no float64 holds
+			// (1e400). The answer is read without it, and Content takes
+			// it from raw.
+			if r, derr := decodeResult(raw); derr == nil {
+				res, err = r, nil
+			}
+		}
 		if err != nil {
 			if errors.Is(err, sdk.ErrSessionMissing) && !retried {
 				// The server refused the session before running anything.
@@ -382,7 +437,12 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 			}
 			return chain.Response{}, c.fail(ctx, "call "+name, err)
 		}
-		return response(res)
+		if !captured {
+			// Never fall back on the SDK's decoded values: their numbers
+			// are float64, and a rounded id could reach a write.
+			return chain.Response{}, fmt.Errorf("tools/mcp: call %s on %s: %w: the result's JSON was not seen as the server sent it (a message over %d bytes?)", name, c.name, chain.ErrRPC, maxPeek)
+		}
+		return response(res, raw)
 	}
 }
 
@@ -426,6 +486,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	close(c.done)
 	if c.sess != nil {
 		c.stop(c.sess)
 		c.sess = nil

@@ -18,8 +18,9 @@ import (
 	"github.com/agentwarden/warden/tools/mcp"
 )
 
-// cmsBin is the example server, built once by TestMain.
-var cmsBin string
+// cmsBin is the example server, ordersBin the exactness server, built once
+// by TestMain.
+var cmsBin, ordersBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -36,6 +37,12 @@ func run(m *testing.M) int {
 	cmd := exec.Command("go", "build", "-o", cmsBin, "github.com/agentwarden/warden/examples/mcp-cms")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build mcp-cms: %v\n%s", err, out)
+		return 1
+	}
+	ordersBin = filepath.Join(dir, "mcporders")
+	cmd = exec.Command("go", "build", "-o", ordersBin, "github.com/agentwarden/warden/internal/testdata/mcporders")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build mcporders: %v\n%s", err, out)
 		return 1
 	}
 	return m.Run()

@@ -2,11 +2,14 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentwarden/warden/loop/chain"
 )
 
 func TestResponse(t *testing.T) {
@@ -15,6 +18,7 @@ func TestResponse(t *testing.T) {
 	cases := []struct {
 		name    string
 		res     *sdk.CallToolResult
+		raw     string // the result as sent; "" = res marshalled
 		content string // "" = nil
 		text    string
 		isError bool
@@ -42,11 +46,33 @@ func TestResponse(t *testing.T) {
 			content: `{"content":[{"type":"image","mimeType":"image/png","data":"iVBORw=="}],"structuredContent":{"n":1}}`},
 		{name: "rich tool error", res: &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "bad"}, img}},
 			content: `{"content":[{"type":"text","text":"bad"},{"type":"image","mimeType":"image/png","data":"iVBORw=="}],"text":"bad"}`, text: "bad", isError: true},
+		// The SDK's values hold float64: what reaches Content is the
+		// result as sent.
+		{name: "structured numbers exact",
+			res:     &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: map[string]any{"orderId": 1234567890123456789.0}},
+			raw:     `{"content":[],"structuredContent":{"z":1,"orderId":1234567890123456789,"b":9007199254740993,"c":123456789012345678901234567890,"d":1.0,"e":-0,"f":1e400,"g":[1.50,2E3]}}`,
+			content: `{"z":1,"orderId":1234567890123456789,"b":9007199254740993,"c":123456789012345678901234567890,"d":1.0,"e":-0,"f":1e400,"g":[1.50,2E3]}`},
+		{name: "structured scalar", res: &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: 1.2345678901234568e+29},
+			raw: `{"content":[],"structuredContent": 123456789012345678901234567890 }`, content: `123456789012345678901234567890`},
+		{name: "structured null is none", res: &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "x"}}},
+			raw: `{"content":[{"type":"text","text":"x"}],"structuredContent":null}`, content: `"x"`, text: "x"},
+		{name: "text numbers exact", res: &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"id":9007199254740993}`}}},
+			raw: `{"content":[{"type":"text","text":"{\"id\":9007199254740993}"}]}`, content: `{"id":9007199254740993}`, text: `{"id":9007199254740993}`},
+		{name: "rich parts as sent", res: &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "<a>"}, &sdk.ResourceLink{URI: "orders://1", Name: "o"}}, StructuredContent: map[string]any{"n": 1.0}},
+			raw:     `{"content":[{"type":"text","text":"<a>"},{"uri":"orders://1","type":"resource_link","name":"o","size":1234567890123456789}],"structuredContent":{"n":1.0}}`,
+			content: `{"content":[{"type":"text","text":"<a>"},{"uri":"orders://1","type":"resource_link","name":"o","size":1234567890123456789}],"text":"<a>","structuredContent":{"n":1.0}}`, text: "<a>"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := response(tc.res)
+			raw := []byte(tc.raw)
+			if tc.raw == "" {
+				var err error
+				if raw, err = json.Marshal(tc.res); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := response(tc.res, raw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,6 +83,18 @@ func TestResponse(t *testing.T) {
 				t.Fatalf("content is not JSON: %s", got.Content)
 			}
 		})
+	}
+}
+
+// TestResponseMismatch: a raw result that is not the decoded one is a
+// protocol error, never a silent fall back on the SDK's values.
+func TestResponseMismatch(t *testing.T) {
+	t.Parallel()
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a"}}}
+	for _, raw := range []string{`{"content":[]}`, `[`, `"x"`} {
+		if _, err := response(res, json.RawMessage(raw)); !errors.Is(err, chain.ErrRPC) {
+			t.Errorf("raw %s: err %v, want chain.ErrRPC", raw, err)
+		}
 	}
 }
 

@@ -13,11 +13,18 @@
 //   - the tool ran and reported its own failure (MCP isError): a
 //     chain.Response with IsError and the tool's Text — not an error;
 //   - the call failed: an error wrapping one of the chain sentinels —
-//     chain.ErrUnreachable when nothing could have reached the tool
+//     chain.ErrAuth when an HTTP server refused the credentials (401 or
+//     403; its status, words and challenge, bounded, are in the error and
+//     the log), chain.ErrUnreachable when nothing could have reached the tool
 //     (connection refused, process not started), chain.ErrIO when the
 //     connection broke while the call was under way, chain.ErrTimeout on the
 //     context's deadline, chain.ErrInvalidParams for JSON-RPC -32602 and
 //     chain.ErrRPC for any other protocol error.
+//
+// Every JSON value in Content is the server's, byte for byte: the SDK
+// decodes results into float64 and maps, so the transports keep each call's
+// raw result (matched by JSON-RPC id) and Content is cut from it; numbers
+// keep every digit and objects their key order.
 //
 // The server's own requests are answered (Config): roots/list with the
 // configured roots, elicitation declined unless a handler is set, sampling

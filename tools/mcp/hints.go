@@ -77,14 +77,16 @@ func (h *hints) get(name string) hint {
 
 // httpTransport adds the configured headers to every request for the
 // configured endpoint's origin (scheme, host and port), never to another,
-// and lets the hints peek at the messages of every response: a JSON body
-// whole, an SSE body event by event.
+// and lets the client see the messages: every response's (peek; a JSON
+// body whole, an SSE body event by event) and every POST's (sent).
 type httpTransport struct {
 	next    http.RoundTripper
 	headers http.Header
 	// origin is the configured endpoint's, as originOf gives it.
 	origin string
-	hints  *hints
+	peek   func([]byte)
+	// sent sees the body of every POST; nil sees none.
+	sent func([]byte)
 }
 
 func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -94,16 +96,29 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header[k] = append([]string(nil), vs...)
 		}
 	}
+	if t.sent != nil && req.Method == http.MethodPost && req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(body, maxPeek+1))
+			_ = body.Close()
+			t.sent(b)
+		}
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// An error, not a response: the SDK would report a 401 as a
+		// broken connection ("Unauthorized" dropped on the way), and the
+		// call as unreachable and worth retrying.
+		return nil, refusal(resp)
+	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
-		resp.Body = &tapJSON{ReadCloser: resp.Body, peek: t.hints.peek}
+		resp.Body = &tapJSON{ReadCloser: resp.Body, peek: t.peek}
 	case "text/event-stream":
-		resp.Body = newTapSSE(resp.Body, t.hints.peek)
+		resp.Body = newTapSSE(resp.Body, t.peek)
 	}
 	return resp, nil
 }

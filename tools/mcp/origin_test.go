@@ -45,7 +45,7 @@ func TestTransportHeadersByOrigin(t *testing.T) {
 	h := http.Header{}
 	h.Set("Authorization", "Bearer t0k")
 	h.Set("X-Tenant", "acme")
-	tr := &httpTransport{next: http.DefaultTransport, headers: h, origin: originOf(u), hints: &hints{}}
+	tr := &httpTransport{next: http.DefaultTransport, headers: h, origin: originOf(u), peek: (&hints{}).peek}
 	for _, tt := range []struct {
 		url  string
 		got  *string

@@ -19,7 +19,7 @@ const (
 	AttrMethod  = attribute.Key("mcp.method.name")
 	AttrTool    = attribute.Key("gen_ai.tool.name")
 	AttrServer  = attribute.Key("mcp.server")
-	AttrOutcome = attribute.Key("warden.mcp.outcome") // ok, tool_error, timeout, unreachable, io, invalid_params, rpc
+	AttrOutcome = attribute.Key("warden.mcp.outcome") // ok, tool_error, auth, timeout, unreachable, io, invalid_params, rpc
 )
 
 // tracer starts the package's spans; nothing while tracing is off.
@@ -40,6 +40,7 @@ var failures = []struct {
 	err  error
 	name string
 }{
+	{chain.ErrAuth, "auth"},
 	{chain.ErrTimeout, "timeout"},
 	{chain.ErrUnreachable, "unreachable"},
 	{chain.ErrIO, "io"},

@@ -23,6 +23,7 @@ func (c *Client) options() *sdk.ClientOptions {
 		Logger:                      c.log,
 		ElicitationHandler:          c.elicit,
 		ProgressNotificationHandler: c.progress,
+		ToolListChangedHandler:      c.toolsChanged,
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
 			c.log.Info("tools/mcp: server log", "server", c.name, "level", string(r.Params.Level), "logger", r.Params.Logger, "data", r.Params.Data)
 		},
@@ -75,6 +76,12 @@ func (c *Client) progress(_ context.Context, r *sdk.ProgressNotificationClientRe
 	chain.ReportProgress(ctx, p)
 }
 
+// peek sees every message from the server before the SDK decodes it.
+func (c *Client) peek(msg []byte) {
+	c.hints.peek(msg)
+	c.exact.received(msg)
+}
+
 // httpClient is the configured client with the headers and the hints' tap
 // on its transport.
 func (c *Client) httpClient() *http.Client {
@@ -93,7 +100,7 @@ func (c *Client) httpClient() *http.Client {
 	if c.cfg.BearerToken != "" {
 		h.Set("Authorization", "Bearer "+c.cfg.BearerToken)
 	}
-	t := &httpTransport{next: next, headers: h, hints: &c.hints}
+	t := &httpTransport{next: next, headers: h, peek: c.peek, sent: c.exact.sent}
 	if u, err := url.Parse(c.cfg.URL); err == nil {
 		t.origin = originOf(u)
 	}

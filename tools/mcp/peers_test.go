@@ -294,6 +294,21 @@ func TestEverythingPeer(t *testing.T) {
 					if l := r.Content[1]; l.URI == "" || l.Name == "" || l.MimeType == "" {
 						t.Fatalf("resource link %+v", l)
 					}
+					// Read below, through the client's resources/read
+					// tool (listed last).
+					override[mcp.ReadResourceTool] = `{"uri":"` + r.Content[1].URI + `"}`
+				},
+				mcp.ReadResourceTool: func(t *testing.T, d json.RawMessage) {
+					var r struct {
+						Contents []struct {
+							URI  string `json:"uri"`
+							Text string `json:"text"`
+							Blob string `json:"blob"`
+						} `json:"contents"`
+					}
+					if json.Unmarshal(d, &r) != nil || len(r.Contents) == 0 || r.Contents[0].URI == "" || r.Contents[0].Text+r.Contents[0].Blob == "" {
+						t.Fatalf("resource read: %s", d)
+					}
 				},
 				"get-resource-reference": func(t *testing.T, d json.RawMessage) {
 					wantKinds(t, d, "text", "resource", "text")

@@ -62,6 +62,8 @@ type stdioTransport struct {
 	server string
 	// peek sees every JSON line before the SDK does.
 	peek func([]byte)
+	// sent sees every line written to the child; nil sees none.
+	sent func([]byte)
 	// skipped counts the lines dropped.
 	skipped *atomic.Int64
 	// maxLine bounds a line on stdout; 0 means the package's maxLine.
@@ -88,7 +90,10 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		_ = t.cmd.Wait()
 		close(exited)
 	}()
-	w := &childStdin{WriteCloser: stdin, cmd: t.cmd, grace: t.grace, exited: exited}
+	var w io.WriteCloser = &childStdin{WriteCloser: stdin, cmd: t.cmd, grace: t.grace, exited: exited}
+	if t.sent != nil {
+		w = &lineTap{WriteCloser: w, see: t.sent}
+	}
 	// The filter passes lines of at most limit bytes and a newline; the
 	// SDK's own frame bound is set to match, not left to its default.
 	return (&sdk.IOTransport{Reader: pr, Writer: w, MaxLineLength: t.limit() + 1}).Connect(ctx)

@@ -79,6 +79,12 @@ var unitList = func() string {
 }()
 
 func handle(c *guest.Call) {
+	if t := c.Get(abi.FieldArgsText); t.Exists() && strings.TrimSpace(t.Str) != "" {
+		// Broken JSON is said to be broken, not read as missing values.
+		l := c.Locale()
+		c.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", abi.ArgsJSONDetail(l, t.Str)), abi.NextFixArgs.Text(l))
+		return
+	}
 	switch c.Tool() {
 	case ToolConvert:
 		convert(c)

@@ -141,6 +141,8 @@ var convertCases = []struct {
 	message    string
 }{
 	{"km to mi", `{"value":42.195,"from":"km","to":"mi"}`, "", abi.OutcomeSuccess, "", "42.195 km = 26.2187574565 mi"},
+	{"arguments not JSON", `{"value":42.195,"from":"km"`, abi.LocaleEN, abi.OutcomeRejected, abi.ArgJSONInvalid,
+		`arguments are not valid JSON: line 1, column 28: unexpected end of JSON input; the arguments there read: {"value":42.195,"from":"km". Next: fix the fields above to match the tool definition and call again; if you cannot tell the values, ask the user with builtin_node_follow_up`},
 	{"F to C", `{"value":98.6,"from":"F","to":"C"}`, "", abi.OutcomeSuccess, "", "98.6 F = 37 C"},
 	{"lb to kg", `{"value":1,"from":"lb","to":"kg"}`, "", abi.OutcomeSuccess, "", "1 lb = 0.45359237 kg"},
 	{"unknown unit", `{"value":1,"from":"parsec","to":"m"}`, "", abi.OutcomeRejected, abi.ArgRejected,
@@ -152,7 +154,9 @@ var convertCases = []struct {
 }
 
 // TestConvert runs every case natively and in wasm, requiring the exact
-// observation from both and byte-identical verdicts.
+// observation from both and byte-identical verdicts. The wasm module is
+// called directly, past the argument check Installed.Call makes first
+// (TestArgsChecked), so that both builds decide every case themselves.
 func TestConvert(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -161,6 +165,9 @@ func TestConvert(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			req := abi.Request{ABI: abi.Version, Kind: abi.RoleBuiltin, Tool: unitconv.ToolConvert, Args: json.RawMessage(tc.args), Locale: tc.locale}
+			if !json.Valid([]byte(tc.args)) {
+				req.Args, req.ArgsText = nil, tc.args
+			}
 			n, err := guest.NewNative(unitconv.Plugin, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -171,7 +178,7 @@ func TestConvert(t *testing.T) {
 				t.Fatal(err)
 			}
 			nv.Observation.Locale = tc.locale
-			wv := inst.Call(ctx, &req)
+			wv := inst.Plugin.Builtin(ctx, inst.Tenant, &req)
 			for build, v := range map[string]abi.Verdict{"native": nv, "wasm": wv} {
 				o := v.Observation
 				if o.Outcome != tc.outcome || o.Code != tc.code || o.Message() != tc.message {
@@ -263,12 +270,38 @@ func TestSandbox(t *testing.T) {
 
 	t.Run("unknown probe action", func(t *testing.T) {
 		t.Parallel()
-		o := probe(ctx, inst, "fork", "")
+		args, _ := json.Marshal(map[string]string{"action": "fork"})
+		o := inst.Plugin.Builtin(ctx, inst.Tenant, &abi.Request{Tool: unitconv.ToolProbe, Args: args}).Observation
 		want := "参数不符合工具 unitconv_probe 的定义：action：应为 readfile、dial、spin 之一。下一步：" + fixZH
 		if o.Outcome != abi.OutcomeRejected || o.Code != abi.ArgRejected || o.Message() != want {
 			t.Fatalf("got %v %s %q", o.Outcome, o.Code, o.Message())
 		}
 	})
+}
+
+// TestArgsChecked checks that an installed builtin's arguments are held to
+// the tool's declared input schema before the plugin runs.
+func TestArgsChecked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	inst := install(t)
+	tests := []struct {
+		name, tool, args, want string
+	}{
+		{"ten km", unitconv.ToolConvert, `{"value":"ten","from":"km","to":"mi"}`,
+			"参数不符合工具 unitconv_convert 的定义：value: expected number, got string。下一步：" + fixZH},
+		{"unknown probe action", unitconv.ToolProbe, `{"action":"fork"}`,
+			`参数不符合工具 unitconv_probe 的定义：action: "fork" is not one of ["readfile","dial","spin"]。下一步：` + fixZH},
+	}
+	for _, tt := range tests {
+		o := inst.Call(ctx, &abi.Request{Tool: tt.tool, Args: json.RawMessage(tt.args)}).Observation
+		if o.Outcome != abi.OutcomeRejected || o.Code != abi.ArgRejected || o.Message() != tt.want {
+			t.Errorf("%s: got %v %s %q", tt.name, o.Outcome, o.Code, o.Message())
+		}
+	}
+	if n := inst.Plugin.Stats().Calls; n != 0 {
+		t.Fatalf("the plugin was called %d times", n)
+	}
 }
 
 // TestConformance runs the plugintest kit on the pinned module.

@@ -20,6 +20,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/plugins/builtins/internal/args"
 	"github.com/agentwarden/warden/plugins/builtins/internal/rules"
 	"github.com/tidwall/gjson"
 )
@@ -111,6 +112,9 @@ func manifest() abi.Manifest {
 }
 
 func handle(g *guest.Call, extra []FinishRule) {
+	if args.Invalid(g) {
+		return
+	}
 	c := rules.New(g)
 	switch c.Tool {
 	case FollowUp:

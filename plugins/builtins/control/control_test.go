@@ -244,6 +244,15 @@ func TestFinish(t *testing.T) {
 		{name: "1 missing output", args: `{"output":"  "}`, state: st(node(skill, done)),
 			outcome: abi.OutcomeRejected, code: abi.FinishMissingOutput,
 			msg: "完成说明 output 为空。下一步：在 output 中写明完成情况后再调用 builtin_node_finish"},
+		{name: "1 arguments that are not JSON are not a missing output", args: `{"output":"done`, state: st(node(skill, done)),
+			outcome: abi.OutcomeRejected, code: abi.ArgJSONInvalid,
+			msg: "参数不是合法 JSON：第 1 行第 16 列：unexpected end of JSON input；该处参数原文：{\"output\":\"done。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
+		{name: "1 arguments that are not an object", args: `["done"]`, state: st(node(skill, done)), locale: abi.LocaleEN,
+			outcome: abi.OutcomeRejected, code: abi.ArgRejected,
+			msg: "arguments do not match tool builtin_node_finish: expected a JSON object. Next: fix the fields above to match the tool definition and call again; if you cannot tell the values, ask the user with builtin_node_follow_up"},
+		{name: "1 no arguments at all", args: ` `, state: st(node(skill, done)),
+			outcome: abi.OutcomeRejected, code: abi.FinishMissingOutput,
+			msg: "完成说明 output 为空。下一步：在 output 中写明完成情况后再调用 builtin_node_finish"},
 		{name: "2 unsettled write", args: `{"output":"done"}`,
 			state:   st(node(skill, done), abi.LedgerEntry{Tool: "create_site", Key: "k", State: abi.LedgerUnknown, NodeID: "n1"}),
 			outcome: abi.OutcomeRejected, code: abi.FinishOpenEvidence,
@@ -390,7 +399,8 @@ func TestConformance(t *testing.T) {
 	})
 	st := state(map[abi.Capability]any{abi.CapStateNode: n, abi.CapStateApproval: gated})
 	ok := plugintest.WantOutcome(abi.OutcomeSuccess, "")
-	plugintest.Run(t, mod, plugintest.Options{Name: "control", Host: host.Options{CacheDir: testdata.CacheDir(t)}, Cases: []plugintest.Case{
+	grant := host.Policy{Capabilities: control.Plugin.Manifest.Capabilities}
+	plugintest.Run(t, mod, plugintest.Options{Name: "control", Host: host.Options{CacheDir: testdata.CacheDir(t)}, Policy: grant, Cases: []plugintest.Case{
 		{Name: control.FollowUp, Request: abi.Request{Tool: control.FollowUp, Args: json.RawMessage(`{"question":"没有找到，您说的是哪个网站？"}`), State: st}, Want: ok},
 		{Name: control.Approval, Request: abi.Request{Tool: control.Approval, Args: json.RawMessage(`{"summary":"创建网站","toolName":"create_site"}`), State: st}, Want: ok},
 		{Name: control.Finish, Request: abi.Request{Tool: control.Finish, Args: json.RawMessage(`{"output":"done"}`), State: st}, Want: ok},

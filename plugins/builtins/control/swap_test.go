@@ -11,6 +11,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/plugins/builtins/control"
 )
 
 // TestSwapFinishRule hot-swaps the control builtin between its first-party
@@ -65,7 +66,7 @@ func TestSwapFinishRule(t *testing.T) {
 	// The deadline is far from any call's cost: this test is about which
 	// generation answers, and a shared, loaded machine must not turn a slow
 	// call into a PLUGIN_TIMEOUT here.
-	pol := host.Policy{Limits: abi.Limits{TimeoutMs: 10_000}}
+	pol := host.Policy{Limits: abi.Limits{TimeoutMs: 10_000}, Capabilities: control.Plugin.Manifest.Capabilities}
 	slot, err := h.NewSlot(ctx, "builtin-control", first, pol, selfTest)
 	if err != nil {
 		t.Fatal(err)

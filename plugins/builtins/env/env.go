@@ -61,6 +61,7 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/plugins/builtins/internal/args"
 	"github.com/tidwall/gjson"
 )
 
@@ -98,6 +99,9 @@ var Plugin = guest.Plugin{
 }
 
 func handle(c *guest.Call) {
+	if args.Invalid(c) {
+		return
+	}
 	x := &call{c: c, l: c.Locale(), tool: c.Tool()}
 	switch x.tool {
 	case ToolCurrentDatetime:

@@ -24,6 +24,7 @@ package node
 import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/plugins/builtins/internal/args"
 	"github.com/agentwarden/warden/plugins/builtins/internal/rules"
 )
 
@@ -72,6 +73,9 @@ var Plugin = guest.Plugin{
 }
 
 func handle(g *guest.Call) {
+	if args.Invalid(g) {
+		return
+	}
 	c := rules.New(g)
 	switch c.Tool {
 	case OutputSet:

@@ -168,6 +168,8 @@ func TestStateSet(t *testing.T) {
 			msg: "已写入便签 candidates", effects: `[{"kind":"state.set","payload":{"key":"candidates","value":["s-100","s-200"]}}]`},
 		{name: "empty key", args: `{"key":"","value":1}`, state: st, outcome: abi.OutcomeRejected, code: abi.ArgRejected,
 			msg: "参数不符合工具 builtin_state_set 的定义：key 不能为空。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
+		{name: "arguments not JSON", args: `{"key":"a","value":}`, state: st, outcome: abi.OutcomeRejected, code: abi.ArgJSONInvalid,
+			msg: "参数不是合法 JSON：第 1 行第 20 列：invalid character '}' looking for beginning of value；该处参数原文：{\"key\":\"a\",\"value\":}。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
 		{name: "missing value", args: `{"key":"a"}`, state: st, outcome: abi.OutcomeRejected, code: abi.ArgRejected,
 			msg: "参数不符合工具 builtin_state_set 的定义：value 不能为空。下一步：按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"},
 	} {
@@ -239,7 +241,8 @@ func TestConformance(t *testing.T) {
 	}
 	st := map[string]json.RawMessage{string(abi.CapStateNode): mustJSON(nodeView(skill)), string(abi.CapStateEvidence): mustJSON(evidence)}
 	ok := plugintest.WantOutcome(abi.OutcomeSuccess, "")
-	plugintest.Run(t, mod, plugintest.Options{Name: "node", Host: host.Options{CacheDir: testdata.CacheDir(t)}, Cases: []plugintest.Case{
+	grant := host.Policy{Capabilities: node.Plugin.Manifest.Capabilities}
+	plugintest.Run(t, mod, plugintest.Options{Name: "node", Host: host.Options{CacheDir: testdata.CacheDir(t)}, Policy: grant, Cases: []plugintest.Case{
 		{Name: node.OutputSet, Request: abi.Request{Tool: node.OutputSet, State: st,
 			Args: json.RawMessage(`{"key":"site_id","value":"s-100","sourceType":"EVIDENCE","sourceRef":"ev1","sourcePath":"data.site.id"}`)}, Want: ok},
 		{Name: node.StateSet, Request: abi.Request{Tool: node.StateSet, Args: json.RawMessage(`{"key":"a","value":1}`), State: st}, Want: ok},

@@ -42,7 +42,7 @@ func handle(c *guest.Call) {
 	doc := abi.FieldArgs
 	switch sh.Kind {
 	case KindSyntax:
-		detail := position(l, strconv.Itoa(sh.Line), strconv.Itoa(sh.Column)) + sh.Message
+		detail := position(l, strconv.Itoa(sh.Line), strconv.Itoa(sh.Column)) + sh.Message + excerpt(l, sh.Excerpt)
 		c.Rejected(abi.ArgJSONInvalid, abi.ArgJSONInvalid.Reason(l, "detail", detail), abi.NextFixArgs.Text(l))
 		return
 	case KindOther:
@@ -87,6 +87,15 @@ func position(l abi.Locale, line, col string) string {
 		return "line " + line + ", column " + col + ": "
 	}
 	return "第 " + line + " 行第 " + col + " 列："
+}
+
+// excerpt quotes the text where the decoder stopped, so the model sees
+// what to fix.
+func excerpt(l abi.Locale, text string) string {
+	if l == abi.LocaleEN {
+		return "; the arguments there read: " + text
+	}
+	return "；该处参数原文：" + text
 }
 
 var typeNamesZH = map[string]string{"array": "数组", "string": "字符串", "number": "数字", "boolean": "布尔值", "null": "null"}

@@ -1,10 +1,6 @@
 package argpolicy
 
 import (
-	"encoding/json"
-	"errors"
-	"strings"
-
 	"github.com/agentwarden/warden/abi"
 	"github.com/tidwall/gjson"
 )
@@ -27,6 +23,9 @@ type ArgShape struct {
 	// error: where the decoder stopped, and why.
 	Line, Column int
 	Message      string
+	// Excerpt is a bounded excerpt of the text around a KindSyntax error
+	// (abi.SyntaxOf).
+	Excerpt string
 }
 
 // Shape reads the shape of a request's arguments.
@@ -41,7 +40,12 @@ type Reader interface {
 // fields natively instead of the guest scanning the whole envelope.
 func ShapeOf(req Reader) ArgShape {
 	if t := req.Get(abi.FieldArgsText); t.Exists() {
-		return syntaxDetail(t.String())
+		sx := abi.SyntaxOf(t.String())
+		if sx.Empty {
+			// Only whitespace: no arguments, as when none were sent.
+			return ArgShape{Kind: KindAbsent}
+		}
+		return ArgShape{Kind: KindSyntax, Line: sx.Line, Column: sx.Column, Message: sx.Message, Excerpt: sx.Excerpt}
 	}
 	a := req.Get(abi.FieldArgs)
 	switch {
@@ -68,35 +72,6 @@ func jsonType(r gjson.Result) string {
 		return "array"
 	}
 	return "object"
-}
-
-// syntaxDetail locates the first syntax error of text.
-func syntaxDetail(text string) ArgShape {
-	var v any
-	err := json.Unmarshal([]byte(text), &v)
-	off := len(text)
-	msg := "not valid JSON"
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se):
-		// Offset counts the offending byte; point at it, or just past the
-		// end when the text stops early.
-		off, msg = int(se.Offset)-1, se.Error()
-		if strings.HasPrefix(msg, "unexpected end") {
-			off = len(text)
-		}
-	case err != nil:
-		msg = err.Error()
-	}
-	line, col := 1, 1
-	for i := 0; i < off && i < len(text); i++ {
-		if text[i] == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return ArgShape{Kind: KindSyntax, Line: line, Column: col, Message: msg}
 }
 
 type envelopeBytes []byte

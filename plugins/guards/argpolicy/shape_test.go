@@ -1,6 +1,9 @@
 package argpolicy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestShape(t *testing.T) {
 	t.Parallel()
@@ -16,11 +19,15 @@ func TestShape(t *testing.T) {
 		{"null", `{"args":null}`, ArgShape{Kind: KindOther, Type: "null"}},
 		{"number", `{"args":3}`, ArgShape{Kind: KindOther, Type: "number"}},
 		{"syntax error points at the byte", `{"argsText":"{\"a\":tru}"}`,
-			ArgShape{Kind: KindSyntax, Line: 1, Column: 9, Message: "invalid character '}' in literal true (expecting 'e')"}},
+			ArgShape{Kind: KindSyntax, Line: 1, Column: 9, Message: "invalid character '}' in literal true (expecting 'e')", Excerpt: `{"a":tru}`}},
 		{"second line", `{"argsText":"{\n  x}"}`,
-			ArgShape{Kind: KindSyntax, Line: 2, Column: 3, Message: "invalid character 'x' looking for beginning of object key string"}},
+			ArgShape{Kind: KindSyntax, Line: 2, Column: 3, Message: "invalid character 'x' looking for beginning of object key string", Excerpt: `{\n  x}`}},
 		{"early end points past it", `{"argsText":"{\"a\":"}`,
-			ArgShape{Kind: KindSyntax, Line: 1, Column: 6, Message: "unexpected end of JSON input"}},
+			ArgShape{Kind: KindSyntax, Line: 1, Column: 6, Message: "unexpected end of JSON input", Excerpt: `{"a":`}},
+		{"only whitespace is no arguments", `{"argsText":" \n\t "}`, ArgShape{Kind: KindAbsent}},
+		{"a long text is quoted around the error, bounded", `{"argsText":"{\"a\":\"` + strings.Repeat("x", 100) + `\",\"b\":tru,\"c\":\"` + strings.Repeat("y", 100) + `\"}"}`,
+			ArgShape{Kind: KindSyntax, Line: 1, Column: 116, Message: "invalid character ',' in literal true (expecting 'e')",
+				Excerpt: "…" + strings.Repeat("x", 51) + `","b":tru,"c":"` + strings.Repeat("y", 14) + "…"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
