@@ -390,7 +390,11 @@ func (s *Server) Handler() http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set(headerRequestID, id)
-		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		rr := r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		mux.ServeHTTP(w, rr)
+		// The route the mux matched, for the middleware around (metrics
+		// and spans read the request's Pattern).
+		r.Pattern = rr.Pattern
 	})
 }
 
