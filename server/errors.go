@@ -31,6 +31,17 @@ const (
 	CodeApprovalNotFound   = "approval_not_found"   // 404: unknown or another tenant's approval
 	CodeSlotNotFound       = "slot_not_found"       // 404
 	CodeFeedbackOff        = "feedback_off"         // 404: no feedback store is configured
+	CodeTenantNotFound     = "tenant_not_found"     // 404: an admin key's ?tenant= names no tenant
+	CodePluginNotFound     = "plugin_not_found"     // 404: no such plugin of the tenant (another tenant's included)
+	CodeSkillNotFound      = "skill_not_found"      // 404: no such skill of the tenant
+	CodeRegistryOff        = "registry_off"         // 404: the server keeps no tenant plugins or skills
+	CodePluginAttached     = "plugin_attached"      // 409: the plugin is attached by skills; the message names them
+	CodeVersionExists      = "version_exists"       // 409: the plugin version is installed with another module
+	CodeSkillFromFiles     = "skill_from_files"     // 409: DELETE of a skill from the skill directory; upload it INACTIVE
+	CodeNotWasm            = "not_wasm"             // 400: the module is not WebAssembly
+	CodeSkillInvalid       = "skill_invalid"        // 400: the skill does not load for the tenant; the message lists every problem
+	CodeCapabilityDenied   = "capability_denied"    // 422: the module asks for capabilities the tenant may not have
+	CodeToolsUnavailable   = "tools_unavailable"    // 502: the MCP servers could not be listed to check a skill
 	CodeSessionBusy        = "session_busy"         // 409: another request is running the session
 	CodeSessionElsewhere   = "session_elsewhere"    // 409: another live instance serves the session
 	CodeNoVerifyTool       = "no_verify_tool"       // 409: the write has no verify tool; answer took instead

@@ -68,6 +68,11 @@ func (l LoaderAgents) Agent(ctx context.Context, tenant string) (Agent, error) {
 	}
 	a, err := l.Loader.Load(ctx, code)
 	if err != nil {
+		if a != nil {
+			// No skill loads: the profile is still the agent's (the
+			// tenant's registry may hold its skills).
+			return Agent{Profile: a.Profile}, fmt.Errorf("server: load agent %s: %w", code, err)
+		}
 		return Agent{}, fmt.Errorf("server: load agent %s: %w", code, err)
 	}
 	return Agent{Profile: a.Profile, Skills: a.Skills}, nil
@@ -183,6 +188,17 @@ type Options struct {
 	// the sessions' Observe sinks stored; nil answers 404 feedback_off.
 	Feedback FeedbackSource
 
+	// Registry keeps each tenant's plugin modules and skills (PUT
+	// /v1/plugins/{name}, PUT /v1/skills/{skill_key}); nil uses Directory
+	// when it implements store.Registry (store.Memory and sqlstore's DB
+	// do).
+	Registry store.Registry
+	// Capabilities is each tenant's allow-list: a tenant module whose
+	// manifest asks for a capability outside it is refused at install
+	// (and its skills dropped at load, should the list shrink). A tenant
+	// not named may have none.
+	Capabilities map[string][]abi.Capability
+
 	// Limits bound each tenant's requests, sessions, runs and tool calls on
 	// this instance; the zero value limits nothing (see DefaultLimits).
 	Limits Limits
@@ -229,6 +245,9 @@ type Server struct {
 	installMu sync.Mutex
 	slotMu    sync.Mutex
 	slots     map[string]*host.Slot
+
+	// treg loads the tenants' guards (tenantRegistry).
+	treg *tenantRegistry
 }
 
 // New validates the options and returns a server that is ready.
@@ -292,6 +311,20 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("%w: a metrics key is also a tenant key", ErrConfig)
 		}
 		s.operators = append(s.operators, sha256.Sum256([]byte(k)))
+	}
+	for t, caps := range o.Capabilities {
+		known := false
+		for _, v := range o.Keys {
+			known = known || v == t
+		}
+		if !known {
+			return nil, fmt.Errorf("%w: capabilities for %q, which is not a tenant", ErrConfig, t)
+		}
+		for _, c := range caps {
+			if !c.Known() {
+				return nil, fmt.Errorf("%w: tenant %s: capability %q is unknown", ErrConfig, t, c)
+			}
+		}
 	}
 	s.limits = newLimiter(o.Limits, o.Keys)
 	if s.log == nil {
@@ -357,7 +390,11 @@ func (s *Server) Handler() http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set(headerRequestID, id)
-		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		rr := r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		mux.ServeHTTP(w, rr)
+		// The route the mux matched, for the middleware around (metrics
+		// and spans read the request's Pattern).
+		r.Pattern = rr.Pattern
 	})
 }
 
@@ -396,6 +433,14 @@ func (s *Server) routes() []route {
 		{"GET /v1/approvals/{approval}", s.tenant(s.getApproval)},
 		{"POST /v1/approvals/{approval}", s.tenant(s.limited(s.decideApproval))},
 		{"GET /v1/feedback/tools", s.tenant(s.feedbackTools)},
+		{"GET /v1/plugins", s.tenantOrAdmin(s.listPlugins)},
+		{"GET /v1/plugins/{name}", s.tenantOrAdmin(s.getPlugin)},
+		{"PUT /v1/plugins/{name}", s.tenantOrAdmin(s.putPlugin)},
+		{"DELETE /v1/plugins/{name}", s.tenantOrAdmin(s.deletePlugin)},
+		{"GET /v1/skills", s.tenantOrAdmin(s.listSkills)},
+		{"GET /v1/skills/{skill_key}", s.tenantOrAdmin(s.getSkill)},
+		{"PUT /v1/skills/{skill_key}", s.tenantOrAdmin(s.putSkill)},
+		{"DELETE /v1/skills/{skill_key}", s.tenantOrAdmin(s.deleteSkill)},
 
 		{"GET /admin/v1/slots", s.admin(s.listSlots)},
 		{"GET /admin/v1/slots/{slot}", s.admin(s.getSlot)},
@@ -478,6 +523,8 @@ func (s *Server) Operator(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+func sha256Sum(key string) [32]byte { return sha256.Sum256([]byte(key)) }
 
 // anyKey compares sum with every key in constant time.
 func anyKey(keys [][32]byte, sum [32]byte) bool {

@@ -25,6 +25,7 @@ import (
 	"github.com/agentwarden/warden/loop/catalog"
 	"github.com/agentwarden/warden/loop/chain"
 	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/model"
 	"github.com/agentwarden/warden/store"
 	"github.com/agentwarden/warden/tools"
 )
@@ -82,9 +83,14 @@ type session struct {
 	created    time.Time
 	runner     *loop.Runner
 	store      state.Store
-	labels     map[string]string
-	dir        store.Directory
-	log        *slog.Logger
+	// model, sink and cfg make the runner again for each message
+	// (refresh), over the same store.
+	model  model.Model
+	sink   loop.Sink
+	cfg    loop.Config
+	labels map[string]string
+	dir    store.Directory
+	log    *slog.Logger
 
 	// run is held by the request that runs the session's loop.
 	run sync.Mutex
@@ -621,60 +627,12 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant st
 //
 // A probe (Check) keeps its state in memory: it leaves nothing in the store.
 func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*session, error) {
-	agent, err := s.opt.Agents.Agent(ctx, tenant)
+	drop := func(key string, problems []string) {
+		s.log.Error("skill dropped", "tenant", tenant, "session", id, "skill", key, "problems", problems)
+	}
+	agent, skills, builtins, labels, err := s.skills(ctx, tenant, probe, drop)
 	if err != nil {
 		return nil, err
-	}
-	listed, err := s.opt.Tools.ListTools(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("server: list tools: %w", err)
-	}
-	defs := map[string]catalog.BusinessTool{}
-	for _, t := range listed {
-		defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
-	}
-	inv := &chain.Invoker{Caller: s.caller(tenant), DefaultTimeout: s.opt.ToolTimeout}
-	guards := s.guards()
-	labels := map[string]string{}
-	var skills []loop.Skill
-	for _, sk := range agent.Skills {
-		// A tool the contract is silent about is a write when its server's
-		// annotations say so (RATIONALE: annotations as a fallback contract).
-		hinted, _, err := tools.ApplyHints(sk, listed)
-		if err != nil {
-			return nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
-		}
-		sk = hinted
-		ch, err := chain.New(guards, nil, inv)
-		if err != nil {
-			return nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
-		}
-		var bts []catalog.BusinessTool
-		live, isLive := s.opt.Tools.(tools.Live)
-		for _, n := range sk.ToolNames {
-			d, ok := defs[n]
-			switch {
-			case !ok && (!isLive || probe):
-				// At start (the probe) a tool no server lists is a
-				// mistake in the skills, said loudly.
-				return nil, fmt.Errorf("server: skill %s: tool %s is not served", sk.Profile.SkillKey, n)
-			case !ok:
-				// Since start its server dropped it, or the skills named
-				// it since: the node's catalog offers it once a server
-				// lists it again (tools/list_changed).
-				s.log.Info("tool not served now", "skill", sk.Profile.SkillKey, "tool", n)
-			default:
-				bts = append(bts, d)
-			}
-			if t := toolOf(sk.Contract, n); t != nil && t.Label != "" && labels[n] == "" {
-				labels[n] = t.Label
-			}
-		}
-		lsk := loop.Skill{Skill: sk, Chain: ch, Tools: bts}
-		if isLive {
-			lsk.Live = tools.LiveDefinitions(live, sk, listed)
-		}
-		skills = append(skills, lsk)
 	}
 	cfg, so := s.settings(agent.Profile.AgentCode, id)
 	var st state.Store
@@ -691,7 +649,7 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 		return nil, fmt.Errorf("server: model: %w", err)
 	}
 	ss := &session{id: id, tenant: tenant, created: s.opt.Now().UTC().Truncate(time.Millisecond), store: st, labels: labels,
-		dir: s.dir, log: s.log, wake: make(chan struct{})}
+		dir: s.dir, log: s.log, wake: make(chan struct{}), model: m}
 	if o, ok := m.(observable); ok {
 		o.SetObserver(ss.observer())
 	}
@@ -699,19 +657,148 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 	if cfg.Now == nil {
 		cfg.Now = s.opt.Now
 	}
-	var sink loop.Sink = loop.SinkFunc(func(e loop.Event) { ss.emit(e) })
+	ss.cfg = cfg
+	ss.sink = loop.SinkFunc(func(e loop.Event) { ss.emit(e) })
 	if s.opt.Observe != nil {
 		if more := s.opt.Observe(tenant, id); more != nil {
-			sink = loop.SinkFunc(func(e loop.Event) { more.Emit(ss.emit(e)) })
+			ss.sink = loop.SinkFunc(func(e loop.Event) { more.Emit(ss.emit(e)) })
 		}
 	}
 	ss.runner, err = loop.New(loop.Options{Model: m, Store: st, Agent: agent.Profile, Skills: skills,
-		Builtins: s.builtins(), Sink: sink, Config: cfg})
+		Builtins: builtins, Sink: ss.sink, Config: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("server: runner: %w", err)
 	}
 	return ss, nil
 }
+
+// skills loads the tenant's skills as they are now (loadSkills) and
+// builds each one's chain: the first-party guards with its tenant guards
+// placed among them. A skill that does not load is dropped through drop;
+// strict makes a file skill's failure an error (the start's Check).
+func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop func(key string, problems []string)) (Agent, []loop.Skill, []loop.Builtin, map[string]string, error) {
+	listed, err := s.opt.Tools.ListTools(ctx)
+	if err != nil {
+		return Agent{}, nil, nil, nil, fmt.Errorf("server: list tools: %w", err)
+	}
+	agent, err := s.loadSkills(ctx, tenant, listed, strict, drop)
+	if err != nil {
+		return Agent{}, nil, nil, nil, err
+	}
+	defs := map[string]catalog.BusinessTool{}
+	for _, t := range listed {
+		defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	var recs []store.PluginRecord
+	if reg := s.registry(); reg != nil {
+		if recs, err = reg.Plugins(ctx, tenant); err != nil {
+			return Agent{}, nil, nil, nil, fmt.Errorf("server: plugins of %s: %w", tenant, err)
+		}
+	}
+	inv := &chain.Invoker{Caller: s.caller(tenant), DefaultTimeout: s.opt.ToolTimeout}
+	guards := s.guards()
+	labels := map[string]string{}
+	live, isLive := s.opt.Tools.(tools.Live)
+	var skills []loop.Skill
+	for _, sk := range agent.Skills {
+		// A tool the contract is silent about is a write when its server's
+		// annotations say so (RATIONALE: annotations as a fallback contract).
+		hinted, _, err := tools.ApplyHints(sk, listed)
+		if err != nil {
+			return Agent{}, nil, nil, nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
+		}
+		sk = hinted
+		// The skill's tenant guards, from the tenant's registry: a ref
+		// that does not load drops the skill, never the guard alone.
+		placed, err := s.placements(ctx, tenant, sk.Contract, recs)
+		if err == nil {
+			var ch *chain.Chain
+			if ch, err = chain.New(guards, placed, inv); err == nil {
+				var bts []catalog.BusinessTool
+				for _, n := range sk.ToolNames {
+					d, ok := defs[n]
+					switch {
+					case !ok && (!isLive || strict):
+						// At start (strict) a tool no server lists is a
+						// mistake in the skills, said loudly.
+						err = fmt.Errorf("tool %s is not served", n)
+					case !ok:
+						// Since start its server dropped it, or the skills
+						// named it since: the node's catalog offers it once
+						// a server lists it again (tools/list_changed).
+						s.log.Info("tool not served now", "skill", sk.Profile.SkillKey, "tool", n)
+					default:
+						bts = append(bts, d)
+					}
+					if err != nil {
+						break
+					}
+				}
+				if err == nil {
+					for _, n := range sk.ToolNames {
+						if t := toolOf(sk.Contract, n); t != nil && t.Label != "" && labels[n] == "" {
+							labels[n] = t.Label
+						}
+					}
+					lsk := loop.Skill{Skill: sk, Chain: ch, Tools: bts}
+					if isLive {
+						lsk.Live = tools.LiveDefinitions(live, sk, listed)
+					}
+					skills = append(skills, lsk)
+					continue
+				}
+			}
+		}
+		if strict {
+			return Agent{}, nil, nil, nil, fmt.Errorf("server: skill %s: %w", sk.Profile.SkillKey, err)
+		}
+		drop(sk.Profile.SkillKey, []string{err.Error()})
+	}
+	agent.Skills = nil
+	for _, k := range skills {
+		agent.Skills = append(agent.Skills, k.Skill)
+	}
+	// The first-party builtins, then the tenant's own.
+	builtins := append(s.builtins(), s.tenantBuiltins(ctx, tenant, recs, func(ref, reason string) {
+		drop("builtin:"+ref, []string{reason})
+	})...)
+	return agent, skills, builtins, labels, nil
+}
+
+// refresh loads the session's skills as they are now, for the task about
+// to run (CONTRACT_SPEC §1.1: skills load each round), so an uploaded,
+// changed or deleted skill or plugin takes effect with the next message
+// on every instance. A skill that does not load is dropped with an ERROR
+// event of kind SKILL on the task (a tenant builtin that does not load is
+// left out the same way, naming it). Call it holding the session's run
+// lock, with no task waiting.
+func (s *Server) refresh(ctx context.Context, ss *session, task string) error {
+	drop := func(key string, problems []string) {
+		s.log.Error("skill dropped", "tenant", ss.tenant, "session", ss.id, "task", task, "skill", key, "problems", problems)
+		msg := fmt.Sprintf("skill %s dropped: %s", key, strings.Join(problems, "; "))
+		if ref, ok := strings.CutPrefix(key, "builtin:"); ok {
+			msg = fmt.Sprintf("builtin %s not offered: %s", ref, strings.Join(problems, "; "))
+		}
+		ss.sink.Emit(loop.Event{Kind: KindSkill, Task: task, Level: "ERROR", Status: "dropped", Message: msg})
+	}
+	agent, skills, builtins, labels, err := s.skills(ctx, ss.tenant, false, drop)
+	if err != nil {
+		return err
+	}
+	r, err := loop.New(loop.Options{Model: ss.model, Store: ss.store, Agent: agent.Profile, Skills: skills,
+		Builtins: builtins, Sink: ss.sink, Config: ss.cfg})
+	if err != nil {
+		return fmt.Errorf("server: runner: %w", err)
+	}
+	ss.mu.Lock()
+	ss.labels = labels
+	ss.mu.Unlock()
+	ss.runner = r
+	return nil
+}
+
+// KindSkill is the kind of the event that reports a skill dropped at load.
+const KindSkill loop.Kind = "SKILL"
 
 func toolOf(c *contract.Contract, name string) *contract.Tool {
 	if c == nil {
@@ -854,6 +941,14 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 			return fail(http.StatusConflict, CodeTaskPending, fmt.Sprintf("task %s waits for the user's answer", t.ID))
 		}
 	}
+	id := "t" + strconv.Itoa(ss.next+1)
+	ss.mu.Unlock()
+	// The task runs with the agent's skills as they are now.
+	if err := s.refresh(r.Context(), ss, id); err != nil {
+		s.log.Error("skills not loaded", "session", ss.id, "task", id, "err", err)
+		return fail(http.StatusInternalServerError, CodeSetupFailed, "the agent's skills could not be loaded")
+	}
+	ss.mu.Lock()
 	ss.next++
 	t := &Task{ID: "t" + strconv.Itoa(ss.next), Objective: req.Text, Status: state.Running}
 	ss.tasks = append(ss.tasks, t)

@@ -19,9 +19,16 @@ type Memory struct {
 	order     []string // approval ids in the order added
 	events    map[string][]Doc
 	leases    map[string]time.Time
+	// plugins are the tenants' plugin versions in the order installed;
+	// skills the tenants' skills by tenant and key (Registry).
+	plugins []PluginRecord
+	skills  map[string]map[string]SkillRecord
 }
 
-var _ Directory = (*Memory)(nil)
+var (
+	_ Directory = (*Memory)(nil)
+	_ Registry  = (*Memory)(nil)
+)
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {

@@ -29,7 +29,7 @@ const (
 const clientFlagsUsage = `
 flags every client command takes:
   --server URL     the warden serve to talk to (env WARDEN_SERVER)
-  --key KEY        the API key: a tenant's, or an admin key for plugins (env WARDEN_KEY)
+  --key KEY        the API key: a tenant's, or an admin key for slots (env WARDEN_KEY)
   --key-file FILE  read the key from FILE instead
   --json           print the API's answer as it is (JSON), one document
 
@@ -57,7 +57,9 @@ var clientGroups = map[string]map[string]clientCommand{
 	"sessions":  sessionCommands,
 	"tasks":     taskCommands,
 	"approvals": approvalCommands,
-	"plugins":   pluginCommands,
+	"slots":     pluginCommands,
+	"plugins":   tenantPluginCommands,
+	"skills":    skillCommands,
 	"instances": instanceCommands,
 }
 
@@ -66,7 +68,9 @@ var groupOrder = map[string][]string{
 	"sessions":  {"list", "show", "new", "send"},
 	"tasks":     {"show", "trace", "watch", "follow-up", "verify", "resume"},
 	"approvals": {"list", "show", "confirm", "reject", "cancel"},
-	"plugins":   {"list", "show", "install", "rollback"},
+	"slots":     {"list", "show", "install", "rollback"},
+	"plugins":   {"list", "show", "install", "delete"},
+	"skills":    {"list", "show", "put", "delete", "import"},
 	"instances": {"list"},
 }
 
@@ -112,7 +116,7 @@ type apiRefusal struct {
 func (e *apiRefusal) Error() string { return e.code + ": " + e.message }
 
 // cmdClient runs a client command against a serving warden: group is
-// sessions, tasks, approvals, plugins or instances.
+// sessions, tasks, approvals, slots, plugins, skills or instances.
 func cmdClient(ctx context.Context, group string, args []string, stdout, stderr io.Writer) int {
 	cmds, ok := clientGroups[group]
 	if !ok {

@@ -35,36 +35,36 @@ func TestClientPlugins(t *testing.T) {
 		vars[k+"12"] = vars[k][:12]
 	}
 	runSteps(t, f, vars, []clientStep{
-		{"no slots", clientAdmin, []string{"plugins", "list"}, 0, "no plugin slots\n", ""},
-		{"unknown slot", clientAdmin, []string{"plugins", "show", "Good"}, 1, "", "warden: slot_not_found: no slot Good\n"},
-		{"tenant key", clientAcme, []string{"plugins", "install", "Good", "{goodwasm}"}, 1, "", "warden: forbidden: the admin API needs an admin key\n"},
-		{"first generation", clientAdmin, []string{"plugins", "install", "Good", "{goodwasm}"}, 0,
+		{"no slots", clientAdmin, []string{"slots", "list"}, 0, "no plugin slots\n", ""},
+		{"unknown slot", clientAdmin, []string{"slots", "show", "Good"}, 1, "", "warden: slot_not_found: no slot Good\n"},
+		{"tenant key", clientAcme, []string{"slots", "install", "Good", "{goodwasm}"}, 1, "", "warden: forbidden: the admin API needs an admin key\n"},
+		{"first generation", clientAdmin, []string{"slots", "install", "Good", "{goodwasm}"}, 0,
 			"slot Good created: generation 1 serves good@1.0.0 ({good12})\n", ""},
-		{"a pin the module does not match", clientAdmin, []string{"plugins", "install", "--sha256", "sha256:00", "Good", "{goodv2wasm}"}, 1,
+		{"a pin the module does not match", clientAdmin, []string{"slots", "install", "--sha256", "sha256:00", "Good", "{goodv2wasm}"}, 1,
 			"", "warden: digest_mismatch: host: slot Good: candidate: host: load Good: sha256 {goodv2}, pinned 00: module digest does not match its pin\n"},
-		{"swap, pinned", clientAdmin, []string{"plugins", "install", "Good", "{goodv2wasm}", "--sha256", "{goodv2}"}, 0,
+		{"swap, pinned", clientAdmin, []string{"slots", "install", "Good", "{goodv2wasm}", "--sha256", "{goodv2}"}, 0,
 			"slot Good installed: generation 2 serves good@2.0.0 ({goodv212})\n", ""},
-		{"rollback", clientAdmin, []string{"plugins", "rollback", "Good"}, 0,
+		{"rollback", clientAdmin, []string{"slots", "rollback", "Good"}, 0,
 			"slot Good rolled back: generation 3 serves good@1.0.0 ({good12})\n", ""},
-		{"rollback of an unknown slot", clientAdmin, []string{"plugins", "rollback", "Nope"}, 1, "", "warden: slot_not_found: no slot Nope\n"},
-		{"a configured plugin", clientAdmin, []string{"plugins", "install", "--config", "{limit}", "Limit", "{configuredwasm}"}, 0,
+		{"rollback of an unknown slot", clientAdmin, []string{"slots", "rollback", "Nope"}, 1, "", "warden: slot_not_found: no slot Nope\n"},
+		{"a configured plugin", clientAdmin, []string{"slots", "install", "--config", "{limit}", "Limit", "{configuredwasm}"}, 0,
 			"slot Limit created: generation 1 serves configured@1.0.0 ({configured12})\n", ""},
-		{"a config that is not JSON", clientAdmin, []string{"plugins", "install", "--config", "{notjson}", "Limit", "{configuredwasm}"}, 2,
-			"", "warden plugins install: --config {notjson} is not JSON: invalid character 'l' looking for beginning of object key string\n" +
-				"usage: warden plugins install [--sha256 HEX] [--config FILE] SLOT FILE.wasm (warden plugins install --help)\n"},
-		{"no module file", clientAdmin, []string{"plugins", "install", "Limit", "{notjson}.wasm"}, 2,
-			"", "warden plugins install: the module: open {notjson}.wasm: no such file or directory\n" +
-				"usage: warden plugins install [--sha256 HEX] [--config FILE] SLOT FILE.wasm (warden plugins install --help)\n"},
-		{"a bad slot name", clientAdmin, []string{"plugins", "install", "9lives", "{goodwasm}"}, 1,
+		{"a config that is not JSON", clientAdmin, []string{"slots", "install", "--config", "{notjson}", "Limit", "{configuredwasm}"}, 2,
+			"", "warden slots install: --config {notjson} is not JSON: invalid character 'l' looking for beginning of object key string\n" +
+				"usage: warden slots install [--sha256 HEX] [--config FILE] SLOT FILE.wasm (warden slots install --help)\n"},
+		{"no module file", clientAdmin, []string{"slots", "install", "Limit", "{notjson}.wasm"}, 2,
+			"", "warden slots install: the module: open {notjson}.wasm: no such file or directory\n" +
+				"usage: warden slots install [--sha256 HEX] [--config FILE] SLOT FILE.wasm (warden slots install --help)\n"},
+		{"a bad slot name", clientAdmin, []string{"slots", "install", "9lives", "{goodwasm}"}, 1,
 			"", "warden: invalid_request: slot name must match ^[A-Za-z][A-Za-z0-9_.-]{0,63}$\n"},
 	})
-	got := stamps.ReplaceAllString(f.must(clientAdmin, "plugins", "list"), "{time}")
+	got := stamps.ReplaceAllString(f.must(clientAdmin, "slots", "list"), "{time}")
 	if want := expand("SLOT   GENERATION  PLUGIN            DIGEST        INSTALLED             GENERATIONS\n"+
 		"Good   3           good@1.0.0        {good12}  {time}  3\n"+
 		"Limit  1           configured@1.0.0  {configured12}  {time}  1\n", vars); got != want {
-		t.Errorf("plugins list =\n%s\nwant\n%s", got, want)
+		t.Errorf("slots list =\n%s\nwant\n%s", got, want)
 	}
-	got = stamps.ReplaceAllString(f.must(clientAdmin, "plugins", "show", "Good"), "{time}")
+	got = stamps.ReplaceAllString(f.must(clientAdmin, "slots", "show", "Good"), "{time}")
 	want := expand("slot     Good\nserving  generation 3, good@1.0.0\ndigest   {good}\n\n"+
 		"GENERATION  PLUGIN      DIGEST        INSTALLED             RETIRED\n"+
 		"1           good@1.0.0  {good12}  {time}  {time}\n"+
@@ -74,11 +74,11 @@ func TestClientPlugins(t *testing.T) {
 		"{time}  {goodv212}  admin   host: slot Good: candidate: host: load Good: sha256 {goodv2}, pinned 00: module digest does not match its pin\n\n"+
 		"COUNTER ", vars)
 	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\nplugin                     \"good@1.0.0\"\n") {
-		t.Errorf("plugins show Good =\n%s\nwant it to start\n%s", got, want)
+		t.Errorf("slots show Good =\n%s\nwant it to start\n%s", got, want)
 	}
 	for _, c := range []struct{ args, path string }{
-		{"plugins list", "/admin/v1/slots"},
-		{"plugins show Good", "/admin/v1/slots/Good"},
+		{"slots list", "/admin/v1/slots"},
+		{"slots show Good", "/admin/v1/slots/Good"},
 	} {
 		got := f.must(clientAdmin, append(strings.Fields(c.args), "--json")...)
 		if want := strings.TrimSuffix(f.raw(clientAdmin, c.path), "\n") + "\n"; stamps.ReplaceAllString(got, "") != stamps.ReplaceAllString(want, "") {

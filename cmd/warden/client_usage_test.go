@@ -29,7 +29,7 @@ func TestClientUsage(t *testing.T) {
 		{"group without a command", []string{"sessions"}, 2, "", groupUsage("sessions")},
 		{"group help", []string{"tasks", "help"}, 0, groupUsage("tasks"), ""},
 		{"group --help", []string{"approvals", "--help"}, 0, groupUsage("approvals"), ""},
-		{"command help", []string{"plugins", "install", "--help"}, 0, commandUsage("plugins", "install"), ""},
+		{"command help", []string{"slots", "install", "--help"}, 0, commandUsage("slots", "install"), ""},
 		{"command -h", []string{"sessions", "send", "-h"}, 0, commandUsage("sessions", "send"), ""},
 		{"unknown command", []string{"sessions", "lst"}, 2, "", "warden sessions: unknown command \"lst\"\n\n" + groupUsage("sessions")},
 		{"unknown flag", []string{"sessions", "list", "--bogus", "--server", srv, "--key", "k"}, 2, "",
@@ -58,10 +58,10 @@ func TestClientUsage(t *testing.T) {
 			"warden approvals show: no key: give --key KEY, --key-file FILE or set WARDEN_KEY\nusage: warden approvals show APPROVAL (warden approvals show --help)\n"},
 		{"two keys", []string{"approvals", "show", "ap_1", "--server", srv, "--key", "k", "--key-file", keyFile}, 2, "",
 			"warden approvals show: give --key or --key-file, not both\nusage: warden approvals show APPROVAL (warden approvals show --help)\n"},
-		{"empty key file", []string{"plugins", "list", "--server", srv, "--key-file", emptyKey}, 2, "",
-			"warden plugins list: --key-file " + emptyKey + " is empty\nusage: warden plugins list (warden plugins list --help)\n"},
-		{"no key file", []string{"plugins", "list", "--server", srv, "--key-file", emptyKey + ".none"}, 2, "",
-			"warden plugins list: --key-file: open " + emptyKey + ".none: no such file or directory\nusage: warden plugins list (warden plugins list --help)\n"},
+		{"empty key file", []string{"slots", "list", "--server", srv, "--key-file", emptyKey}, 2, "",
+			"warden slots list: --key-file " + emptyKey + " is empty\nusage: warden slots list (warden slots list --help)\n"},
+		{"no key file", []string{"slots", "list", "--server", srv, "--key-file", emptyKey + ".none"}, 2, "",
+			"warden slots list: --key-file: open " + emptyKey + ".none: no such file or directory\nusage: warden slots list (warden slots list --help)\n"},
 		{"unreachable", []string{"sessions", "list", "--server", gone.URL, "--key-file", keyFile}, 1, "",
 			"warden: cannot reach the server at " + gone.URL + ": dial tcp " + strings.TrimPrefix(gone.URL, "http://") + ": connect: connection refused\n"},
 		{"unreachable watch", []string{"tasks", "watch", "s_1", "t1", "--server", gone.URL, "--key", "k"}, 1, "",
@@ -120,7 +120,7 @@ func TestClientEnv(t *testing.T) {
 	}
 	keyFile := filepath.Join(t.TempDir(), "admin.key")
 	writeFile(t, keyFile, clientAdmin+"\n")
-	if code, stdout, stderr := run1("plugins", "list", "--key-file", keyFile); code != 0 || stdout != "no plugin slots\n" || stderr != "" {
+	if code, stdout, stderr := run1("slots", "list", "--key-file", keyFile); code != 0 || stdout != "no plugin slots\n" || stderr != "" {
 		t.Fatalf("--key-file over WARDEN_KEY: %d %q %q", code, stdout, stderr)
 	}
 	gone := httptest.NewServer(nil)

@@ -49,7 +49,8 @@ the key, and the file when the value came from it.
   --addr HOST:PORT        listen address (default 127.0.0.1:8080)
   --skills DIR            skill store directory (contract DirStore)
   --keys FILE             JSON: {"tenants":[{"tenant":"acme","agent":"agent_code","keys":["..."],
-                          "gateway_keys":["..."]}],"admin_keys":["..."],"metrics_keys":["..."]}
+                          "gateway_keys":["..."]}],"admin_keys":["..."],"metrics_keys":["..."]}; a tenant's
+                          "capabilities":["clock",...] are what its own plugins may be granted (none when absent)
   --model KIND            scripted or openai
   --model-script FILE     scripted turns (JSON or YAML), with --model scripted
   --base-url URL          with --model openai
@@ -239,6 +240,9 @@ type tenantKeys struct {
 	// GatewayKeys are more keys of the tenant, each a trusted
 	// gateway's: they may pass the login identity (platform-header-*).
 	GatewayKeys []string `json:"gateway_keys"`
+	// Capabilities the tenant's own plugins may be granted (none when
+	// absent): a module asking for more is refused at install.
+	Capabilities []abi.Capability `json:"capabilities"`
 }
 
 // configError names the flag and the variable a bad value came from.
@@ -764,6 +768,11 @@ func (c *serveConfig) readKeys() error {
 			}
 			seen[k] = true
 		}
+		for _, cp := range t.Capabilities {
+			if !cp.Known() {
+				return fmt.Errorf("%s: tenants[%d]: capability %q is unknown (known: %s)", c.Keys, i, cp, capabilityNames())
+			}
+		}
 	}
 	for _, k := range c.keys.AdminKeys {
 		if len(k) < 16 || seen[k] {
@@ -798,4 +807,17 @@ func quoteAll(names []string) string {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// capabilityNames lists the capabilities a keys file may grant.
+func capabilityNames() string {
+	all := []abi.Capability{abi.CapClock, abi.CapRandom,
+		abi.CapStateLedger, abi.CapStateFingerprints, abi.CapStateEvidence, abi.CapStateEntities, abi.CapStateNode,
+		abi.CapStateSession, abi.CapStateConversation, abi.CapStateFollowUp, abi.CapStateApproval, abi.CapStateCatalog,
+		abi.CapEffectLedger, abi.CapEffectFingerprint, abi.CapEffectEvidence, abi.CapEffectNode, abi.CapEffectOutput, abi.CapEffectState}
+	names := make([]string, len(all))
+	for i, c := range all {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ", ")
 }

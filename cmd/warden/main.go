@@ -28,7 +28,9 @@ commands:
   sessions list|show|new|send …      a serving warden's sessions (--server URL --key KEY; warden sessions --help)
   tasks show|trace|watch|follow-up|verify|resume …  a task: status, trace, live events, answers
   approvals list|show|confirm|reject|cancel …       held writes
-  plugins list|show|install|rollback …              plugin slots (admin key)
+  plugins list|show|install|delete …                the tenant's guard and builtin modules
+  skills list|show|put|delete|import …              the tenant's skills (skill import DIR: the same)
+  slots list|show|install|rollback …                first-party plugin slots (admin key)
   instances list         instances and their leases (admin key)
   version [--json]       version, VCS revision, Go version (also --version)
 `
@@ -50,7 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdPlugin(ctx, args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(ctx, args[1:], stdout, stderr)
-	case "sessions", "tasks", "approvals", "plugins", "instances":
+	case "sessions", "tasks", "approvals", "slots", "plugins", "skills", "instances":
 		return cmdClient(ctx, args[0], args[1:], stdout, stderr)
 	case "version", "--version":
 		return cmdVersion(args[1:], stdout, stderr)

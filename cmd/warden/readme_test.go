@@ -349,10 +349,30 @@ var readmeCases = map[string]readmeCase{
 	`go run ./cmd/warden sessions send s_… "which tags are there?"`: {run: func(t *testing.T, r *readmeRun, text string) {
 		readmeClient(t, r, text, 0, "DONE", fakeAnswer)
 	}},
-	"go run ./cmd/warden tasks trace s_… t1":   {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0, "list_tags", "SUCCESS") }},
-	"go run ./cmd/warden approvals list":       {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0) }},
-	"go run ./cmd/warden plugins list --key …": {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0, "WriteGate") }},
-	"go run ./cmd/warden --version":            {run: exits(0, "warden")},
+	"go run ./cmd/warden tasks trace s_… t1": {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0, "list_tags", "SUCCESS") }},
+	"go run ./cmd/warden approvals list":     {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0) }},
+	"go run ./cmd/warden slots list --key …": {run: func(t *testing.T, r *readmeRun, text string) { readmeClient(t, r, text, 0, "WriteGate") }},
+	// A tenant's own plugins and skills, against the same server, with the
+	// tenant's key; argcheck.wasm is the one plugin build made.
+	"go run ./cmd/warden plugins install bin/wasm/argcheck.wasm": {run: func(t *testing.T, r *readmeRun, text string) {
+		readmeClient(t, r, text, 0, "plugin argcheck@1.0.0 installed for tenant acme: a guard, sha256 ")
+	}},
+	"go run ./cmd/warden skill import contract/testdata/store": {run: func(t *testing.T, r *readmeRun, text string) {
+		readmeClient(t, r, text, 1, "skill cms.article.lifecycle created (ACTIVE, tools query_space, create_article)",
+			"skill cms.tag.lookup created (ACTIVE, tools list_tags)",
+			"skill cms.article.publish refused: skill_invalid: skill cms.article.publish: 1 problem(s): skill_contract.tools.publish_article.success: rule 6: WRITE tool without success",
+			"skill cms.article.archive created (INACTIVE, no tools)", "warden: 1 of 5 skills refused: cms.article.publish")
+	}},
+	"go run ./cmd/warden skills put cms.tag.lookup examples/tenant/cms.tag.lookup.yaml": {run: func(t *testing.T, r *readmeRun, text string) {
+		readmeClient(t, r, text, 0, "skill cms.tag.lookup replaced (ACTIVE, tools list_tags, guards argcheck@1.0.0)")
+	}},
+	"go run ./cmd/warden plugins list": {run: func(t *testing.T, r *readmeRun, text string) {
+		readmeClient(t, r, text, 0, "PLUGIN", "argcheck  1.0.0", "attached  cms.tag.lookup")
+	}},
+	"go run ./cmd/warden plugins delete argcheck": {run: func(t *testing.T, r *readmeRun, text string) {
+		readmeClient(t, r, text, 1, "warden: plugin_attached: plugin argcheck is attached by skills cms.tag.lookup: detach it from them first")
+	}},
+	"go run ./cmd/warden --version": {run: exits(0, "warden")},
 	"go run ./cmd/warden serve --addr 127.0.0.1:8080 --skills contract/testdata/store --keys keys.json --model openai --base-url https://api.example.com/v1 --model-name my-model --api-key-env MODEL_KEY --tools mcp-command --mcp-command \"go run ./examples/mcp-cms\"": {
 		run: func(t *testing.T, r *readmeRun, text string) {
 			keys := readmeKeys(t, r, "README.md", "keys.json")

@@ -18,6 +18,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/firstparty"
@@ -130,26 +131,33 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 
 	keys := map[string]string{}
 	codes := map[string]string{}
+	grants := map[string][]abi.Capability{}
 	for _, t := range c.keys.Tenants {
 		for _, k := range append(slices.Clone(t.Keys), t.GatewayKeys...) {
 			keys[k] = t.Tenant
 		}
 		codes[t.Tenant] = t.Agent
+		if len(t.Capabilities) > 0 {
+			grants[t.Tenant] = t.Capabilities
+		}
 	}
 	opts := server.Options{
 		Keys:        keys,
 		AdminKeys:   c.keys.AdminKeys,
 		MetricsKeys: c.keys.MetricsKeys,
-		Limits:      c.Limits,
-		Agents:      server.LoaderAgents{Loader: contract.NewLoader(contract.NewDirStore(c.Skills), log), Codes: codes},
-		Tools:       provider,
-		NewModel:    newModel,
-		Loop:        c.spec.loop,
-		RunTimeout:  c.RunTimeout,
-		Logger:      log,
-		Instance:    c.Instance,
-		Lease:       c.Lease,
-		Plugins:     c.Plugins,
+		// Each tenant's plugins may have the capabilities keys.json grants
+		// it, no more.
+		Capabilities: grants,
+		Limits:       c.Limits,
+		Agents:       server.LoaderAgents{Loader: contract.NewLoader(contract.NewDirStore(c.Skills), log), Codes: codes},
+		Tools:        provider,
+		NewModel:     newModel,
+		Loop:         c.spec.loop,
+		RunTimeout:   c.RunTimeout,
+		Logger:       log,
+		Instance:     c.Instance,
+		Lease:        c.Lease,
+		Plugins:      c.Plugins,
 	}
 	opts.State, opts.AgentSettings, opts.Platform = c.spec.state, c.spec.agentSettings, c.spec.platform
 	if db != nil {
@@ -206,7 +214,9 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 			log.Info("first-party plugins", "from", set.String(), "digest", set.Digest())
 		}
 	}
-	if len(c.keys.AdminKeys) > 0 || opts.Plugins != "" {
+	// Always a host: the tenants' own plugins (PUT /v1/plugins) load in
+	// it, as the admin's slots and the plugin directory's modules do.
+	{
 		h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst})
 		if err != nil {
 			return &configError{"plugin-cache", err.Error()}

@@ -218,7 +218,7 @@ func TestServeRefusesUnservedTool(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := cmdServe(context.Background(), []string{"--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--model", "scripted",
 		"--model-script", script, "--tools", "mcp-command", "--mcp-command", bin}, &stdout, &stderr)
-	want := "warden serve: --skills (WARDEN_SKILLS): tenant acme: server: skill cms.space: tool archive_article is not served\n"
+	want := "warden serve: --skills (WARDEN_SKILLS): tenant acme: server: skill cms.space: toolNames[0]: tool archive_article is not served by the agent's MCP servers\n"
 	if code != 1 || !strings.HasSuffix(stderr.String(), want) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}

@@ -22,6 +22,7 @@ import (
 
 const skillUsage = `usage: warden skill validate [--json] [--plugin [REF=]FILE]... [--plugins-dir DIR]
                              [--mcp-command "CMD ARGS" | --mcp-url URL] PATH
+       warden skill import [--agent CODE] [--tenant NAME] --server URL --key KEY DIR
 
 PATH is a skill_contract file (JSON, comments allowed; the skill_key is the
 file name without its extension) or a skill-store directory (agent_profile,
@@ -41,10 +42,17 @@ With --mcp-command or --mcp-url the MCP server is asked for its tools, and
 a tool a skill binds (every listed tool, for a single file) without a
 contract whose annotations say it changes something is a warning: Warden
 runs it as a WRITE with approval until a contract says otherwise.
+
+skill import uploads the skills of a skill-store directory to a serving
+warden, for the key's tenant (warden skills import --help).
 `
 
 // cmdSkill handles `warden skill ...`.
 func cmdSkill(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "import" {
+		// Uploads through the API: warden skills import.
+		return cmdClient(ctx, "skills", args, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "validate" {
 		if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprint(stdout, skillUsage)

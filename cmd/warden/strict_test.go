@@ -71,6 +71,10 @@ func TestKeysFileStrict(t *testing.T) {
 			`metrics_keys: a key is shorter than 16 characters or used twice`},
 		{"metrics key is a tenant key", `{"tenants":[{"tenant":"acme","agent":"cms","keys":["` + k1 + `"]}],"metrics_keys":["` + k1 + `"]}`,
 			`metrics_keys: a key is shorter than 16 characters or used twice`},
+		{"an unknown capability", `{"tenants":[{"tenant":"acme","agent":"cms","keys":["` + k1 + `"],"capabilities":["clock","network"]}]}`,
+			`tenants[0]: capability "network" is unknown (known: clock, random, state.ledger, state.fingerprints, state.evidence, state.entities, state.node, state.session, state.conversation, state.followup, state.approval, state.catalog, effect.ledger, effect.fingerprint, effect.evidence, effect.node, effect.output, effect.state)`},
+		{"Capabilities", `{"tenants":[{"tenant":"acme","agent":"cms","keys":["` + k1 + `"],"Capabilities":["clock"]}]}`,
+			`key in the wrong case: "Capabilities" in $.tenants[0] must be spelled "capabilities"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -75,6 +75,9 @@
 //	               names (failure policies closed, open, shadow)
 //	impostor       third-party builtin whose tool takes a first-party
 //	               builtin's name (refused at install)
+//	domaindeny     a tenant guard with a config: rejects a domain on its deny list
+//	capsask        asks for effect.node and state.conversation (a tenant's grant)
+//	unknownrole    declares a role the host does not know
 //
 // The extism* fixtures are the same guards written with the extism Go PDK
 // (github.com/extism/go-pdk), for the extism loader:

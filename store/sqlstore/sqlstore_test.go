@@ -202,3 +202,20 @@ func TestDirectory(t *testing.T) {
 		})
 	}
 }
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		d    sqlstore.Dialect
+		dsn  func(testing.TB) string
+	}{
+		{"sqlite", sqlstore.SQLite, sqliteDSN},
+		{"postgres", sqlstore.Postgres, postgresDSN},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			storetest.RunRegistry(t, func(t *testing.T) store.Registry { return open(t, tt.d, tt.dsn(t)).db })
+		})
+	}
+}

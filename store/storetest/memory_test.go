@@ -22,3 +22,8 @@ func TestMemoryDirectory(t *testing.T) {
 	t.Parallel()
 	storetest.RunDirectory(t, func(*testing.T) store.Directory { return store.NewMemory() })
 }
+
+func TestMemoryRegistry(t *testing.T) {
+	t.Parallel()
+	storetest.RunRegistry(t, func(*testing.T) store.Registry { return store.NewMemory() })
+}
