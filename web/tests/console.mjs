@@ -269,6 +269,14 @@ try {
   check(kept === fixed, 'the contract was not kept as written: ' + kept);
   await shot(page, '11-skill-uploaded');
   step('skill uploaded, attaching the guard');
+  // Edited in place: the key stays, the contract comes back as written.
+  await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  check(await page.getByLabel('Contract (JSON)').inputValue() === fixed, 'the editor does not hold the contract as written');
+  await page.getByLabel('Description (optional)').fill('Denies evil.org');
+  await page.getByRole('button', { name: 'Upload', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: `Updated skill ${skillKey}` }).waitFor({ timeout: wait });
+  await page.locator('tr', { hasText: 'Description' }).filter({ hasText: 'Denies evil.org' }).waitFor({ timeout: wait });
+  step('skill edited');
 
   // Attached, the guard's deletion is refused, naming the skill; the skill
   // goes first (its deletion confirmed by keyboard), then the guard.
