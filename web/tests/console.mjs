@@ -208,6 +208,13 @@ try {
   await moduleInput.setInputFiles(env('GUARD_MODULE'));
   await page.locator(`output[data-sha256="${guardDigest}"]`).waitFor({ timeout: wait });
   check(await page.getByLabel("Name (its manifest's)").inputValue() === 'domaindeny', 'the name is not taken from the file name');
+  // An expected digest that is not the file's: nothing is sent.
+  await page.getByLabel('Expected SHA-256 (optional)').fill('0'.repeat(64));
+  await installButton.click();
+  const mismatch = page.getByRole('alert').filter({ hasText: 'digest_mismatch' });
+  await mismatch.waitFor({ timeout: wait });
+  check((await mismatch.innerText()).includes(`the file's sha256 is ${guardDigest}, not the expected ${'0'.repeat(64)}: nothing was sent`), 'mismatch: ' + (await mismatch.innerText()));
+  await page.getByLabel('Expected SHA-256 (optional)').fill('sha256:' + guardDigest);
   await installButton.click();
   await page.getByRole('status').filter({ hasText: 'Installed domaindeny@0.1.0, a guard' }).waitFor({ timeout: wait });
   const plugin = page.locator('tr[data-plugin="domaindeny"][data-version="0.1.0"]');
