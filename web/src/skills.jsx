@@ -130,7 +130,7 @@ export function Skill({ skey }) {
               onSaved={(msg) => { setEditing(false); setNote(msg); reload(); }} />
           )}
           <h2>Manual</h2>
-          <pre class="doc">{data.skill_manual}</pre>
+          <pre class="doc prose">{data.skill_manual}</pre>
           <h2>Contract</h2>
           <pre class="doc" aria-label="Contract as written">{data.skill_contract}</pre>
         </>
