@@ -229,7 +229,10 @@ func consoleFixture(t *testing.T) (skills, keys, script string) {
 // example MCP server: a bad key refused, a tenant's login, a message whose
 // write is held, the pending approval with its masked summary, CONFIRM,
 // the task reaching DONE in a tab that follows the event stream, a
-// follow-up question answered in the page, and, as
+// follow-up question answered in the page; the tenant's guard installed
+// from a file, a skill attaching it uploaded (its problems listed first),
+// the guard's deletion refused while attached, then the skill and the
+// guard deleted, each view checked at a phone's width; and, as
 // admin, two generations of a slot installed and rolled back. Screenshots
 // go to $WARDEN_ARTIFACTS, or a directory the test logs.
 func TestConsoleBrowser(t *testing.T) {
@@ -265,6 +268,12 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	sumA := sha256.Sum256(a)
+	guard := testdata.Wasm(t, "domaindeny")
+	g, err := os.ReadFile(guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumGuard := sha256.Sum256(g)
 
 	_, mcpURL := start(t, regexp.MustCompile(`listening on (http://\S+)`), cmsBin, "-http", "127.0.0.1:0")
 	skills, keys, script := consoleFixture(t)
@@ -278,7 +287,8 @@ func TestConsoleBrowser(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, filepath.Join("tests", "console.mjs"))
 	cmd.Dir = web
 	cmd.Env = append(os.Environ(), "WARDEN_URL="+base, "TENANT_KEY="+tenantKey, "ADMIN_KEY="+adminKey, "CHROMIUM="+chromium,
-		"ARTIFACTS="+artifacts, "MODULE_A="+moduleA, "MODULE_B="+moduleB, "DIGEST_A="+hex.EncodeToString(sumA[:]))
+		"ARTIFACTS="+artifacts, "MODULE_A="+moduleA, "MODULE_B="+moduleB, "DIGEST_A="+hex.EncodeToString(sumA[:]),
+		"GUARD_MODULE="+guard, "GUARD_DIGEST="+hex.EncodeToString(sumGuard[:]))
 	// The browser is the script's child: stop the whole group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -303,6 +313,15 @@ func TestConsoleBrowser(t *testing.T) {
 		len(sess.Tasks) != 2 || sess.Tasks[0].Status != "DONE" || sess.Tasks[0].Output != "shop.example.com created" ||
 		sess.Tasks[1].Status != "DONE" || sess.Tasks[1].Output != "the site is called Autumn Sale" {
 		t.Fatalf("session: %d %+v", code, sess)
+	}
+	// The guard and the skill the console installed and uploaded are gone.
+	var plugins struct{ Plugins []json.RawMessage }
+	if code := apiCall(t, base, "GET", "/v1/plugins", tenantKey, "", &plugins); code != 200 || len(plugins.Plugins) != 0 {
+		t.Fatalf("plugins left: %d %s", code, plugins.Plugins)
+	}
+	var gone struct{ Error struct{ Code string } }
+	if code := apiCall(t, base, "GET", "/v1/skills/cms.website.guarded", tenantKey, "", &gone); code != 404 || gone.Error.Code != "skill_not_found" {
+		t.Fatalf("the uploaded skill: %d %+v", code, gone)
 	}
 	var slot struct {
 		Current struct {

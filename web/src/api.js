@@ -45,8 +45,9 @@ async function failure(resp) {
 }
 
 // request sends one API request with key (the stored one by default) and
-// returns the decoded JSON body (null for an empty one).
-export async function request(method, path, { body, key, headers = {}, raw } = {}) {
+// returns the decoded JSON body (null for an empty one), or with withStatus
+// {status, body}.
+export async function request(method, path, { body, key, headers = {}, raw, withStatus } = {}) {
   const k = key ?? session()?.key ?? '';
   const h = { Authorization: 'Bearer ' + k, Accept: 'application/json', ...headers };
   let payload;
@@ -64,11 +65,13 @@ export async function request(method, path, { body, key, headers = {}, raw } = {
   }
   if (!resp.ok) throw await failure(resp);
   const text = await resp.text();
-  return text ? JSON.parse(text) : null;
+  const data = text ? JSON.parse(text) : null;
+  return withStatus ? { status: resp.status, body: data } : data;
 }
 
 export const get = (path, opt) => request('GET', path, opt);
 export const post = (path, body, opt) => request('POST', path, { ...opt, body });
+export const del = (path, opt) => request('DELETE', path, opt);
 
 // whoami finds what a key opens: a tenant's views or the platform's. A key
 // neither accepts is refused with the tenant API's own error.

@@ -8,6 +8,8 @@ import { Approvals } from './approvals.jsx';
 import { Feedback } from './feedback.jsx';
 import { Slots } from './slots.jsx';
 import { Instances } from './instances.jsx';
+import { Plugin, Plugins } from './plugins.jsx';
+import { Skill, Skills } from './skills.jsx';
 import './style.css';
 
 // Routes live in the URL's hash, so the server serves one page and a
@@ -27,6 +29,8 @@ const views = {
     { path: 'sessions', label: 'Sessions', key: 's' },
     { path: 'approvals', label: 'Approvals', key: 'a' },
     { path: 'feedback', label: 'Tool feedback', key: 'f' },
+    { path: 'plugins', label: 'Plugins', key: 'p' },
+    { path: 'skills', label: 'Skills', key: 'k' },
   ],
   admin: [
     { path: 'slots', label: 'Plugin slots', key: 'p' },
@@ -58,7 +62,7 @@ function Login({ onLogin }) {
   return (
     <main id="main" class="login">
       <h1>Warden console</h1>
-      <p class="muted">Paste an API key. A tenant key opens that tenant's sessions, approvals and tool feedback; an admin key opens the plugin slots and instances.</p>
+      <p class="muted">Paste an API key. A tenant key opens that tenant's sessions, approvals, tool feedback, plugins and skills; an admin key opens the plugin slots and instances.</p>
       <form onSubmit={submit} aria-label="Log in">
         <label for="key">API key</label>
         <input id="key" ref={input} type="password" autocomplete="off" spellcheck={false} value={key}
@@ -95,6 +99,14 @@ function Shell({ who, onLogout }) {
           s.focus();
           e.preventDefault();
         }
+      } else if (e.key === 'n') {
+        // The view's "new" control: install a module, upload a skill.
+        const n = document.querySelector('[data-new]');
+        if (n) {
+          if (n.tagName === 'BUTTON') n.click();
+          else n.focus();
+          e.preventDefault();
+        }
       } else if (e.key === '?') {
         setHelp((h) => !h);
       } else if (e.key === 'Escape') {
@@ -114,6 +126,8 @@ function Shell({ who, onLogout }) {
     if (head === 'sessions' && route[1]) body = <Session id={route[1]} task={route[2]} />;
     else if (head === 'approvals') body = <Approvals />;
     else if (head === 'feedback') body = <Feedback />;
+    else if (head === 'plugins') body = route[1] ? <Plugin name={route[1]} /> : <Plugins />;
+    else if (head === 'skills') body = route[1] ? <Skill skey={route[1]} /> : <Skills />;
     else body = <Sessions />;
   } else {
     if (head === 'instances') body = <Instances />;
@@ -140,6 +154,7 @@ function Shell({ who, onLogout }) {
           <ul>
             {nav.map((n) => <li><kbd>{n.key}</kbd> {n.label}</li>)}
             <li><kbd>/</kbd> search</li>
+            {who.role === 'tenant' && <li><kbd>n</kbd> new: install a module (Plugins), upload a skill (Skills)</li>}
             <li><kbd>?</kbd> this help, <kbd>Esc</kbd> close</li>
             <li><kbd>Tab</kbd> moves through every control; forms submit on <kbd>Enter</kbd></li>
           </ul>

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 // ErrorNote shows an API error as the API wrote it: its code and message.
 export function ErrorNote({ error }) {
@@ -11,7 +11,7 @@ export function ErrorNote({ error }) {
 }
 
 const tone = {
-  DONE: 'ok', SUCCESS: 'ok', CONFIRM: 'ok', CONFIRMED: 'ok', PASS: 'ok',
+  DONE: 'ok', SUCCESS: 'ok', ACTIVE: 'ok', INACTIVE: 'mute', CONFIRM: 'ok', CONFIRMED: 'ok', PASS: 'ok',
   RUNNING: 'run', PLANNED: 'run', RESUME: 'run',
   SUSPENDED: 'wait', PENDING: 'wait', DEFERRED: 'wait', SKIPPED: 'mute',
   FAILED: 'bad', REJECTED: 'bad', REJECT: 'bad', CANCELLED: 'mute', CANCEL: 'mute', STALE: 'mute',
@@ -55,4 +55,50 @@ export function useLoad(load, deps) {
 
 export function Loading({ when }) {
   return when ? <p class="muted" aria-live="polite">Loading…</p> : null;
+}
+
+// flash carries one note across a navigation: a view that deletes what it
+// shows says so on the list it goes back to.
+let flash = '';
+export function setFlash(note) {
+  flash = note;
+}
+export function takeFlash() {
+  const n = flash;
+  flash = '';
+  return n;
+}
+
+// ConfirmDelete is a delete button that asks once more in the page: the
+// question takes the focus, Escape or Cancel keeps what it would delete.
+export function ConfirmDelete({ label, question, onConfirm }) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const yes = useRef();
+  const again = useRef();
+  const asked = useRef(false);
+  useLayoutEffect(() => {
+    if (asking) yes.current?.focus();
+    else if (asked.current) again.current?.focus();
+    asked.current = asking;
+  }, [asking]);
+  if (!asking) {
+    return <button type="button" class="danger" ref={again} onClick={() => setAsking(true)}>{label}</button>;
+  }
+  const cancel = () => setAsking(false);
+  return (
+    <div class="confirm" role="group" aria-label={label} onKeyDown={(e) => { if (e.key === 'Escape') { e.stopPropagation(); cancel(); } }}>
+      <span>{question}</span>
+      <button type="button" class="danger" ref={yes} disabled={busy} onClick={async () => {
+        setBusy(true);
+        try {
+          await onConfirm();
+        } finally {
+          setBusy(false);
+          setAsking(false);
+        }
+      }}>{busy ? 'Deleting…' : 'Yes, delete'}</button>
+      <button type="button" onClick={cancel} disabled={busy}>Cancel</button>
+    </div>
+  );
 }

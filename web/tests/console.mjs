@@ -4,8 +4,10 @@
 //
 // Environment: WARDEN_URL, TENANT_KEY, ADMIN_KEY, CHROMIUM, ARTIFACTS,
 // MODULE_A and MODULE_B (two .wasm builds to install as one slot's
-// generations), DIGEST_A (MODULE_A's hex sha256). Each step prints one line
-// "step <name>"; a failure prints "FAIL <message>", saves failure.png and
+// generations), DIGEST_A (MODULE_A's hex sha256), GUARD_MODULE (the tenant
+// guard domaindeny@0.1.0, as domaindeny.wasm) and GUARD_DIGEST (its hex
+// sha256). Each step prints one line, "step <name> (<ms since the start>
+// ms)"; a failure prints "FAIL <message>", saves failure.png and
 // exits 1.
 import { chromium } from 'playwright-core';
 import path from 'node:path';
@@ -27,7 +29,8 @@ const browser = await chromium.launch({
 });
 let current;
 const shot = (page, name) => page.screenshot({ path: path.join(artifacts, name + '.png'), fullPage: true });
-const step = (name) => console.log('step ' + name);
+const t0 = Date.now();
+const step = (name) => console.log(`step ${name} (${Date.now() - t0} ms)`);
 
 function check(cond, msg) {
   if (!cond) throw new Error(msg);
@@ -51,6 +54,17 @@ async function labelled(page, view) {
     .filter((el) => !el.labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
     .map((el) => el.outerHTML));
   check(bare.length === 0, `${view}: controls without a label: ${bare.join(' ')}`);
+}
+
+// fits checks at a phone's width (390 px) that the view does not scroll
+// sideways, and saves a screenshot of it.
+async function fits(page, view, name) {
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+  await shot(page, name);
+  await page.setViewportSize(size);
+  check(scroll <= client, `${view} at 390 px scrolls sideways: ${scroll} px wide in ${client}`);
 }
 
 async function login(page, key) {
@@ -177,6 +191,138 @@ try {
   await shot(page, '08-feedback');
   step('tool feedback');
 
+  // The tenant's plugins: "p" opens them. A file that is not a module is
+  // refused with the server's message; the guard is installed, pinned by
+  // the sha256 the page computes (as Go computed it here), and listed.
+  const guardDigest = env('GUARD_DIGEST');
+  await page.locator('body').press('p');
+  await page.getByRole('heading', { name: 'Plugins', exact: true }).waitFor({ timeout: wait });
+  await page.getByText('No plugins installed').waitFor({ timeout: wait });
+  const moduleInput = page.getByLabel('Module (.wasm)');
+  const installButton = page.getByRole('button', { name: 'Install', exact: true });
+  await moduleInput.setInputFiles({ name: 'junk.wasm', mimeType: 'application/wasm', buffer: Buffer.from('not a module') });
+  await installButton.click();
+  const junk = page.getByRole('alert').filter({ hasText: 'not_wasm' });
+  await junk.waitFor({ timeout: wait });
+  check((await junk.innerText()).includes('the module is not WebAssembly'), 'not a module: ' + (await junk.innerText()));
+  await moduleInput.setInputFiles(env('GUARD_MODULE'));
+  await page.locator(`output[data-sha256="${guardDigest}"]`).waitFor({ timeout: wait });
+  check(await page.getByLabel("Name (its manifest's)").inputValue() === 'domaindeny', 'the name is not taken from the file name');
+  // An expected digest that is not the file's: nothing is sent.
+  await page.getByLabel('Expected SHA-256 (optional)').fill('0'.repeat(64));
+  await installButton.click();
+  const mismatch = page.getByRole('alert').filter({ hasText: 'digest_mismatch' });
+  await mismatch.waitFor({ timeout: wait });
+  check((await mismatch.innerText()).includes(`the file's sha256 is ${guardDigest}, not the expected ${'0'.repeat(64)}: nothing was sent`), 'mismatch: ' + (await mismatch.innerText()));
+  await page.getByLabel('Expected SHA-256 (optional)').fill('sha256:' + guardDigest);
+  await installButton.click();
+  await page.getByRole('status').filter({ hasText: 'Installed domaindeny@0.1.0, a guard' }).waitFor({ timeout: wait });
+  const plugin = page.locator('tr[data-plugin="domaindeny"][data-version="0.1.0"]');
+  await plugin.waitFor({ timeout: wait });
+  const listed = await plugin.innerText();
+  for (const want of ['guard', 'installed', 'by tenant', guardDigest.slice(0, 12), 'none']) {
+    check(listed.includes(want), `plugin row without ${want}: ${listed}`);
+  }
+  await labelled(page, 'plugins');
+  await shot(page, '09-plugin-installed');
+  await fits(page, 'plugins', '09-plugins-390px');
+  step('guard installed from a file');
+
+  // A skill attaching it, from a JSON file ("k" opens the skills, "n" the
+  // upload): the first upload's two problems are listed one by one, with
+  // the fields they are about; fixed, the contract is kept as written.
+  const skillKey = 'cms.website.guarded';
+  const contractText = `{
+  "tools": {
+    "find_website": {"label": "Find a website", "success": {"path": "code", "op": "EQ", "value": 200}},
+    "create_website": {"label": "Create a website", "sideEffect": "WRITE", "idempotencyKey": ["domain"], "timeoutMs": 60000,
+      "success": {"path": "code", "op": "EQ", "value": 200}, "error": {"code": "code", "message": "msg"},
+      "verify": {"tool": "find_website", "args": {"domain": {"from": "call.domain"}}}}
+  },
+  "guards": [{"ref": "domaindeny@9.9.9", "phase": "before", "position": "after:ParamContract", "config": {"deny": ["evil.org"]}}]
+}`;
+  const skillFile = `{"skill_name": "Guarded website creation", "skill_manual": "Create the website the user asks for, unless denied.",
+"skill_contract": ${contractText}, "toolNames": ["find_website", "create_website", "no_such_tool"]}`;
+  await page.locator('body').press('k');
+  await page.getByRole('heading', { name: 'Skills', exact: true }).waitFor({ timeout: wait });
+  await page.locator('tr[data-skill="cms.website"]').waitFor({ timeout: wait });
+  await page.locator('body').press('n');
+  await page.getByRole('heading', { name: 'Upload a skill' }).waitFor({ timeout: wait });
+  await page.keyboard.type(skillKey);
+  await page.getByLabel('Fill from a JSON file (optional)').setInputFiles({ name: 'guarded.json', mimeType: 'application/json', buffer: Buffer.from(skillFile) });
+  await page.getByRole('status').filter({ hasText: 'Read guarded.json' }).waitFor({ timeout: wait });
+  await page.getByRole('button', { name: 'Upload', exact: true }).click();
+  const problems = page.locator('#skill-problems li > span');
+  await problems.first().waitFor({ timeout: wait });
+  const listedProblems = await problems.allInnerTexts();
+  const wantProblems = [
+    "toolNames[2]: tool no_such_tool is not served by the agent's MCP servers",
+    'guards[0]: ref domaindeny@9.9.9 is not installed for tenant acme (PUT /v1/plugins/{name})',
+  ];
+  check(JSON.stringify(listedProblems) === JSON.stringify(wantProblems), 'skill problems: ' + JSON.stringify(listedProblems));
+  check(await page.getByLabel('Tool names').getAttribute('aria-invalid') === 'true', 'Tool names not marked invalid');
+  check(await page.getByLabel('Contract (JSON)').getAttribute('aria-invalid') === 'true', 'Contract not marked invalid');
+  await labelled(page, 'skill upload');
+  await shot(page, '10-skill-refused');
+  await fits(page, 'skill upload', '10-skill-refused-390px');
+  step('skill refused, its problems listed');
+  const fixed = contractText.replace('domaindeny@9.9.9', 'domaindeny@0.1.0');
+  await page.getByLabel('Tool names').fill('find_website, create_website');
+  await page.getByLabel('Contract (JSON)').fill(fixed);
+  await page.getByLabel('Contract (JSON)').press('Control+Enter');
+  await page.getByRole('heading', { name: 'Skill ' + skillKey }).waitFor({ timeout: wait });
+  await page.getByRole('status').filter({ hasText: `Uploaded skill ${skillKey}` }).waitFor({ timeout: wait });
+  const kept = await page.getByLabel('Contract as written').textContent();
+  check(kept === fixed, 'the contract was not kept as written: ' + kept);
+  await shot(page, '11-skill-uploaded');
+  step('skill uploaded, attaching the guard');
+  // Edited in place: the key stays, the contract comes back as written.
+  await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  check(await page.getByLabel('Contract (JSON)').inputValue() === fixed, 'the editor does not hold the contract as written');
+  await page.getByLabel('Description (optional)').fill('Denies evil.org');
+  await page.getByRole('button', { name: 'Upload', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: `Updated skill ${skillKey}` }).waitFor({ timeout: wait });
+  await page.locator('tr', { hasText: 'Description' }).filter({ hasText: 'Denies evil.org' }).waitFor({ timeout: wait });
+  step('skill edited');
+
+  // Attached, the guard's deletion is refused, naming the skill; the skill
+  // goes first (its deletion confirmed by keyboard), then the guard.
+  await page.getByRole('link', { name: 'domaindeny@0.1.0' }).click();
+  await page.getByRole('heading', { name: 'Plugin domaindeny' }).waitFor({ timeout: wait });
+  await page.locator('article[data-version="0.1.0"] .badge', { hasText: 'attached' }).waitFor({ timeout: wait });
+  await page.getByRole('button', { name: 'Delete plugin domaindeny' }).click();
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  const attached = page.locator('[role="alert"][data-code="plugin_attached"]');
+  await attached.waitFor({ timeout: wait });
+  const why = await attached.innerText();
+  check(why.includes(`plugin domaindeny is attached by skills ${skillKey}: detach it from them first`), 'refused delete: ' + why);
+  await labelled(page, 'plugin');
+  await shot(page, '12-plugin-delete-refused');
+  await fits(page, 'plugin', '12-plugin-delete-refused-390px');
+  step('guard delete refused: attached by ' + skillKey);
+  await attached.getByRole('link', { name: skillKey }).click();
+  await page.getByRole('heading', { name: 'Skill ' + skillKey }).waitFor({ timeout: wait });
+  await fits(page, 'skill', '13-skill-390px');
+  await page.getByRole('button', { name: 'Delete skill ' + skillKey }).click();
+  // The question takes the focus: Enter answers it.
+  await page.waitForFunction(() => document.activeElement?.textContent === 'Yes, delete', null, { timeout: wait });
+  await page.keyboard.press('Enter');
+  await page.getByRole('status').filter({ hasText: `Deleted skill ${skillKey}` }).waitFor({ timeout: wait });
+  await page.locator('tr[data-skill="cms.website"]').waitFor({ timeout: wait });
+  check(await page.locator(`tr[data-skill="${skillKey}"]`).count() === 0, 'the deleted skill is still listed');
+  await fits(page, 'skills', '14-skills-390px');
+  step('skill deleted');
+  await page.locator('body').press('p');
+  await page.locator('tr[data-plugin="domaindeny"] a').click();
+  await page.getByRole('heading', { name: 'Plugin domaindeny' }).waitFor({ timeout: wait });
+  await page.locator('article[data-version="0.1.0"] .badge', { hasText: 'installed' }).waitFor({ timeout: wait });
+  await page.getByRole('button', { name: 'Delete plugin domaindeny' }).click();
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await page.getByRole('status').filter({ hasText: 'Deleted plugin domaindeny: domaindeny@0.1.0.' }).waitFor({ timeout: wait });
+  await page.getByText('No plugins installed').waitFor({ timeout: wait });
+  await shot(page, '15-plugin-deleted');
+  step('guard deleted');
+
   // The platform's views: install two generations of a slot, roll back.
   const admin = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: 'dark' });
   await offline(admin);
@@ -199,19 +345,19 @@ try {
   await serving(2);
   await ap.locator('article[data-slot="Probe"] tr[data-generation="2"]').waitFor({ timeout: wait });
   await labelled(ap, 'slots');
-  await shot(ap, '09-slot-two-generations');
+  await shot(ap, '20-slot-two-generations');
   step('installed generations 1 and 2');
   await ap.locator('article[data-slot="Probe"]').getByRole('button', { name: 'Roll back' }).click();
   await serving(3);
   const digest = await ap.locator('article[data-slot="Probe"] header .digest').getAttribute('title');
   check(digest.replace(/^sha256:/, '') === env('DIGEST_A'), `rolled back to ${digest}, want ${env('DIGEST_A')}`);
-  await shot(ap, '10-slot-rolled-back');
-  await ap.locator('article[data-slot="Probe"]').screenshot({ path: path.join(artifacts, '11-slot-probe.png') });
+  await shot(ap, '21-slot-rolled-back');
+  await ap.locator('article[data-slot="Probe"]').screenshot({ path: path.join(artifacts, '22-slot-probe.png') });
   step('rolled back');
   await ap.keyboard.press('i');
   await ap.getByRole('heading', { name: 'Instances' }).waitFor({ timeout: wait });
   await ap.locator('td', { hasText: 'this instance' }).waitFor({ timeout: wait });
-  await shot(ap, '12-instances');
+  await shot(ap, '23-instances');
   step('instances');
 
   check(errors.length === 0, 'page errors or policy violations: ' + errors.join('; '));
