@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"sigs.k8s.io/yaml"
+	"github.com/agentwarden/warden/internal/yamljson"
 )
 
 // TableNames are the four studio tables, in the order DirStore reads them.
@@ -80,7 +80,13 @@ func (d *DirStore) All(ctx context.Context) (Tables, error) {
 		if files[i] == nil {
 			continue
 		}
-		if err := yaml.Unmarshal(files[i], dst[i]); err != nil {
+		// Read exactly: a contract written inline keeps its key order and
+		// every digit of its numbers (a const id past 2^53 stays whole).
+		doc, err := yamljson.ToJSON(files[i])
+		if err == nil {
+			err = json.Unmarshal(doc, dst[i])
+		}
+		if err != nil {
 			return Tables{}, fmt.Errorf("contract: store %s: %w: %w", names[i], ErrStore, err)
 		}
 	}

@@ -3,6 +3,7 @@ package contract
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -127,5 +128,50 @@ func TestDirStoreErrors(t *testing.T) {
 	cancel()
 	if _, err := NewDirStore(dir).All(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestDirStoreExact: a contract written inline in a YAML table keeps its key
+// order and every digit of its numbers, as one written in JSON does.
+func TestDirStoreExact(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, file, body string
+	}{
+		{"yaml", "skill_profile.yaml", `
+- id: s1
+  skill_key: k
+  status: ACTIVE
+  skill_contract:
+    tools:
+      cancel_order:
+        sideEffect: WRITE
+        args:
+          zone: {const: "<b>A & B</b>"}
+          orderId: {const: 1234567890123456789}
+          total: {const: 123456789012345678901234567890}
+`},
+		{"json", "skill_profile.json", `[{"id":"s1","skill_key":"k","status":"ACTIVE","skill_contract":{"tools":{"cancel_order":{"sideEffect":"WRITE","args":{"zone":{"const":"<b>A & B</b>"},"orderId":{"const":1234567890123456789},"total":{"const":123456789012345678901234567890}}}}}}]`},
+	}
+	const want = `{"tools":{"cancel_order":{"sideEffect":"WRITE","args":{"zone":{"const":"<b>A & B</b>"},"orderId":{"const":1234567890123456789},"total":{"const":123456789012345678901234567890}}}}}`
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tables, err := NewDirStore(dir).All(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := json.Compact(&got, []byte(tables.Skills[0].SkillContract)); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want {
+				t.Errorf("contract\n got %s\nwant %s", got.String(), want)
+			}
+		})
 	}
 }
