@@ -496,3 +496,52 @@ func TestTenantBuiltin(t *testing.T) {
 		t.Fatalf("events: %+v", res.Events)
 	}
 }
+
+// TestTenantGuardTraps: a tenant guard that traps, attached with the
+// default failure policy, fails the call closed in the service: the write is
+// REJECTED PLUGIN_TRAP naming the guard, and the tool is never called.
+func TestTenantGuardTraps(t *testing.T) {
+	t.Parallel()
+	guard := testdata.Bytes(t, "trapguard")
+	turns := []mscripted.Turn{}
+	if err := json.Unmarshal([]byte(`[
+		{"tool_calls":[{"name":"query_space","arguments":{"spaceName":"市场部"}}]},
+		{"expect":{"tool":"query_space","outcome":"SUCCESS"},"tool_calls":[{"name":"create_site","arguments":{"title":"spring.example.com"}}]},
+		{"expect":{"tool":"create_site","outcome":"REJECTED","code":"PLUGIN_TRAP"},"tool_calls":[{"name":"builtin_node_fail","arguments":{"reason":"the guard failed"}}]}]`), &turns); err != nil {
+		t.Fatal(err)
+	}
+	f := buildFixture(t, fixtureSetup{turns: turns, options: func(o *server.Options) { o.Directory = store.NewMemory() }})
+	if code, b := f.sendRaw(t, "PUT", "/v1/plugins/trapguard?sha256="+digest(guard), keyAcme, "application/wasm", guard); code != 201 {
+		t.Fatalf("install: %d %s", code, b)
+	}
+	sc, err := scenario.Load(filepath.Join(testdata.Root(), approvalScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(sc.Skills[0].Contract, &c); err != nil {
+		t.Fatal(err)
+	}
+	c["guards"] = []any{map[string]any{"ref": "trapguard@1.0.0", "phase": "before", "position": "after:ParamContract", "config": map[string]any{"tool": "create_site"}}}
+	contractText, _ := json.Marshal(c)
+	if code, eb := f.do(t, "PUT", "/v1/skills/site.builder", keyAcme, skillBody(t, string(contractText), "query_space", "query_site", "create_site"), nil); code != 201 {
+		t.Fatalf("upload: %d %+v", code, eb)
+	}
+	sid := f.session(t, keyAcme)
+	var res server.RunResult
+	if code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"在市场部空间建一个网站，标题叫 spring.example.com"}`, &res); code != 200 {
+		t.Fatalf("message: %d %+v", code, eb)
+	}
+	var failed *server.Event
+	for i, e := range res.Events {
+		if string(e.Kind) == "TOOL" && e.Tool == "create_site" {
+			failed = &res.Events[i]
+		}
+	}
+	if failed == nil || failed.Outcome != "REJECTED" || failed.Name != "PLUGIN_TRAP" || failed.Guard != "trapguard@1.0.0" {
+		t.Fatalf("create_site not failed closed by the trapping guard: %+v", res.Events)
+	}
+	if n := f.tools.Count("create_site"); n != 0 {
+		t.Fatalf("create_site called %d times past a trapping guard", n)
+	}
+}
