@@ -545,3 +545,46 @@ func TestTenantGuardTraps(t *testing.T) {
 		t.Fatalf("create_site called %d times past a trapping guard", n)
 	}
 }
+
+// TestTenantPluginKit: what `warden plugin test` catches is caught where a
+// module goes into service: a guard that rejects a write without a next
+// step is refused where a skill attaches it (with its config), and a
+// builtin whose tool fails without one is refused at install.
+func TestTenantPluginKit(t *testing.T) {
+	t.Parallel()
+	f := buildFixture(t, fixtureSetup{options: func(o *server.Options) { o.Directory = store.NewMemory() }})
+	guard := testdata.Bytes(t, "writenonext")
+	if code, b := f.sendRaw(t, "PUT", "/v1/plugins/writenonext?sha256="+digest(guard), keyAcme, "application/wasm", guard); code != 201 {
+		t.Fatalf("install: %d %s", code, b)
+	}
+	sc, err := scenario.Load(filepath.Join(testdata.Root(), approvalScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(sc.Skills[0].Contract, &c); err != nil {
+		t.Fatal(err)
+	}
+	c["guards"] = []any{map[string]any{"ref": "writenonext@1.0.0", "phase": "before", "position": "after:ParamContract"}}
+	contractText, _ := json.Marshal(c)
+	code, eb := f.do(t, "PUT", "/v1/skills/site.builder", keyAcme, skillBody(t, string(contractText), "query_space", "query_site", "create_site"), nil)
+	const guardWant = "skill site.builder: 8 problem(s): skill_contract.guards[0]: writenonext@1.0.0 fails the plugin kit's check probe/before/probe_write/empty-args: " +
+		"plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result without a next step: ARG_REJECTED; "
+	if code != 400 || eb.Error.Code != server.CodeSkillInvalid || !strings.HasPrefix(eb.Error.Message, guardWant) {
+		t.Fatalf("attaching a guard the kit fails: %d %s %q, want 400 %s %q…", code, eb.Error.Code, eb.Error.Message, server.CodeSkillInvalid, guardWant)
+	}
+
+	builtin := testdata.Bytes(t, "builtinnonext")
+	code, b := f.sendRaw(t, "PUT", "/v1/plugins/builtinnonext?sha256="+digest(builtin), keyAcme, "application/wasm", builtin)
+	var body server.ErrorBody
+	_ = json.Unmarshal(b, &body)
+	const builtinWant = "builtin builtinnonext: "
+	if code != 422 || body.Error.Code != server.CodePluginRejected || !strings.HasPrefix(body.Error.Message, builtinWant) ||
+		!strings.Contains(body.Error.Message, "builtinnonext@1.0.0 fails the plugin kit's check probe/") {
+		t.Fatalf("installing a builtin the kit fails: %d %s", code, b)
+	}
+	var list struct{ Plugins []server.PluginInfo }
+	if code, _ := f.do(t, "GET", "/v1/plugins", keyAcme, "", &list); code != 200 || len(list.Plugins) != 1 {
+		t.Fatalf("plugins after the refusals: %d %+v", code, list)
+	}
+}

@@ -248,6 +248,8 @@ type Server struct {
 
 	// treg loads the tenants' guards (tenantRegistry).
 	treg *tenantRegistry
+	// kit keeps what the plugin kit found for each tenant module and config.
+	kit kitResults
 }
 
 // New validates the options and returns a server that is ready.

@@ -297,6 +297,16 @@ func (s *Server) putSkill(w http.ResponseWriter, r *http.Request, tenant, by str
 		sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: key, SkillName: up.SkillName, SemanticDesc: up.SemanticDesc,
 			SkillManual: up.SkillManual, SkillContract: up.SkillContract, Status: up.Status}, Contract: c, ToolNames: up.ToolNames}
 		probs = append(probs, s.checkSkill(tenant, key, sk, perr, listed, recs, false)...)
+		if len(probs) == 0 {
+			// What loads must also hold up: the kit's probes, with each
+			// guard's config, before the skill can attach it.
+			kp, err := s.guardKitProblems(r.Context(), c, recs)
+			if err != nil {
+				s.log.Error("plugin module not read", "tenant", tenant, "skill", key, "err", err)
+				return fail(http.StatusInternalServerError, CodeInternal, "the plugin store failed")
+			}
+			probs = kp
+		}
 	}
 	if len(probs) > 0 {
 		return fail(http.StatusBadRequest, CodeSkillInvalid, fmt.Sprintf("skill %s: %d problem(s): %s", key, len(probs), strings.Join(probs, "; ")))

@@ -246,6 +246,14 @@ func (s *Server) putPlugin(w http.ResponseWriter, r *http.Request, tenant, by st
 	for _, c := range m.Capabilities {
 		grant = append(grant, string(c))
 	}
+	if m.Role == abi.RoleBuiltin {
+		// A builtin runs as installed (no attachment gives it a config):
+		// the kit's checks run now, every tool it declares probed.
+		rec := store.PluginRecord{Tenant: tenant, Name: name, Version: m.Version, Digest: digest, Grant: grant}
+		if kp := s.kitProblems(r.Context(), "", rec, req.Module, nil); len(kp) > 0 {
+			return fail(http.StatusUnprocessableEntity, CodePluginRejected, fmt.Sprintf("builtin %s: %d problem(s): %s", name, len(kp), strings.Join(kp, "; ")))
+		}
+	}
 	added, err := reg.PutPlugin(r.Context(), store.PluginRecord{Tenant: tenant, Name: name, Version: m.Version, Digest: digest,
 		Role: string(m.Role), Manifest: manifest, Grant: grant, Module: req.Module, InstalledBy: by, Installed: s.opt.Now()})
 	switch {

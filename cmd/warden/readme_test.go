@@ -298,6 +298,14 @@ var readmeCases = map[string]readmeCase{
 		"plugin domainguard@0.1.0", "✓ case/allowed domain: pass", "✓ case/blocked domain: REJECTED ARG_REJECTED",
 		"✓ probe/before/create_website/empty-args: pass", "✓ probe/before/probe_write/empty-args: pass", "51 of 51 checks passed")},
 	"go -C ../domainguard test ./...": {run: exits(0, "ok  \tdomainguard")},
+	// The scaffolded guard, installed into the README's served warden and
+	// attached by a skill upload (its config checked against its schema).
+	"go run ./cmd/warden plugins install ../domainguard/domainguard.wasm": {run: func(t *testing.T, r *readmeRun, text string) {
+		readmeClient(t, r, text, 0, "plugin domainguard@0.1.0 installed for tenant acme: a guard, sha256 ")
+	}},
+	"go run ./cmd/warden skills put cms.website.guarded examples/tenant/cms.website.guarded.yaml": {run: func(t *testing.T, r *readmeRun, text string) {
+		readmeClient(t, r, text, 0, "skill cms.website.guarded created (ACTIVE, tools query_space, create_website, guards domainguard@0.1.0)")
+	}},
 	"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o myguard.wasm ./myguard/cmd": {run: then(exits(0),
 		func(t *testing.T, r *readmeRun) { wasmFile(r.repl["myguard.wasm"])(t, r) })},
 

@@ -29,13 +29,18 @@ func Check(ctx context.Context, wasm []byte, opts Options) Report {
 	if name == "" {
 		name = "plugin"
 	}
-	r := &run{rep: Report{Plugin: name, SHA256: host.Digest(wasm)}, opts: opts}
-	h, err := host.New(opts.Host)
-	if err != nil {
-		r.add("load", false, err.Error())
-		return r.rep
+	r := &run{rep: Report{Plugin: name, SHA256: host.Digest(wasm)}, opts: opts, tenant: tenant}
+	h := opts.On
+	if h == nil {
+		var err error
+		if h, err = host.New(opts.Host); err != nil {
+			r.add("load", false, err.Error())
+			return r.rep
+		}
+		defer h.Close(context.WithoutCancel(ctx))
+	} else {
+		r.tenant = host.ProbeTenant // never charged to a tenant's plugin time
 	}
-	defer h.Close(context.WithoutCancel(ctx))
 	p, err := h.Load(ctx, host.Source{Name: name, Bytes: wasm, SHA256: opts.SHA256}, opts.Policy)
 	if err != nil {
 		r.add("load", false, err.Error())
@@ -68,6 +73,8 @@ func Check(ctx context.Context, wasm []byte, opts Options) Report {
 type run struct {
 	rep  Report
 	opts Options
+	// tenant is the pool the calls run in.
+	tenant string
 	p    *host.Plugin
 	m    abi.Manifest
 	// cases are the author's cases as sent.
@@ -275,7 +282,7 @@ func (r *run) call(ctx context.Context, in input) outcome {
 		raw = b
 	}
 	start := time.Now()
-	v, err := r.p.Invoke(ctx, tenant, raw)
+	v, err := r.p.Invoke(ctx, r.tenant, raw)
 	d := time.Since(start)
 	r.mu.Lock()
 	r.slowest = max(r.slowest, d)

@@ -22,6 +22,11 @@ type Options struct {
 	// Host configures the host the plugin runs on; set CacheDir to reuse
 	// compiled code across runs.
 	Host host.Options
+	// On, when set, is a running host to check the plugin on instead of a
+	// new one made from Host: a service checks a module with the compiled
+	// code it serves it with. The check loads its own copy of the plugin,
+	// calls it as the host's self-test tenant and closes only that copy.
+	On *host.Host
 	// Cases are the author's own requests, each with the verdict it must
 	// give. The first case of a phase (guards) or tool (builtins) is also
 	// the request the kit's probes start from.

@@ -75,6 +75,8 @@
 //	               names (failure policies closed, open, shadow)
 //	impostor       third-party builtin whose tool takes a first-party
 //	               builtin's name (refused at install)
+//	builtinnonext  third-party builtin whose tool fails without a next step
+//	               (refused at install by the plugin kit's probes)
 //	domaindeny     a tenant guard with a config: rejects a domain on its deny list
 //	capsask        asks for effect.node and state.conversation (a tenant's grant)
 //	unknownrole    declares a role the host does not know
