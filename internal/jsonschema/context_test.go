@@ -35,7 +35,9 @@ func TestCheckContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || err.Error() != "jsonschema: compile: context deadline exceeded" {
 		t.Fatalf("big schema: %v", err)
 	}
-	if took > deadline+20*time.Millisecond {
+	// The compile takes about a second: returning well before it ends is
+	// the point; the margin is wide because the machine may be loaded.
+	if took > deadline+400*time.Millisecond {
 		t.Errorf("returned %v after the start, the deadline was %v", took, deadline)
 	}
 	// the background compile finishes and is remembered as slow, not cached
@@ -53,7 +55,7 @@ func TestCheckContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "jsonschema: compile: takes ") {
 		t.Fatalf("known slow schema: %v", err)
 	}
-	if took := time.Since(start); took > 5*time.Millisecond {
+	if took := time.Since(start); took > deadline/2 {
 		t.Errorf("known slow schema refused after %v, want at once", took)
 	}
 
