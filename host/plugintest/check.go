@@ -75,8 +75,8 @@ type run struct {
 	opts Options
 	// tenant is the pool the calls run in.
 	tenant string
-	p    *host.Plugin
-	m    abi.Manifest
+	p      *host.Plugin
+	m      abi.Manifest
 	// cases are the author's cases as sent.
 	cases []input
 
