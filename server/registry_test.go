@@ -82,6 +82,14 @@ var commandModule = []byte{0, 'a', 's', 'm', 1, 0, 0, 0,
 // evil.org.
 func guardedContract(t *testing.T, ref string) string {
 	t.Helper()
+	return contractWithGuard(t, map[string]any{"ref": ref, "phase": "before", "position": "after:ParamContract",
+		"config": map[string]any{"deny": []string{"evil.org"}, "arg": "title"}})
+}
+
+// contractWithGuard is the approval scenario's contract with one guard
+// attached.
+func contractWithGuard(t *testing.T, guard map[string]any) string {
+	t.Helper()
 	sc, err := scenario.Load(filepath.Join(testdata.Root(), approvalScenario))
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +98,7 @@ func guardedContract(t *testing.T, ref string) string {
 	if err := json.Unmarshal(sc.Skills[0].Contract, &c); err != nil {
 		t.Fatal(err)
 	}
-	c["guards"] = []any{map[string]any{"ref": ref, "phase": "before", "position": "after:ParamContract",
-		"config": map[string]any{"deny": []string{"evil.org"}, "arg": "title"}}}
+	c["guards"] = []any{guard}
 	b, _ := json.Marshal(c)
 	return string(b)
 }
@@ -514,17 +521,8 @@ func TestTenantGuardTraps(t *testing.T) {
 	if code, b := f.sendRaw(t, "PUT", "/v1/plugins/trapguard?sha256="+digest(guard), keyAcme, "application/wasm", guard); code != 201 {
 		t.Fatalf("install: %d %s", code, b)
 	}
-	sc, err := scenario.Load(filepath.Join(testdata.Root(), approvalScenario))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(sc.Skills[0].Contract, &c); err != nil {
-		t.Fatal(err)
-	}
-	c["guards"] = []any{map[string]any{"ref": "trapguard@1.0.0", "phase": "before", "position": "after:ParamContract", "config": map[string]any{"tool": "create_site"}}}
-	contractText, _ := json.Marshal(c)
-	if code, eb := f.do(t, "PUT", "/v1/skills/site.builder", keyAcme, skillBody(t, string(contractText), "query_space", "query_site", "create_site"), nil); code != 201 {
+	contractText := contractWithGuard(t, map[string]any{"ref": "trapguard@1.0.0", "phase": "before", "position": "after:ParamContract", "config": map[string]any{"tool": "create_site"}})
+	if code, eb := f.do(t, "PUT", "/v1/skills/site.builder", keyAcme, skillBody(t, contractText, "query_space", "query_site", "create_site"), nil); code != 201 {
 		t.Fatalf("upload: %d %+v", code, eb)
 	}
 	sid := f.session(t, keyAcme)
@@ -557,17 +555,8 @@ func TestTenantPluginKit(t *testing.T) {
 	if code, b := f.sendRaw(t, "PUT", "/v1/plugins/writenonext?sha256="+digest(guard), keyAcme, "application/wasm", guard); code != 201 {
 		t.Fatalf("install: %d %s", code, b)
 	}
-	sc, err := scenario.Load(filepath.Join(testdata.Root(), approvalScenario))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(sc.Skills[0].Contract, &c); err != nil {
-		t.Fatal(err)
-	}
-	c["guards"] = []any{map[string]any{"ref": "writenonext@1.0.0", "phase": "before", "position": "after:ParamContract"}}
-	contractText, _ := json.Marshal(c)
-	code, eb := f.do(t, "PUT", "/v1/skills/site.builder", keyAcme, skillBody(t, string(contractText), "query_space", "query_site", "create_site"), nil)
+	contractText := contractWithGuard(t, map[string]any{"ref": "writenonext@1.0.0", "phase": "before", "position": "after:ParamContract"})
+	code, eb := f.do(t, "PUT", "/v1/skills/site.builder", keyAcme, skillBody(t, contractText, "query_space", "query_site", "create_site"), nil)
 	const guardWant = "skill site.builder: 8 problem(s): skill_contract.guards[0]: writenonext@1.0.0 fails the plugin kit's check probe/before/probe_write/empty-args: " +
 		"plugin contract violation (PLUGIN_CONTRACT_VIOLATION): a non-success result without a next step: ARG_REJECTED; "
 	if code != 400 || eb.Error.Code != server.CodeSkillInvalid || !strings.HasPrefix(eb.Error.Message, guardWant) {
