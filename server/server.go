@@ -394,10 +394,34 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set(headerRequestID, id)
 		rr := r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 		mux.ServeHTTP(w, rr)
-		// The route the mux matched, for the middleware around (metrics
-		// and spans read the request's Pattern).
+		// The route the mux matched and its path values, for the
+		// middleware around (metrics and spans read the request's Pattern,
+		// spans its session and task).
 		r.Pattern = rr.Pattern
+		for _, name := range wildcards(rr.Pattern) {
+			r.SetPathValue(name, rr.PathValue(name))
+		}
 	})
+}
+
+// wildcards are the names of a ServeMux pattern's wildcards
+// ("/v1/sessions/{session}/tasks/{task}" has session and task).
+func wildcards(pattern string) []string {
+	var out []string
+	for {
+		i := strings.IndexByte(pattern, '{')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(pattern[i:], '}')
+		if j < 0 {
+			return out
+		}
+		if name := strings.TrimSuffix(pattern[i+1:i+j], "..."); name != "" && name != "$" {
+			out = append(out, name)
+		}
+		pattern = pattern[i+j+1:]
+	}
 }
 
 // route is one route of the API: a ServeMux pattern ("METHOD /path") and
