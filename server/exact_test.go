@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -41,40 +40,11 @@ func TestApprovalExactIDs(t *testing.T) {
 			t.Parallel()
 			cfg := mcp.Config{Name: "orders", Command: []string{bin}}
 			if tr == "http" {
-				cfg = mcp.Config{Name: "orders", URL: ordersHTTP(t, bin)}
+				cfg = mcp.Config{Name: "orders", URL: testdata.OrdersHTTP(t, bin)}
 			}
 			approvalExactIDs(t, root, cfg)
 		})
 	}
-}
-
-// ordersHTTP starts mcporders over streamable HTTP and returns its URL.
-func ordersHTTP(t *testing.T, bin string) string {
-	t.Helper()
-	cmd := exec.Command(bin, "-http", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "mcporders: listening on "); ok {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return u
-		}
-	}
-	t.Fatalf("mcporders did not report its address: %v", sc.Err())
-	return ""
 }
 
 func approvalExactIDs(t *testing.T, root string, cfg mcp.Config) {

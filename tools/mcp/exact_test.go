@@ -1,12 +1,10 @@
 package mcp_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"os/exec"
-	"strings"
 	"testing"
 
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/tools/mcp"
 )
 
@@ -18,42 +16,15 @@ const (
 	orderText = `{"code":200,"msg":"ok","data":{"orderId":1234567890123456789,"next":9007199254740993,"total":123456789012345678901234567890,"one":1.0,"zero":-0,"huge":1e400,"z":"last key first","a":"first key last","note":"<b>A & B</b>"}}`
 )
 
-// ordersHTTP starts mcporders on a loopback port and returns its URL.
-func ordersHTTP(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command(ordersBin, "-http", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "mcporders: listening on "); ok {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return u
-		}
-	}
-	t.Fatalf("mcporders did not report its address: %v", sc.Err())
-	return ""
-}
-
 // ordersTransports dial mcporders over stdio and streamable HTTP.
 var ordersTransports = []struct {
 	name string
 	cfg  func(t *testing.T) mcp.Config
 }{
 	{"stdio", func(*testing.T) mcp.Config { return mcp.Config{Name: "orders", Command: []string{ordersBin}} }},
-	{"http", func(t *testing.T) mcp.Config { return mcp.Config{Name: "orders", URL: ordersHTTP(t)} }},
+	{"http", func(t *testing.T) mcp.Config {
+		return mcp.Config{Name: "orders", URL: testdata.OrdersHTTP(t, ordersBin)}
+	}},
 }
 
 func dialOrders(t *testing.T, cfg mcp.Config) *mcp.Client {
