@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { del, get, request } from './api.js';
 import { Badge, ConfirmDelete, ErrorNote, Loading, When, setFlash, takeFlash, useLoad } from './ui.jsx';
 
@@ -231,7 +231,8 @@ export function SkillEditor({ initial, onCancel, onSaved }) {
   const first = useRef();
   const heading = initial ? `Edit skill ${initial.skill_key}` : 'Upload a skill';
   const hid = initial ? 'h-edit-skill' : 'h-new-skill';
-  useEffect(() => first.current?.focus(), []);
+  // Focused as it is drawn, so that keys typed at once go to the field, not to the view's shortcuts.
+  useLayoutEffect(() => first.current?.focus(), []);
   const set = (k) => (e) => setF((o) => ({ ...o, [k]: e.currentTarget.value }));
   const bad = new Set((problems || []).map(fieldOf));
   const invalid = (k) => (bad.has(k) ? { 'aria-invalid': 'true', 'aria-describedby': 'skill-problems' } : {});

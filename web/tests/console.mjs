@@ -248,7 +248,10 @@ try {
   await page.locator('tr[data-skill="cms.website"]').waitFor({ timeout: wait });
   await page.locator('body').press('n');
   await page.getByRole('heading', { name: 'Upload a skill' }).waitFor({ timeout: wait });
+  // The key field has the focus: what is typed goes there, not to the shortcuts.
+  await page.waitForFunction(() => document.activeElement?.id === 'skill-key', null, { timeout: wait });
   await page.keyboard.type(skillKey);
+  check(await page.getByLabel('Skill key').inputValue() === skillKey, 'the typed key did not reach the key field');
   await page.getByLabel('Fill from a JSON file (optional)').setInputFiles({ name: 'guarded.json', mimeType: 'application/json', buffer: Buffer.from(skillFile) });
   await page.getByRole('status').filter({ hasText: 'Read guarded.json' }).waitFor({ timeout: wait });
   await page.getByRole('button', { name: 'Upload', exact: true }).click();
