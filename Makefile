@@ -41,7 +41,7 @@ plugins:
 		$(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -o $(WASM_DIR)/$$name.wasm ./$$d || exit 1; \
 	done
 
-# The web console (web/, Vite) built into console/assets/app, which warden
+# The web console (web/, Vite) built into internal/console/assets/app, which warden
 # embeds; npm ci runs again only when the lock file changed.
 console: web/node_modules/.package-lock.json
 	cd web && npm run build

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 // EstimateTokens estimates the tokens of a text from its bytes: one token

@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 func TestCompact(t *testing.T) {

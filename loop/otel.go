@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/tracing"
-	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // Span names of the loop. A task's span holds its nodes' spans, a node's

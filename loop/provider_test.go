@@ -9,10 +9,10 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/fakeprovider"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/model"
-	"github.com/agentwarden/warden/model/openai"
-	"github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/model/openai"
+	"github.com/agentwarden/warden/internal/model/scripted"
 )
 
 // nudge is what the model reads after a turn without a tool call.

@@ -12,10 +12,10 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/loop/catalog"
-	"github.com/agentwarden/warden/loop/chain"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/catalog"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 // Skill is one skill as the runner runs it: the loaded skill, its guard

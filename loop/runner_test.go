@@ -9,9 +9,9 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/loop/chain"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/model/scripted"
 )
 
 var ctx = context.Background()

@@ -6,8 +6,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/model/scripted"
 )
 
 // A process that died before it saved a task's status leaves the task as

@@ -9,10 +9,10 @@ import (
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/loop/catalog"
-	"github.com/agentwarden/warden/loop/chain"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/model/scripted"
+	"github.com/agentwarden/warden/internal/catalog"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/model/scripted"
 )
 
 // spaceContract is a delegatable read skill that shares the space it found.

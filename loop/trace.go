@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/loop/chain"
-	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // Kind is the kind of a trace event.

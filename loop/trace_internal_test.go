@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 func TestWithCall(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop/chain"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 // Recover marks the writes a previous process left STARTED as

@@ -12,7 +12,7 @@ export default defineConfig({
     proxy: Object.fromEntries(['/v1', '/admin', '/healthz', '/readyz', '/openapi.json'].map((p) => [p, process.env.WARDEN_URL || 'http://127.0.0.1:8080'])),
   },
   build: {
-    outDir: '../console/assets/app',
+    outDir: '../internal/console/assets/app',
     emptyOutDir: true,
     assetsInlineLimit: 0,
     modulePreload: { polyfill: false },

@@ -18,13 +18,13 @@ import (
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/loop/scenario"
-	"github.com/agentwarden/warden/model"
-	mscripted "github.com/agentwarden/warden/model/scripted"
-	"github.com/agentwarden/warden/server"
-	"github.com/agentwarden/warden/server/openapitest"
-	"github.com/agentwarden/warden/tools"
-	tscripted "github.com/agentwarden/warden/tools/scripted"
+	"github.com/agentwarden/warden/internal/scenario"
+	"github.com/agentwarden/warden/internal/model"
+	mscripted "github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/server/openapitest"
+	"github.com/agentwarden/warden/internal/tools"
+	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
 )
 
 // The client tests' keys.

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/loop/scenario"
+	"github.com/agentwarden/warden/internal/scenario"
 )
 
 // apiTask is a task as the API shows it: the fields the client prints.

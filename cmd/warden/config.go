@@ -21,10 +21,10 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/model/scripted"
-	"github.com/agentwarden/warden/server"
-	"github.com/agentwarden/warden/store/sqlstore"
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 const serveUsage = `usage: warden serve [--config FILE] --skills DIR --keys FILE --model scripted|openai --tools mcp-command|mcp-url|mcp-servers [flags]

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwarden/warden/store/sqlstore"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
 )
 
 // configFixture is serveFixture's store, keys and script with the flags

@@ -19,9 +19,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/agentwarden/warden/console"
+	"github.com/agentwarden/warden/internal/console"
 	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 // TestConsoleRoutes sends the console's page and files to the console and

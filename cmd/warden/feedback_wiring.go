@@ -5,9 +5,9 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/agentwarden/warden/feedback"
+	"github.com/agentwarden/warden/internal/feedback"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/store/sqlstore"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
 )
 
 // feedbackObserver records the tool calls of every session warden serve

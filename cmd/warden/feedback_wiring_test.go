@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/store/sqlstore"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
 )
 
 func toolEvent(seq int64, node, tool, outcome, code string, stalls int, status string) loop.Event {

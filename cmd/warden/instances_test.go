@@ -9,9 +9,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentwarden/warden/store/sqlstore"
-	"github.com/agentwarden/warden/store/sqlstore/sqltest"
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/internal/store/sqlstore/sqltest"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 // TestServeTwoInstances runs two warden serve processes on one PostgreSQL

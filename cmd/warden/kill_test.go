@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 // buildBin builds a main package into the test's temporary directory.

@@ -29,12 +29,12 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop/chain"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/model"
-	"github.com/agentwarden/warden/server"
-	"github.com/agentwarden/warden/store"
-	"github.com/agentwarden/warden/tools"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/store"
+	"github.com/agentwarden/warden/internal/tools"
 )
 
 // killpointEnv names the step to die at (see the file comment).

@@ -5,7 +5,7 @@ package main
 import (
 	"log/slog"
 
-	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/internal/server"
 )
 
 // killpointEnv names the step a killpoints build dies at (killpoint.go);

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwarden/warden/store/sqlstore"
-	"github.com/agentwarden/warden/store/sqlstore/sqltest"
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/internal/store/sqlstore/sqltest"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 // The crash sweep kills a real warden serve (SIGKILL) at every step of a

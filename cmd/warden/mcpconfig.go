@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 // mcpServer is one item of mcp-servers, as the config file writes it.

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentwarden/warden/model"
-	"github.com/agentwarden/warden/model/openai"
+	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/model/openai"
 )
 
 // exitProvider is warden run's exit code when the model provider failed

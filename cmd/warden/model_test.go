@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/internal/fakeprovider"
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 // The model-* keys of warden serve: read from every source with their

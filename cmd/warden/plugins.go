@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/firstparty"
-	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/internal/chain"
 )
 
 // cacheEnv names warden's cache directory: the first-party plugins built

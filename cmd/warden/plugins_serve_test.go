@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/internal/chain"
 )
 
 // TestServePlugins runs warden serve with the first-party plugins as wasm

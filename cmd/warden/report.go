@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agentwarden/warden/feedback"
-	"github.com/agentwarden/warden/store/sqlstore"
+	"github.com/agentwarden/warden/internal/feedback"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
 )
 
 const reportUsage = `usage: warden report tools [--json] [--tenant NAME] [--tool NAME] [--since WHEN] FILE...

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentwarden/warden/feedback"
-	"github.com/agentwarden/warden/store/sqlstore"
+	"github.com/agentwarden/warden/internal/feedback"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
 )
 
 const feedbackLines = `{"time":"2026-01-02T03:04:05Z","session":"s1","task":"t1","node":"n1","step":2,"tool":"put","outcome":"FAILED","code":"agent_runtime.40016","name":"TOOL_TIMEOUT","category":"execution","recoverable":true,"next":"retry","status":"RUNNING","stalls":1,"stalls_added":1,"result":"retrying","weight":1}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/internal/fakeprovider"
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 // warden run --model openai reports a run that stopped on an error that is

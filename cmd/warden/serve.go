@@ -24,14 +24,14 @@ import (
 	"github.com/agentwarden/warden/internal/firstparty"
 	"github.com/agentwarden/warden/internal/telemetry"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/model"
-	"github.com/agentwarden/warden/model/openai"
-	"github.com/agentwarden/warden/model/scripted"
-	"github.com/agentwarden/warden/server"
-	"github.com/agentwarden/warden/store/sqlstore"
-	"github.com/agentwarden/warden/tools"
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/model/openai"
+	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/internal/tools"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 // cmdServe runs the HTTP API until SIGTERM or SIGINT, then drains.

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agentwarden/warden/console"
+	"github.com/agentwarden/warden/internal/console"
 )
 
 // apiPrefixes are the paths the API keeps: the console never answers them,

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop/state"
-	"github.com/agentwarden/warden/store/sqlstore"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
 )
 
 const (

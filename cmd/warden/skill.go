@@ -15,9 +15,9 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/loop/chain"
-	"github.com/agentwarden/warden/tools"
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/tools"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 const skillUsage = `usage: warden skill validate [--json] [--plugin [REF=]FILE]... [--plugins-dir DIR]

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/internal/chain"
 )
 
 func runSkill(t *testing.T, args ...string) (int, string, string) {

@@ -10,7 +10,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/internal/server"
 )
 
 // specKeys are the spec's per-deployment settings (CONTRACT_SPEC §11,

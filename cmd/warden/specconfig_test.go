@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/internal/server"
 )
 
 // The spec's settings default to the spec's values, and the platform

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/agentwarden/warden/server"
+	"github.com/agentwarden/warden/internal/server"
 )
 
 // TestConfigFileStrictKeys: a config file may not give a key twice, two

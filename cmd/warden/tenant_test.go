@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/store/sqlstore"
-	"github.com/agentwarden/warden/store/sqlstore/sqltest"
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/internal/store/sqlstore/sqltest"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 // guardedSkill is killFixture's cms.website skill with the tenant guard

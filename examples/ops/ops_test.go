@@ -22,7 +22,7 @@ import (
 	"github.com/agentwarden/warden/internal/telemetry"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 // promtool finds promtool: a missing one fails the test under CI=true

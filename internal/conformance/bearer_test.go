@@ -18,7 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentwarden/warden/internal/conformance"
-	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/internal/chain"
 )
 
 // addNumbers is the tools_call scenario's server, behind a bearer token:

@@ -26,8 +26,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentwarden/warden/tools"
-	"github.com/agentwarden/warden/tools/mcp"
+	"github.com/agentwarden/warden/internal/tools"
+	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 
 // ErrScenario marks a scenario this driver does not know.

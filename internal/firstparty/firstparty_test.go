@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/loop/chain"
+	"github.com/agentwarden/warden/internal/chain"
 )
 
 // Plugins lists every plugins/*/*/cmd of the tree, the guards under the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/loop/state"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // Sink returns a loop.Sink that counts one session's trace events into m,

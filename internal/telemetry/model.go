@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 // modelMetrics are the model provider's counters, registered with the

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/internal/telemetry"
-	"github.com/agentwarden/warden/model"
+	"github.com/agentwarden/warden/internal/model"
 )
 
 // turnsModel answers with its turns in order, then with err.

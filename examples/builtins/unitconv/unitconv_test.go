@@ -16,7 +16,7 @@ import (
 	"github.com/agentwarden/warden/examples/builtins/unitconv"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/host/plugintest"
-	"github.com/agentwarden/warden/loop/catalog"
+	"github.com/agentwarden/warden/internal/catalog"
 )
 
 const (

@@ -1,0 +1,173 @@
+package chain_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/pprof"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/chain"
+)
+
+// The benchmark call: a read with 1 KB of arguments and a 2 KB result,
+// through all seven first-party guards (before and after).
+const benchSkill = `{"tools":{"search_articles":{
+  "label":"检索文章",
+  "args":{"spaceId":{"sources":["EVIDENCE","MODEL"]},"keywords":{"sources":["USER","MODEL"]},"filters":{"required":false,"sources":["MODEL"]}},
+  "success":{"path":"code","op":"EQ","value":200},
+  "error":{"code":"code","message":"msg"},
+  "extracts":[{"key":"articles","path":"data.records","entity":{"type":"article","id":"id","name":"title"}}]
+}}}`
+
+const benchSchema = `{"type":"object","additionalProperties":false,"required":["spaceId","keywords"],"properties":{
+  "spaceId":{"type":"integer","minimum":1},"keywords":{"type":"string","maxLength":200},
+  "filters":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"required":["field","op","value"],
+    "properties":{"field":{"type":"string"},"op":{"type":"string","enum":["eq","ne","gt","lt","in"]},"value":{"type":"string"}}}}}}`
+
+func benchCall(tb testing.TB) (chain.Call, chain.Caller) {
+	var filters []string
+	for i := 0; len(strings.Join(filters, ",")) < 960; i++ {
+		filters = append(filters, fmt.Sprintf(`{"field":"tag_%02d","op":"eq","value":"campaign-spring-%04d"}`, i, i))
+	}
+	args := `{"spaceId":42,"keywords":"spring launch campaign","filters":[` + strings.Join(filters, ",") + `]}`
+	var recs []string
+	for i := 0; len(strings.Join(recs, ",")) < 1950; i++ {
+		recs = append(recs, fmt.Sprintf(`{"id":%d,"title":"Spring launch article number %d","status":"PUBLISHED","updatedAt":"2026-11-2%dT10:00:00Z"}`, 1000+i, i, i%10))
+	}
+	resp := `{"code":200,"msg":"ok","data":{"records":[` + strings.Join(recs, ",") + `]}}`
+	if len(args) < 1000 || len(args) > 1100 || len(resp) < 2000 || len(resp) > 2200 {
+		tb.Fatalf("arguments %d bytes, response %d bytes", len(args), len(resp))
+	}
+	c, _, err := contract.Parse("articles", []byte(benchSkill))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var m map[string]map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(benchSkill), &m)
+	call := chain.Call{Tenant: "acme", CallID: "call_b", Tool: "search_articles", Args: []byte(args),
+		Contract: m["tools"]["search_articles"], ToolContract: c.Tools["search_articles"], Schema: json.RawMessage(benchSchema)}
+	call.State = views(func(v map[abi.Capability]any) {
+		v[abi.CapStateNode] = abi.NodeView{SessionID: "s1", TaskID: "t1", NodeID: "n1", Status: "RUNNING", SkillKey: "articles",
+			Contract: json.RawMessage(benchSkill), ToolNames: []string{"search_articles"}}
+	})
+	return call, script{"search_articles": answer(resp)}
+}
+
+// BenchmarkChain runs the whole first-party chain natively and as wasm, in
+// one run: the median latency beside the mean and the allocations of one
+// caller, calls/s with four callers (two per core on two cores), and at the
+// end the mean time of each guard, native beside wasm.
+func BenchmarkChain(b *testing.B) {
+	call, tool := benchCall(b)
+	split := map[bool]map[string]*guardTime{}
+	p50 := map[bool]time.Duration{}
+	var order []string
+	for _, wasm := range []bool{false, true} {
+		name := "native"
+		if wasm {
+			name = "wasm"
+		}
+		fp := guards(b, wasm)
+		c, err := chain.New(fp, nil, &chain.Invoker{Caller: tool})
+		if err != nil {
+			b.Fatal(err)
+		}
+		check := c.Run(context.Background(), call)
+		if check.Observation.Outcome != abi.OutcomeSuccess || !check.Invoked {
+			b.Fatalf("%s: %v %s %s\n%+v", name, check.Observation.Outcome, check.Observation.Code, check.Observation.Message(), check.Trace)
+		}
+		order = order[:0]
+		for _, st := range check.Trace {
+			order = append(order, stepName(st))
+		}
+		for i := 0; i < 2000; i++ { // steady state: guest heaps warmed
+			c.Run(context.Background(), call)
+		}
+		b.Run(name, func(b *testing.B) {
+			// A CPU profile splits by -tagfocus=chain=native|wasm.
+			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("chain", name)))
+			lat := make([]time.Duration, 0, 1<<16)
+			per := map[string]*guardTime{}
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				res := c.Run(context.Background(), call)
+				lat = append(lat, time.Since(start))
+				for _, st := range res.Trace {
+					gt := per[stepName(st)]
+					if gt == nil {
+						gt = &guardTime{}
+						per[stepName(st)] = gt
+					}
+					gt.total += st.Duration
+					gt.n++
+				}
+			}
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			p50[wasm] = lat[len(lat)/2]
+			split[wasm] = per
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		})
+		b.Run(name+"/parallel", func(b *testing.B) {
+			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("chain", name)))
+			b.SetParallelism(2) // 2 × GOMAXPROCS callers
+			b.ReportAllocs()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					c.Run(context.Background(), call)
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+		})
+	}
+	if split[false] == nil || split[true] == nil {
+		return // a -bench filter ran one side only
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "median per call: native %v, wasm %v (%.1fx)\n", p50[false].Round(time.Microsecond),
+		p50[true].Round(time.Microsecond), float64(p50[true])/float64(p50[false]))
+	fmt.Fprintf(&out, "%-26s %10s %10s %6s\n", "mean per guard", "native", "wasm", "ratio")
+	for _, g := range order {
+		n, w := split[false][g].mean(), split[true][g].mean()
+		fmt.Fprintf(&out, "%-26s %8.1fµs %8.1fµs %5.1fx\n", g, us(n), us(w), float64(w)/float64(n))
+	}
+	// Printed, not logged: a parent benchmark's log is dropped without -v.
+	fmt.Print(out.String())
+}
+
+type guardTime struct {
+	total time.Duration
+	n     int
+}
+
+func (g *guardTime) mean() time.Duration {
+	if g == nil || g.n == 0 {
+		return 0
+	}
+	return g.total / time.Duration(g.n)
+}
+
+func stepName(st chain.Step) string { return st.Guard + " (" + string(st.Phase) + ")" }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// TestChainBenchCallSucceeds keeps the benchmark's call honest in `go test`.
+func TestChainBenchCallSucceeds(t *testing.T) {
+	t.Parallel()
+	call, tool := benchCall(t)
+	c, err := chain.New(guards(t, false), nil, &chain.Invoker{Caller: tool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := c.Run(context.Background(), call)
+	if res.Observation.Outcome != abi.OutcomeSuccess || !res.Invoked || len(res.Trace) != 9 {
+		t.Fatalf("%v %s %q trace %+v", res.Observation.Outcome, res.Observation.Code, res.Observation.Message(), res.Trace)
+	}
+}

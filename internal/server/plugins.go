@@ -1,0 +1,422 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/plugins/builtins/control"
+	"github.com/agentwarden/warden/plugins/builtins/env"
+	"github.com/agentwarden/warden/plugins/builtins/node"
+	"github.com/agentwarden/warden/internal/store"
+)
+
+// Generation records live in the store (store.GenerationRecord); these
+// names keep the server's API whole.
+type (
+	GenerationEvent  = store.GenerationEvent
+	GenerationRecord = store.GenerationRecord
+	GenerationLog    = store.GenerationLog
+)
+
+// Generation events.
+const (
+	GenerationInstalled  = store.GenerationInstalled
+	GenerationRefused    = store.GenerationRefused
+	GenerationRolledBack = store.GenerationRolledBack
+)
+
+// Where a candidate came from.
+const (
+	OriginAdmin = "admin" // the admin API
+	OriginStart = "start" // Options.Plugins, loaded by LoadPlugins
+	OriginWatch = "watch" // a change in Options.Plugins, found by Scan
+)
+
+// MemoryGenerations is the in-process GenerationLog, the default.
+type MemoryGenerations struct {
+	mu      sync.Mutex
+	records []GenerationRecord
+}
+
+// NewMemoryGenerations returns an empty log.
+func NewMemoryGenerations() *MemoryGenerations { return &MemoryGenerations{} }
+
+// RecordGeneration appends r.
+func (m *MemoryGenerations) RecordGeneration(_ context.Context, r GenerationRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.records = append(m.records, r)
+	return nil
+}
+
+// Generations lists the slot's records, oldest first.
+func (m *MemoryGenerations) Generations(_ context.Context, slot string) ([]GenerationRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []GenerationRecord{}
+	for _, r := range m.records {
+		if r.Slot == slot {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// pluginFile is one first-party module of the plugin directory.
+type pluginFile struct {
+	slot string // chain position name, or the builtin's slot name
+	base string // file name without .wasm; the sidecar is base+".json"
+	want abi.Manifest
+}
+
+// builtinSlots are the slot names of the first-party builtins, in the order
+// sessions list them.
+var builtinSlots = []string{"control", "node", "env"}
+
+// pluginFiles are the modules LoadPlugins loads and Scan watches: the
+// guards in chain order, then the builtins, named as `make plugins` names
+// them.
+var pluginFiles = func() []pluginFile {
+	var out []pluginFile
+	for _, n := range append(slices.Clone(chain.FirstPartyBefore), chain.FirstPartyAfter...) {
+		if !slices.ContainsFunc(out, func(f pluginFile) bool { return f.slot == n }) {
+			out = append(out, pluginFile{slot: n, base: chain.PluginDir(n), want: firstParty[n].Manifest})
+		}
+	}
+	for i, p := range []abi.Manifest{control.Plugin.Manifest, node.Plugin.Manifest, env.Plugin.Manifest} {
+		out = append(out, pluginFile{slot: builtinSlots[i], base: builtinSlots[i], want: p})
+	}
+	return out
+}()
+
+// reservedSlot returns the first-party manifest a slot's candidates must
+// match in role and phases, if the slot is a first-party one.
+func reservedSlot(name string) (abi.Manifest, bool) {
+	for _, f := range pluginFiles {
+		if f.slot == name {
+			return f.want, true
+		}
+	}
+	return abi.Manifest{}, false
+}
+
+// Sidecar is the optional <name>.json beside a module in the plugin
+// directory. Unknown keys are refused: a misspelt pin must not silently
+// leave a module unpinned.
+type Sidecar struct {
+	// SHA256 pins the module's digest (hex, "sha256:" allowed).
+	SHA256 string `json:"sha256,omitempty"`
+	// Config is the plugin's configuration, checked against its manifest.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// parseSidecar decodes a sidecar strictly: one JSON object, known keys,
+// each once and in its own case.
+func parseSidecar(path string, b []byte) (Sidecar, error) {
+	var sc Sidecar
+	// Strict (abi.DecodeStrict): a key twice or in another case ("SHA256")
+	// must not leave a module pinned one way for one reader and another
+	// way, or not at all, for the next.
+	if err := abi.DecodeStrict(b, &sc); err != nil {
+		if strings.HasSuffix(err.Error(), ": trailing data") {
+			return Sidecar{}, fmt.Errorf("%w %s: more than one JSON value", ErrSidecar, path)
+		}
+		return Sidecar{}, fmt.Errorf("%w %s: %w", ErrSidecar, path, err)
+	}
+	if bytes.Equal(bytes.TrimSpace(sc.Config), []byte("null")) {
+		sc.Config = nil
+	}
+	return sc, nil
+}
+
+// moduleFile is what one read of a plugin file found.
+type moduleFile struct {
+	path, sidecarPath string
+	module, sidecar   []byte // sidecar is nil when there is none
+	digest            string // of module
+	sidecarDigest     string // of sidecar; "" when there is none
+}
+
+// readPluginFile reads a module and its sidecar, if any.
+func readPluginFile(dir string, f pluginFile) (moduleFile, error) {
+	m := moduleFile{path: filepath.Join(dir, f.base+".wasm"), sidecarPath: filepath.Join(dir, f.base+".json")}
+	var err error
+	if m.module, err = os.ReadFile(m.path); err != nil {
+		return m, fmt.Errorf("server: plugin %s: %w", m.path, pathErr(err))
+	}
+	m.digest = host.Digest(m.module)
+	switch m.sidecar, err = os.ReadFile(m.sidecarPath); {
+	case errors.Is(err, fs.ErrNotExist):
+		m.sidecar = nil
+	case err != nil:
+		return m, fmt.Errorf("server: plugin %s: %w", m.sidecarPath, pathErr(err))
+	default:
+		m.sidecarDigest = host.Digest(m.sidecar)
+	}
+	return m, nil
+}
+
+// pathErr drops the path an *fs.PathError repeats.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
+// source makes the module a candidate: its sidecar's pin and config.
+func (m moduleFile) source() (host.Source, json.RawMessage, error) {
+	src := host.Source{Name: filepath.Base(m.path), Bytes: m.module}
+	if m.sidecar == nil {
+		return src, nil, nil
+	}
+	sc, err := parseSidecar(m.sidecarPath, m.sidecar)
+	if err != nil {
+		return host.Source{}, nil, err
+	}
+	src.SHA256 = sc.SHA256
+	return src, sc.Config, nil
+}
+
+// LoadPlugins loads every first-party module of Options.Plugins as a slot
+// (the guards by chain position name, the builtins as control, node and
+// env), so that every session created afterwards runs them as wasm, and a
+// later swap of a slot reaches sessions already open. Call it once, after
+// New and before serving; it does nothing without Options.Plugins. A
+// missing or bad module, or a bad sidecar, is an error naming the file;
+// the server must then not serve (Close releases what was loaded).
+func (s *Server) LoadPlugins(ctx context.Context) error {
+	dir := s.opt.Plugins
+	switch {
+	case dir == "":
+		return nil
+	case s.opt.Host == nil:
+		return fmt.Errorf("%w: a plugin directory without a plugin host", ErrConfig)
+	case s.opt.Guards != nil || s.opt.Builtins != nil:
+		return fmt.Errorf("%w: a plugin directory with Guards or Builtins", ErrConfig)
+	}
+	ps := s.pluginsOf()
+	type loaded struct {
+		m      moduleFile
+		src    host.Source
+		config json.RawMessage
+	}
+	var mods []loaded
+	for _, f := range pluginFiles {
+		m, err := readPluginFile(dir, f)
+		if err != nil {
+			return err
+		}
+		src, config, err := m.source()
+		if err != nil {
+			return err
+		}
+		mods = append(mods, loaded{m, src, config})
+	}
+	// Compile them all at once, one per CPU; the installs that follow,
+	// one at a time, find them compiled. A module that does not compile
+	// is reported by its install, naming its file.
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for _, l := range mods {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_ = s.opt.Host.Precompile(ctx, l.src, s.opt.Policy)
+		})
+	}
+	wg.Wait()
+	for i, f := range pluginFiles {
+		m, src, config := mods[i].m, mods[i].src, mods[i].config
+		if _, _, _, err := s.install(ctx, f.slot, src, config, OriginStart, filepath.Base(m.path)); err != nil {
+			return fmt.Errorf("server: plugin %s: %w", m.path, err)
+		}
+		ps.watchMu.Lock()
+		ps.files[f.slot] = &fileState{attempted: m.key()}
+		ps.watchMu.Unlock()
+	}
+	return nil
+}
+
+// install loads a candidate as the next generation of a slot (the first
+// one creates the slot): digest pin, compile, config, start, fit to a
+// first-party slot, self-test, then an atomic swap. A candidate that fails
+// leaves the serving generation alone. Either way the event is logged and
+// recorded. The admin API, LoadPlugins and Scan all install through here.
+func (s *Server) install(ctx context.Context, name string, src host.Source, config json.RawMessage, origin, file string) (*host.Slot, host.GenerationInfo, bool, error) {
+	if s.opt.Host == nil {
+		return nil, host.GenerationInfo{}, false, fmt.Errorf("%w: no plugin host", ErrConfig)
+	}
+	pol := s.opt.Policy
+	pol.Config = config
+	// A first-party slot allows its own plugin's capabilities and no more,
+	// whatever a candidate's manifest asks for; any other slot what the
+	// operator's Policy grants (nothing by default).
+	if want, reserved := reservedSlot(name); reserved {
+		pol.Capabilities = want.Capabilities
+	}
+	rec := GenerationRecord{Slot: name, Digest: host.Digest(src.Bytes), Origin: origin, File: file}
+	// One install or rollback at a time: a slot's generations are serial by
+	// nature, and it keeps two first installs of one name from racing.
+	// The map lock is held only to read and add, never while compiling, so
+	// sessions being created meanwhile are not held up.
+	s.installMu.Lock()
+	defer s.installMu.Unlock()
+	s.slotMu.Lock()
+	sl, exists := s.slots[name]
+	s.slotMu.Unlock()
+	var (
+		info host.GenerationInfo
+		err  error
+	)
+	if exists {
+		info, err = sl.Swap(ctx, src, pol, s.slotTest(name))
+	} else {
+		sl, err = s.opt.Host.NewSlot(ctx, name, src, pol, s.slotTest(name))
+		if err == nil {
+			info = sl.Current()
+		}
+	}
+	if err != nil {
+		rec.Event, rec.Reason = GenerationRefused, err.Error()
+		s.record(ctx, rec)
+		s.log.Warn("plugin candidate refused", "slot", name, "file", file, "digest", rec.Digest, "origin", origin, "err", err)
+		return nil, host.GenerationInfo{}, false, err
+	}
+	if !exists {
+		s.slotMu.Lock()
+		s.slots[name] = sl
+		s.slotMu.Unlock()
+	}
+	rec.Event, rec.Number, rec.Ref, rec.Digest = GenerationInstalled, info.Number, info.Ref, info.Digest
+	s.record(ctx, rec)
+	s.log.Info("plugin generation installed", "slot", name, "generation", info.Number, "ref", info.Ref,
+		"digest", info.Digest, "origin", origin, "file", file)
+	return sl, info, !exists, nil
+}
+
+// rollback makes a slot's previous module serve again as a new generation,
+// and records it (or its refusal).
+func (s *Server) rollback(ctx context.Context, name string, sl *host.Slot) (host.GenerationInfo, error) {
+	s.installMu.Lock()
+	defer s.installMu.Unlock()
+	rec := GenerationRecord{Slot: name, Origin: OriginAdmin}
+	if h := sl.History(); len(h) >= 2 {
+		rec.Digest = h[len(h)-2].Digest // the generation the serving one replaced
+	}
+	info, err := sl.Rollback(ctx, s.slotTest(name))
+	switch {
+	case errors.Is(err, host.ErrNoPrevious):
+		return info, err
+	case err != nil:
+		rec.Event, rec.Reason = GenerationRefused, err.Error()
+		s.record(ctx, rec)
+		s.log.Warn("rollback refused", "slot", name, "digest", rec.Digest, "err", err)
+		return info, err
+	}
+	rec.Event, rec.Number, rec.Ref, rec.Digest = GenerationRolledBack, info.Number, info.Ref, info.Digest
+	s.record(ctx, rec)
+	s.log.Info("plugin generation rolled back", "slot", name, "generation", info.Number, "ref", info.Ref, "digest", info.Digest)
+	return info, nil
+}
+
+// record stamps and appends a generation record. A log that fails does not
+// undo what happened; it is reported.
+func (s *Server) record(ctx context.Context, r GenerationRecord) {
+	r.Time, r.Instance = s.opt.Now().UTC(), s.opt.Instance
+	if err := s.pluginsOf().log.RecordGeneration(context.WithoutCancel(ctx), r); err != nil {
+		s.log.Error("generation not recorded", "slot", r.Slot, "event", r.Event, "digest", r.Digest, "err", err)
+	}
+}
+
+// refusals lists a slot's refused candidates, oldest first. A log that
+// cannot be read leaves the list out rather than the slot.
+func (s *Server) refusals(ctx context.Context, name string) []GenerationRecord {
+	recs, err := s.pluginsOf().log.Generations(ctx, name)
+	if err != nil {
+		s.log.Error("generations not read", "slot", name, "err", err)
+		return nil
+	}
+	out := []GenerationRecord{}
+	for _, r := range recs {
+		if r.Event == GenerationRefused {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// slotTest is the self-test of a slot's candidates: a first-party slot
+// takes only a plugin of its role and phases, then Options.SelfTest.
+func (s *Server) slotTest(name string) host.SelfTest {
+	want, reserved := reservedSlot(name)
+	return func(ctx context.Context, p *host.Plugin) error {
+		if m := p.Manifest(); reserved && (m.Role != want.Role || !samePhases(m.Phases, want.Phases)) {
+			return fmt.Errorf("%w: slot %s takes a %s %v, %s is a %s %v", ErrSlotRole, name, want.Role, want.Phases, p.Ref(), m.Role, m.Phases)
+		}
+		return s.opt.SelfTest(ctx, p)
+	}
+}
+
+func samePhases(a, b []abi.Phase) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, p := range a {
+		if !slices.Contains(b, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// slotBuiltin serves a builtin through its slot, so a swap reaches the
+// sessions already open.
+type slotBuiltin struct{ sl *host.Slot }
+
+func (b slotBuiltin) Manifest() abi.Manifest { return b.sl.Plugin().Manifest() }
+
+func (b slotBuiltin) Builtin(ctx context.Context, tenant string, req *abi.Request) abi.Verdict {
+	return b.sl.Builtin(ctx, tenant, req)
+}
+
+// pluginState is a server's runtime state of slots beyond the host's.
+type pluginState struct {
+	log GenerationLog
+
+	// watchMu serialises scans and guards files.
+	watchMu sync.Mutex
+	files   map[string]*fileState // by slot
+}
+
+// pluginStateMu guards the creation of every server's pluginState.
+var pluginStateMu sync.Mutex
+
+// pluginsOf returns the server's plugin state, made on first use with
+// Options.Generations or a MemoryGenerations.
+func (s *Server) pluginsOf() *pluginState {
+	pluginStateMu.Lock()
+	defer pluginStateMu.Unlock()
+	if s.opt.plugins == nil {
+		log := s.opt.Generations
+		if log == nil {
+			log = NewMemoryGenerations()
+		}
+		s.opt.plugins = &pluginState{log: log, files: map[string]*fileState{}}
+	}
+	return s.opt.plugins
+}
