@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/loop"
 )
 
 // A CONFIRM of a held write whose arguments are no longer the ones the user

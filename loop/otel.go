@@ -8,8 +8,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/tracing"
 )
 
 // Span names of the loop. A task's span holds its nodes' spans, a node's

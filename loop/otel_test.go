@@ -16,12 +16,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/internal/state"
-	"github.com/agentwarden/warden/internal/model/scripted"
 )
 
 var (

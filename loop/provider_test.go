@@ -8,11 +8,11 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/fakeprovider"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/openai"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/loop"
 )
 
 // nudge is what the model reads after a turn without a tool call.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // Decision is the user's answer to an approval (CONTRACT_SPEC §14.1).

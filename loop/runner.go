@@ -14,8 +14,8 @@ import (
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // Skill is one skill as the runner runs it: the loaded skill, its guard

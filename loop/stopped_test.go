@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/loop"
 )
 
 // A process that died before it saved a task's status leaves the task as

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/loop"
 )
 
 // spaceContract is a delegatable read skill that shares the space it found.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/loop"
 )
 
 // shaped gives the n-th turn (1-based) of the model it wraps the finish

@@ -11,8 +11,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // Recover marks the writes a previous process left STARTED as

@@ -9,10 +9,10 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/loop"
 )
 
 // verifiedContract is skillContract with a verify on create_site: the

@@ -16,15 +16,15 @@ import (
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/server"
 	"github.com/agentwarden/warden/internal/server/openapitest"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
+	"github.com/agentwarden/warden/loop"
 )
 
 // The client tests' keys.

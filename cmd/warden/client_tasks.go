@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/scenario"
+	"github.com/agentwarden/warden/loop"
 )
 
 // apiTask is a task as the API shows it: the fields the client prints.

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 
 	"github.com/agentwarden/warden/internal/feedback"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/loop"
 )
 
 // feedbackObserver records the tool calls of every session warden serve

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/loop"
 )
 
 func toolEvent(seq int64, node, tool, outcome, code string, stalls int, status string) loop.Event {

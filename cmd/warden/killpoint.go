@@ -30,9 +30,9 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/store"
 	"github.com/agentwarden/warden/internal/tools"
 )

@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/firstparty"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/firstparty"
 )
 
 // cacheEnv names warden's cache directory: the first-party plugins built

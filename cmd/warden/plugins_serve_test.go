@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // TestServePlugins runs warden serve with the first-party plugins as wasm

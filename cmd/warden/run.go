@@ -13,10 +13,10 @@ import (
 	"sync"
 
 	"github.com/agentwarden/warden/internal/feedback"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/openai"
+	"github.com/agentwarden/warden/internal/scenario"
+	"github.com/agentwarden/warden/loop"
 )
 
 const runUsage = `usage: warden run [--json] [--native | --plugins DIR] [--cache-dir DIR] [--model openai --base-url URL --api-key-env VAR --model-name NAME [model flags]] FILE...

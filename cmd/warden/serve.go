@@ -22,16 +22,16 @@ import (
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/firstparty"
-	"github.com/agentwarden/warden/internal/telemetry"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/openai"
 	"github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/internal/telemetry"
 	"github.com/agentwarden/warden/internal/tools"
 	"github.com/agentwarden/warden/internal/tools/mcp"
+	"github.com/agentwarden/warden/loop"
 )
 
 // cmdServe runs the HTTP API until SIGTERM or SIGINT, then drains.

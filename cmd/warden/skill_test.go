@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 func runSkill(t *testing.T, args ...string) (int, string, string) {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/loop"
 )
 
 // specKeys are the spec's per-deployment settings (CONTRACT_SPEC §11,

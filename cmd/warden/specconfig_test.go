@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/loop"
 )
 
 // The spec's settings default to the spec's values, and the platform

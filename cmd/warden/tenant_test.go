@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
 	"github.com/agentwarden/warden/internal/store/sqlstore/sqltest"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools/mcp"
 )
 

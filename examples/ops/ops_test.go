@@ -19,10 +19,10 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/telemetry"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/model"
 )
 
 // promtool finds promtool: a missing one fails the test under CI=true

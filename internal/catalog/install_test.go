@@ -9,8 +9,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/catalog"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 func TestCheckNames(t *testing.T) {

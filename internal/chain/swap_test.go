@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/plugins/guards/paramcontract"
 	"github.com/agentwarden/warden/plugins/guards/writegate"
 )

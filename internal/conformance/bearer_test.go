@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentwarden/warden/internal/conformance"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/conformance"
 )
 
 // addNumbers is the tools_call scenario's server, behind a bearer token:

@@ -14,8 +14,8 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // Plugins lists every plugins/*/*/cmd of the tree, the guards under the

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/state"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
+	"github.com/agentwarden/warden/loop"
 )
 
 // check returns every expectation of e that does not hold.

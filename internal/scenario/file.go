@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/internal/yamljson"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/yamljson"
 )
 
 // Scenario is one scenario file. See docs/SCENARIOS.md for every field.

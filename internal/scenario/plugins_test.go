@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/scenario"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // LoadPlugins names every first-party plugin once, in chain order then the

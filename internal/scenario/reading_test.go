@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwarden/warden/internal/model/openai"
 	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/state"
-	"github.com/agentwarden/warden/internal/model/openai"
 )
 
 // readingModel is a fake OpenAI-compatible provider whose every decision

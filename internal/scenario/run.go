@@ -12,14 +12,14 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/internal/firstparty"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/firstparty"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/tools"
+	"github.com/agentwarden/warden/loop"
 )
 
 // Clock is where every scenario's clock starts, so traces and approval

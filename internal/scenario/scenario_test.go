@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/internal/firstparty"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/scenario"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // options runs the first-party plugins in-process, or as wasm built into

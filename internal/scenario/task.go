@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
+	"github.com/agentwarden/warden/loop"
 )
 
 // TaskSpec runs the user's messages as whole tasks of one session: each is

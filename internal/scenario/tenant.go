@@ -15,9 +15,9 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/loop"
 )
 
 // tenant is the tenant a scenario runs as (loop.Config.Tenant).

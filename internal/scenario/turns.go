@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/loop"
 )
 
 // plannerKey keys the planning turns in models.

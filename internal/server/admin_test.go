@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 func install(t *testing.T, fixture string, pin string) string {

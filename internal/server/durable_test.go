@@ -14,16 +14,16 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/store"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
 	"github.com/agentwarden/warden/internal/store/sqlstore/sqltest"
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
+	"github.com/agentwarden/warden/loop"
 )
 
 // clock is a settable clock shared by the instances of a test.

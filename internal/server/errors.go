@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/store"
+	"github.com/agentwarden/warden/loop"
 )
 
 // Error codes of the API. They are stable: clients branch on them.

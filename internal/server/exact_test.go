@@ -14,13 +14,13 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools/mcp"
+	"github.com/agentwarden/warden/loop"
 )
 
 // TestApprovalExactIDs: ids no float64 holds, from an MCP server (the

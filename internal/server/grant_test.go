@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // TestAdminCapabilities: a first-party slot allows its own plugin's

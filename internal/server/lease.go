@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/agentwarden/warden/host"
@@ -156,3 +157,157 @@ func (s *Server) Slots() map[string]*host.Slot {
 // CloseIdle closes the sessions idle for IdleTimeout now (Start does it
 // every lease period); it returns how many.
 func (s *Server) CloseIdle() int { return s.closeIdle() }
+
+// lookup returns the tenant's session, opened on this instance; a foreign
+// one is not found.
+func (s *Server) lookup(ctx context.Context, tenant, id string) (*session, error) {
+	return s.acquire(ctx, tenant, id)
+}
+
+// acquire returns the session this instance holds, or claims it in the
+// directory and opens it: a session whose owner is alive elsewhere is
+// refused with CodeSessionElsewhere; one whose owner died (or released
+// it) moves here, and opening it recovers what the dead process left.
+//
+// While leases are kept (after Start) the directory is asked on every
+// request, even for a session held here: another instance may have taken
+// it over while this one's lease had run out.
+func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, error) {
+	s.mu.Lock()
+	ss := s.sessions[id]
+	s.mu.Unlock()
+	if ss != nil && ss.tenant != tenant {
+		return nil, errSessionNotFound
+	}
+	leased := s.leaseUntil.Load() != 0
+	if ss != nil && !leased {
+		ss.used.Store(s.opt.Now().UnixNano())
+		return ss, nil
+	}
+	if leased && !s.holding() {
+		// This instance's own lease ran out (the store was unreachable):
+		// renew it before claiming anything.
+		if err := s.beat(ctx); err != nil {
+			s.log.Error("lease not renewed", "instance", s.opt.Instance, "err", err)
+			return nil, fail(http.StatusServiceUnavailable, CodeInternal, "the instance lost its lease on the session store")
+		}
+		s.mu.Lock()
+		ss = s.sessions[id]
+		s.mu.Unlock()
+	}
+	if ss != nil {
+		prev, err := s.dir.Claim(ctx, id, s.opt.Instance, s.opt.Now())
+		switch {
+		case err == nil && prev == s.opt.Instance:
+			ss.used.Store(s.opt.Now().UnixNano())
+			return ss, nil
+		case errors.Is(err, store.ErrOwned):
+			s.forget(ss)
+			return nil, elsewhere(prev)
+		case err != nil:
+			s.log.Error("session claim failed", "session", id, "err", err)
+			return nil, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+		}
+		// Another instance held the session since this one opened it: the
+		// copy here is stale. It is opened again once nothing runs on it.
+		if !ss.run.TryLock() {
+			return nil, errSessionBusy
+		}
+		s.forget(ss)
+		ss.run.Unlock()
+	}
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	s.mu.Lock()
+	opened := s.sessions[id]
+	s.mu.Unlock()
+	if opened != nil {
+		// Opened by another request meanwhile.
+		opened.used.Store(s.opt.Now().UnixNano())
+		return opened, nil
+	}
+	rec, err := s.dir.LookupSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Tenant != tenant) {
+		return nil, errSessionNotFound
+	}
+	if err != nil {
+		s.log.Error("session lookup failed", "session", id, "err", err)
+		return nil, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	prev, err := s.dir.Claim(ctx, id, s.opt.Instance, s.opt.Now())
+	if errors.Is(err, store.ErrOwned) {
+		return nil, elsewhere(prev)
+	}
+	if err != nil {
+		s.log.Error("session claim failed", "session", id, "err", err)
+		return nil, fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	ss, err = s.open(ctx, rec)
+	if err != nil {
+		s.log.Error("session open failed", "session", id, "tenant", tenant, "err", err)
+		return nil, fail(http.StatusInternalServerError, CodeSetupFailed, "the session could not be opened")
+	}
+	if prev != s.opt.Instance {
+		s.log.Info("session taken over", "session", id, "from", prev, "instance", s.opt.Instance)
+	}
+	ss.used.Store(s.opt.Now().UnixNano())
+	s.mu.Lock()
+	s.sessions[id] = ss
+	s.mu.Unlock()
+	return ss, nil
+}
+
+func elsewhere(owner string) error {
+	return fail(http.StatusConflict, CodeSessionElsewhere, fmt.Sprintf("the session is served by instance %s; send its requests there", owner))
+}
+
+// forget drops a session from this instance: no new run starts on it.
+func (s *Server) forget(ss *session) {
+	ss.closed.Store(true)
+	s.mu.Lock()
+	if s.sessions[ss.id] == ss {
+		delete(s.sessions, ss.id)
+	}
+	s.mu.Unlock()
+}
+
+// forgetIdle drops every session held here that runs nothing, after this
+// instance's lease ran out: another instance may own them now, and the
+// next request opens them again only once the directory says so.
+func (s *Server) forgetIdle() {
+	s.mu.Lock()
+	var all []*session
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		if ss.run.TryLock() {
+			s.forget(ss)
+			ss.run.Unlock()
+		}
+	}
+}
+
+// closeIdle closes the sessions no request used for IdleTimeout, that run
+// nothing and stream to nobody: their state is in the directory, and their
+// next request opens them again. It returns how many it closed.
+func (s *Server) closeIdle() int {
+	if s.opt.IdleTimeout <= 0 {
+		return 0
+	}
+	cutoff := s.opt.Now().Add(-s.opt.IdleTimeout).UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, ss := range s.sessions {
+		if ss.used.Load() > cutoff || ss.streams.Load() > 0 || !ss.run.TryLock() {
+			continue
+		}
+		delete(s.sessions, id)
+		ss.closed.Store(true)
+		ss.run.Unlock()
+		n++
+	}
+	return n
+}

@@ -1,9 +1,9 @@
 package server
 
 import (
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/loop"
 )
 
 // observable is a model that wants to know the outcome of each tool message

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/server/openapitest"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // checkAPI validates every answer of h against docs/openapi.json

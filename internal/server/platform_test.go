@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/server"
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
+	"github.com/agentwarden/warden/loop"
 )
 
 const keyGateway = "key-acme-gateway"

@@ -17,10 +17,10 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/store"
 	"github.com/agentwarden/warden/plugins/builtins/control"
 	"github.com/agentwarden/warden/plugins/builtins/env"
 	"github.com/agentwarden/warden/plugins/builtins/node"
-	"github.com/agentwarden/warden/internal/store"
 )
 
 // Generation records live in the store (store.GenerationRecord); these

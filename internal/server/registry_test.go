@@ -16,15 +16,15 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/server"
 	"github.com/agentwarden/warden/internal/store"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
 	"github.com/agentwarden/warden/internal/store/sqlstore/sqltest"
+	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/loop"
 )
 
 // registries are the stores the registry tests run on: the in-process

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/store"
+	"github.com/agentwarden/warden/loop"
 )
 
 // runFailure names what failed by its kind and never quotes the error,

@@ -21,11 +21,13 @@ import (
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/store"
+	"github.com/agentwarden/warden/internal/tools"
 	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/internal/state"
-	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/plugins/builtins/control"
 	"github.com/agentwarden/warden/plugins/builtins/env"
 	"github.com/agentwarden/warden/plugins/builtins/node"
@@ -36,8 +38,6 @@ import (
 	"github.com/agentwarden/warden/plugins/guards/paramcontract"
 	"github.com/agentwarden/warden/plugins/guards/responsecontract"
 	"github.com/agentwarden/warden/plugins/guards/writegate"
-	"github.com/agentwarden/warden/internal/store"
-	"github.com/agentwarden/warden/internal/tools"
 )
 
 // Agent is what a tenant's sessions run: the agent's profile and its

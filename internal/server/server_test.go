@@ -17,14 +17,14 @@ import (
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
+	"github.com/agentwarden/warden/loop"
 )
 
 const (

@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/loop"
 )
 
 // StateSettings are the state.* settings of a session's store

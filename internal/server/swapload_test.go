@@ -18,14 +18,14 @@ import (
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/loadgen"
-	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
+	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/plugins/guards/writegate"
 )
 
 // The swap-under-load test's tenant and admin keys.

@@ -19,10 +19,10 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/store"
+	"github.com/agentwarden/warden/loop"
 )
 
 // pluginNameRe is the name of a tenant plugin: its manifest's name, as a

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/server"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // TestWatchScan drives the watcher one scan at a time through changes of

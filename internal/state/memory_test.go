@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/internal/services"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/services"
 )
 
 const skill = `{

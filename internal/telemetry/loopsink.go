@@ -7,8 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/state"
+	"github.com/agentwarden/warden/loop"
 )
 
 // Sink returns a loop.Sink that counts one session's trace events into m,

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentwarden/warden/internal/telemetry"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/telemetry"
 )
 
 // turnsModel answers with its turns in order, then with err.

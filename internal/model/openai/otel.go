@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/tracing"
 )
 
 // Span attribute keys of a model call, from OpenTelemetry's semantic

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/internal/feedback"
-	"github.com/agentwarden/warden/loop"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
+	"github.com/agentwarden/warden/loop"
 )
 
 // feedbackAt is the time of the test records: t0 plus s seconds.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // Store is the durable state.Store of one session.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // ids are the tasks, nodes and calls the script makes.

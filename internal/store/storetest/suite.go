@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/state"
 )
 
 // skill is a contract with a read and a gated write whose outputs are

@@ -8,8 +8,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/tracing"
 )
 
 // Span attribute keys of an MCP call: the method and tool as

@@ -12,8 +12,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/internal/tools/mcp"
+	"github.com/agentwarden/warden/internal/tracing"
 )
 
 // TestCallToolSpan checks the span of a tools/call that answered, of one

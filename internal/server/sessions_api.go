@@ -1,0 +1,146 @@
+package server
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentwarden/warden/internal/store"
+)
+
+// SessionInfo is a session as the API shows it.
+type SessionInfo struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	Tasks   []Task    `json:"tasks"`
+}
+
+func (ss *session) info() SessionInfo {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	in := SessionInfo{ID: ss.id, Created: ss.created, Tasks: []Task{}}
+	for _, t := range ss.tasks {
+		in.Tasks = append(in.Tasks, ss.viewLocked(t))
+	}
+	return in
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request, tenant string) error {
+	var req struct{}
+	if r.ContentLength != 0 {
+		if err := decode(w, r, maxBody, &req); err != nil {
+			return err
+		}
+	}
+	done, err := s.startSession(w, tenant)
+	if err != nil {
+		return err
+	}
+	defer done()
+	ss, err := s.assemble(r.Context(), tenant, newID("s_"), false)
+	if err != nil {
+		s.log.Error("session setup failed", "tenant", tenant, "err", err)
+		return fail(http.StatusInternalServerError, CodeSetupFailed, "the agent could not be assembled")
+	}
+	if err := s.dir.CreateSession(r.Context(), store.Session{ID: ss.id, Tenant: tenant, Created: ss.created, Owner: s.opt.Instance}); err != nil {
+		s.log.Error("session not stored", "tenant", tenant, "session", ss.id, "err", err)
+		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	ss.used.Store(s.opt.Now().UnixNano())
+	s.mu.Lock()
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, ss.info())
+	return nil
+}
+
+// SessionList is a page of the tenant's sessions, newest first; Next, when
+// set, is the cursor of the next page (?after=).
+type SessionList struct {
+	Sessions []SessionSummary `json:"sessions"`
+	Next     string           `json:"next,omitempty"`
+}
+
+// SessionSummary is a session as a listing shows it.
+type SessionSummary struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+}
+
+// Listing bounds.
+const (
+	defaultSessionPage = 50
+	maxSessionPage     = 200
+)
+
+// listSessions pages through the tenant's sessions, from the directory:
+// on any instance, whoever owns them.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, tenant string) error {
+	q := r.URL.Query()
+	for k := range q {
+		if k != "limit" && k != "after" {
+			return fail(http.StatusBadRequest, CodeUnknownField, "unknown query parameter "+k)
+		}
+	}
+	limit := defaultSessionPage
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxSessionPage {
+			return fail(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("limit must be a whole number from 1 to %d", maxSessionPage))
+		}
+		limit = n
+	}
+	var after store.Cursor
+	if v := q.Get("after"); v != "" {
+		c, ok := parseCursor(v)
+		if !ok {
+			return fail(http.StatusBadRequest, CodeInvalidRequest, "after is not a cursor this API gave")
+		}
+		after = c
+	}
+	list, err := s.dir.Sessions(r.Context(), tenant, after, limit)
+	if err != nil {
+		s.log.Error("session listing failed", "tenant", tenant, "err", err)
+		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
+	}
+	out := SessionList{Sessions: []SessionSummary{}}
+	for _, ss := range list {
+		out.Sessions = append(out.Sessions, SessionSummary{ID: ss.ID, Created: ss.Created})
+	}
+	if len(list) == limit {
+		last := list[len(list)-1]
+		out.Next = formatCursor(store.Cursor{Created: last.Created, ID: last.ID})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// A cursor is opaque to clients: base64url of "<unix ms>.<session id>".
+func formatCursor(c store.Cursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Created.UnixMilli(), 10) + "." + c.ID))
+}
+
+func parseCursor(v string) (store.Cursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil {
+		return store.Cursor{}, false
+	}
+	ms, id, ok := strings.Cut(string(b), ".")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if !ok || err != nil || id == "" {
+		return store.Cursor{}, false
+	}
+	return store.Cursor{Created: time.UnixMilli(n).UTC(), ID: id}, true
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, tenant string) error {
+	ss, err := s.lookup(r.Context(), tenant, r.PathValue("session"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ss.info())
+	return nil
+}
