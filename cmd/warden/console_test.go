@@ -172,7 +172,7 @@ func modTime(p string) time.Time {
 // ensureConsole builds what make console would when it is missing or older
 // than its sources, as internal/testdata builds wasm: npm ci for the
 // front end's packages (playwright-core among them), then the Vite build
-// into console/assets/app, which the warden built next embeds.
+// into internal/console/assets/app, which the warden built next embeds.
 func ensureConsole(t *testing.T, npm string) string {
 	t.Helper()
 	root := testdata.Root()
@@ -189,7 +189,7 @@ func ensureConsole(t *testing.T, npm string) string {
 	if installed := modTime(filepath.Join(web, "node_modules", ".package-lock.json")); installed.IsZero() || installed.Before(modTime(lock)) {
 		run("ci", "--no-audit", "--no-fund")
 	}
-	index := filepath.Join(root, "console", "assets", "app", "index.html")
+	index := filepath.Join(root, "internal", "console", "assets", "app", "index.html")
 	src := newestUnder(t, filepath.Join(web, "src"), filepath.Join(web, "index.html"), filepath.Join(web, "vite.config.js"), lock)
 	if built := modTime(index); built.IsZero() || built.Before(src) {
 		run("run", "build")

@@ -338,7 +338,7 @@ var readmeCases = map[string]readmeCase{
 		}
 		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		_, built := os.Stat(filepath.Join(r.root, "console", "assets", "app", "index.html"))
+		_, built := os.Stat(filepath.Join(r.root, "internal", "console", "assets", "app", "index.html"))
 		switch {
 		case built == nil && (resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "text/html")):
 			t.Fatalf("GET /: %d %s, want the console's page", resp.StatusCode, resp.Header.Get("Content-Type"))
