@@ -520,4 +520,3 @@ func cloneNode(n Node) Node {
 	}
 	return n
 }
-
