@@ -12,37 +12,33 @@ import (
 )
 
 // Apply validates and applies one call's effects to the node's state in
-// order, all or nothing. Each payload must decode into its abi type and
-// carry the fields its kind needs; an unknown kind, a malformed payload, a
-// settle without a reservation, a reservation of a write that is open or
-// already succeeded, a reserved scratch key, or any effect after the node
-// left RUNNING is an error, and nothing is applied.
-func (m *Memory) Apply(nodeID string, effects []abi.Effect) error {
+// order, in one transaction, all or nothing. Each payload must decode into
+// its abi type and carry the fields its kind needs; an unknown kind, a
+// malformed payload, a settle without a reservation, a reservation of a
+// write that is open or already succeeded, a reserved scratch key, or any
+// effect after the node left RUNNING is an error, and nothing is applied.
+// On a durable storage a ledger.reserve is kept before Apply returns, that
+// is before the write tool is called.
+func (r *Rules) Apply(nodeID string, effects []abi.Effect) error {
 	if len(effects) == 0 {
 		return nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, err := m.node(nodeID); err != nil {
-		return err
-	}
-	tx := m.d.cloneFor(nodeID)
-	n := tx.nodes[nodeID]
-	t := tx.tasks[n.TaskID]
-	if t == nil {
-		return fmt.Errorf("state: node %s: task %s: %w", nodeID, n.TaskID, ErrNotFound)
-	}
-	now := m.opt.Now()
-	for i, e := range effects {
-		if n.Status != Running {
-			return fmt.Errorf("state: node %s: effect %d (%s): %w (%s)", nodeID, i, e.Kind, ErrNodeNotRunning, n.Status)
+	return r.update(func(tx Tx) error {
+		n, t, err := nodeTask(tx, nodeID)
+		if err != nil {
+			return err
 		}
-		if err := m.apply(&tx, t, n, e, now); err != nil {
-			return fmt.Errorf("state: node %s: effect %d (%s): %w", nodeID, i, e.Kind, err)
+		now := r.opt.Now()
+		for i, e := range effects {
+			if n.Status != Running {
+				return fmt.Errorf("state: node %s: effect %d (%s): %w (%s)", nodeID, i, e.Kind, ErrNodeNotRunning, n.Status)
+			}
+			if err := r.apply(tx, t, n, e, now); err != nil {
+				return fmt.Errorf("state: node %s: effect %d (%s): %w", nodeID, i, e.Kind, err)
+			}
 		}
-	}
-	m.d = tx
-	return nil
+		return tx.SaveNode(*n)
+	})
 }
 
 func decode(e abi.Effect, dst any) error {
@@ -59,7 +55,9 @@ func missing(fields ...string) error {
 	return fmt.Errorf("%w: %s required", ErrInvalidEffect, strings.Join(fields, ", "))
 }
 
-func (m *Memory) apply(d *data, t *task, n *node, e abi.Effect, now time.Time) error {
+// apply applies one effect: the node's own changes to n (saved by Apply),
+// everything else through tx.
+func (r *Rules) apply(tx Tx, t *Task, n *NodeRecord, e abi.Effect, now time.Time) error {
 	v, err := DecodeEffect(e)
 	if err != nil {
 		return err
@@ -67,112 +65,132 @@ func (m *Memory) apply(d *data, t *task, n *node, e abi.Effect, now time.Time) e
 	stamp := now.UTC().Format(time.RFC3339)
 	switch p := v.(type) {
 	case *abi.LedgerReserve:
-		entry := abi.LedgerEntry{Tool: p.Tool, Key: p.Key, State: abi.LedgerStarted, ArgsDigest: p.ArgsDigest,
-			CallID: p.CallID, NodeID: n.ID, Approved: p.Approved, UpdatedAt: stamp, StartedAt: p.StartedAt}
-		if entry.StartedAt == "" {
-			entry.StartedAt = now.UTC().Format(time.RFC3339Nano)
-		}
-		i := ledgerIndex(t.ledger, p.Tool, p.Key)
-		if i < 0 {
-			t.ledger = append(t.ledger, entry)
-			return nil
-		}
-		old := t.ledger[i]
-		if old.State.Open() || (old.State == abi.LedgerSuccess && (old.BusinessOK == nil || *old.BusinessOK)) {
-			return fmt.Errorf("%w: write %s is already %s", ErrInvalidEffect, p.Tool, old.State)
-		}
-		t.ledger[i] = entry
+		return reserveWrite(tx, t.ID, n.ID, p, now)
 	case *abi.LedgerSettle:
-		i := ledgerIndex(t.ledger, p.Tool, p.Key)
-		if i < 0 || t.ledger[i].State != abi.LedgerStarted {
+		en, err := tx.LedgerEntry(t.ID, p.Tool, p.Key)
+		if err != nil {
+			return err
+		}
+		if en == nil || en.State != abi.LedgerStarted {
 			return fmt.Errorf("%w: write %s was not reserved", ErrInvalidEffect, p.Tool)
 		}
-		en := &t.ledger[i]
 		en.State, en.BusinessOK, en.Result, en.UpdatedAt = p.State, p.BusinessOK, p.Result, stamp
+		return tx.UpdateLedger(t.ID, *en)
 	case *abi.FingerprintRecord:
-		n.fingerprints = append(n.fingerprints, *p)
+		return tx.AddFingerprint(n.ID, *p)
 	case *abi.EvidenceItem:
 		if p.NodeID == "" {
 			p.NodeID = n.ID
 		}
-		d.evidence = slices.DeleteFunc(d.evidence, func(it abi.EvidenceItem) bool { return it.ID == p.ID })
-		d.evidence = append(d.evidence, *p)
+		return tx.PutEvidence(*p)
 	case *abi.Entity:
 		if p.TaskID == "" {
 			p.TaskID = t.ID
 		}
-		recordEntity(d, *p)
+		return tx.PutEntity(*p)
 	case *abi.NodeSuspend:
 		n.Status, n.Suspension = Suspended, &Suspension{NodeSuspend: *p, At: now}
 	case *abi.NodeFinish:
 		n.Status, n.Output = Done, p.Output
-		share(d, t, n)
-		settleDelegation(d, n)
+		if err := share(tx, t.ID, n); err != nil {
+			return err
+		}
+		return settleDelegation(tx, n)
 	case *abi.NodeFail:
 		n.Status, n.Reason = Failed, p.Reason
-		settleDelegation(d, n)
+		return settleDelegation(tx, n)
 	case *abi.NodeDelegate:
 		n.Delegations = append(n.Delegations, abi.Delegation{SkillKey: p.SkillKey, Objective: p.Objective, Status: "PENDING"})
 	case *abi.OutputWrite:
+		if n.Outputs == nil {
+			n.Outputs = map[string]abi.OutputValue{}
+		}
 		n.Outputs[p.Key] = p.OutputValue
 	case *abi.StateSet:
-		if slices.Contains(m.opt.ReservedKeys, p.Key) {
+		if slices.Contains(r.opt.ReservedKeys, p.Key) {
 			return fmt.Errorf("%w: scratch key %s is reserved", ErrInvalidEffect, p.Key)
+		}
+		if n.Scratch == nil {
+			n.Scratch = map[string]json.RawMessage{}
 		}
 		n.Scratch[p.Key] = p.Value
 	}
 	return nil
 }
 
-func ledgerIndex(l []abi.LedgerEntry, tool, key string) int {
-	return slices.IndexFunc(l, func(e abi.LedgerEntry) bool { return e.Tool == tool && e.Key == key })
-}
-
-// recordEntity puts an entity first in the index, replacing an older
-// record of the same type and id.
-func recordEntity(d *data, e abi.Entity) {
-	d.entities = slices.DeleteFunc(d.entities, func(x abi.Entity) bool { return x.Type == e.Type && x.ID == e.ID })
-	d.entities = append([]abi.Entity{e}, d.entities...)
+// reserveWrite pre-registers a write STARTED (§14): a write that is open
+// (STARTED, UNKNOWN, UNKNOWN_PRE_CALL) or succeeded (SUCCESS, business ok
+// or not said) is not reserved again; a FAILED one, or one that succeeded
+// with a business failure, may be.
+func reserveWrite(tx Tx, taskID, nodeID string, p *abi.LedgerReserve, now time.Time) error {
+	entry := abi.LedgerEntry{Tool: p.Tool, Key: p.Key, State: abi.LedgerStarted, ArgsDigest: p.ArgsDigest,
+		CallID: p.CallID, NodeID: nodeID, Approved: p.Approved, UpdatedAt: now.UTC().Format(time.RFC3339), StartedAt: p.StartedAt}
+	if entry.StartedAt == "" {
+		entry.StartedAt = now.UTC().Format(time.RFC3339Nano)
+	}
+	old, err := tx.LedgerEntry(taskID, p.Tool, p.Key)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return tx.InsertLedger(taskID, entry)
+	}
+	if old.State.Open() || (old.State == abi.LedgerSuccess && (old.BusinessOK == nil || *old.BusinessOK)) {
+		return fmt.Errorf("%w: write %s is already %s", ErrInvalidEffect, p.Tool, old.State)
+	}
+	return tx.UpdateLedger(taskID, entry)
 }
 
 // share writes a finished node's outputs where its contract shares them
 // (TASK or SESSION) and records the entities its outputs make (§8, §12
 // builtin_node_finish).
-func share(d *data, t *task, n *node) {
-	if n.contract == nil {
-		return
+func share(tx Tx, taskID string, n *NodeRecord) error {
+	if n.Parsed == nil {
+		return nil
 	}
-	for _, key := range n.contract.OutputNames() {
-		o := n.contract.Outputs[key]
+	for _, key := range n.Parsed.OutputNames() {
+		o := n.Parsed.Outputs[key]
 		w, ok := n.Outputs[key]
 		if !ok {
 			continue
 		}
+		var err error
 		switch o.Share {
 		case contract.ShareTask:
-			t.shared[key] = w.Value
+			err = tx.SetShared(taskID, key, w.Value)
 		case contract.ShareSession:
-			d.values[key] = w.Value
+			err = tx.SetValue(key, w.Value)
 		}
-		if o.Entity != nil {
-			for _, e := range o.Entity.Entities(w.Value) {
-				recordEntity(d, abi.Entity{Type: e.Type, ID: e.ID, IDJSON: e.IDJSON, Name: e.Name, Attrs: e.Attrs, TaskID: t.ID})
+		if err != nil {
+			return err
+		}
+		if o.Entity == nil {
+			continue
+		}
+		for _, e := range o.Entity.Entities(w.Value) {
+			if err := tx.PutEntity(abi.Entity{Type: e.Type, ID: e.ID, IDJSON: e.IDJSON, Name: e.Name, Attrs: e.Attrs, TaskID: taskID}); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
 }
 
 // settleDelegation marks the delegating node's record of this node with
 // the node's final status.
-func settleDelegation(d *data, n *node) {
-	p, ok := d.nodes[n.ParentID]
-	if !ok {
-		return
+func settleDelegation(tx Tx, n *NodeRecord) error {
+	if n.ParentID == "" {
+		return nil
+	}
+	p, err := tx.Node(n.ParentID)
+	if err != nil || p == nil {
+		return err
 	}
 	for i := range p.Delegations {
 		if p.Delegations[i].SkillKey == n.SkillKey && p.Delegations[i].Status == "PENDING" {
 			p.Delegations[i].Status = string(n.Status)
-			return
+			return tx.SaveNode(*p)
 		}
 	}
+	return nil
 }

@@ -11,6 +11,9 @@
 // (Gate) and where the user's CONFIRM is bound to the held arguments'
 // digest (Approve), so that what the user saw is what runs.
 //
-// Store is the interface; Memory is the in-memory implementation. SQLite
-// and PostgreSQL stores implement the same interface.
+// Store is the interface. Rules implements it once, every rule of the
+// state, over a Storage: reads and writes of records in one transaction,
+// without a rule. Memory is the Rules over records kept in the process;
+// the SQLite and PostgreSQL store (internal/store/sqlstore) is the Rules
+// over database rows.
 package state

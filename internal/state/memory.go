@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/model"
 )
 
@@ -37,28 +36,46 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Memory is the in-memory Store of one session.
+// Memory is the in-memory Store of one session: the Rules over records
+// kept in the process.
 type Memory struct {
-	opt Options
-
-	mu sync.Mutex
-	d  data
+	*Rules
 }
 
 var _ Store = (*Memory)(nil)
 
-// data is everything Apply may change; Apply works on a clone and swaps it
-// in, so that a failing effect leaves nothing behind.
+// NewMemory returns an empty store for one session.
+func NewMemory(opt Options) (*Memory, error) {
+	if opt.SessionID == "" {
+		return nil, fmt.Errorf("state: new memory store: empty session id")
+	}
+	r, err := NewRules(opt, &memory{d: data{values: map[string]json.RawMessage{}, tasks: map[string]*memTask{},
+		nodes: map[string]*memNode{}, approvals: map[string]*memApproval{}}})
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{Rules: r}, nil
+}
+
+// memory is the Storage of a Memory. One lock serialises its
+// transactions; an Update that fails is undone step by step from its
+// journal, so that it costs what it changed, not the session's size.
+type memory struct {
+	mu sync.Mutex
+	d  data
+}
+
 type data struct {
 	userMessages []string
 	values       map[string]json.RawMessage
-	entities     []abi.Entity // newest first
+	entities     []abi.Entity // the last put first
 	evidence     []abi.EvidenceItem
-	tasks        map[string]*task
-	nodes        map[string]*node
+	tasks        map[string]*memTask
+	nodes        map[string]*memNode
+	approvals    map[string]*memApproval
 }
 
-type task struct {
+type memTask struct {
 	Task
 	shared   map[string]json.RawMessage
 	ledger   []abi.LedgerEntry
@@ -67,319 +84,258 @@ type task struct {
 	calls map[string]json.RawMessage
 }
 
-type node struct {
-	Node
-	contract     *contract.Contract
+type memNode struct {
+	NodeRecord
 	fingerprints []abi.FingerprintRecord
 	messages     []model.Message
 }
 
-// NewMemory returns an empty store for one session.
-func NewMemory(opt Options) (*Memory, error) {
-	if opt.SessionID == "" {
-		return nil, fmt.Errorf("state: new memory store: empty session id")
-	}
-	if opt.FingerprintLimit == 0 {
-		opt.FingerprintLimit = 3
-	}
-	if opt.Conversation == 0 {
-		opt.Conversation = 20
-	}
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
-	return &Memory{opt: opt, d: data{values: map[string]json.RawMessage{}, tasks: map[string]*task{}, nodes: map[string]*node{}}}, nil
+type memApproval struct {
+	gated    abi.GatedCall
+	approved *abi.ApprovedCall
 }
 
-// SessionID returns the session's id.
-func (m *Memory) SessionID() string { return m.opt.SessionID }
-
-func (m *Memory) CreateTask(t Task) error {
+func (m *memory) Update(fn func(Tx) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t.ID == "" {
-		return fmt.Errorf("state: create task: empty id")
-	}
-	if _, ok := m.d.tasks[t.ID]; ok {
-		return fmt.Errorf("state: task %s: %w", t.ID, ErrExists)
-	}
-	if t.Status == "" {
-		t.Status = Running
-	}
-	m.d.tasks[t.ID] = &task{Task: t, shared: map[string]json.RawMessage{}}
-	return nil
-}
-
-func (m *Memory) Task(id string) (Task, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.d.tasks[id]
-	if !ok {
-		return Task{}, fmt.Errorf("state: task %s: %w", id, ErrNotFound)
-	}
-	out := t.Task
-	out.Graph = slices.Clone(out.Graph)
-	return out, nil
-}
-
-func (m *Memory) SetTaskStatus(id string, s Status) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.d.tasks[id]
-	if !ok {
-		return fmt.Errorf("state: task %s: %w", id, ErrNotFound)
-	}
-	t.Status = s
-	return nil
-}
-
-func (m *Memory) SetTaskGraph(id string, graph json.RawMessage) error {
-	if !json.Valid(graph) {
-		return fmt.Errorf("state: task %s: graph is not JSON", id)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.d.tasks[id]
-	if !ok {
-		return fmt.Errorf("state: task %s: %w", id, ErrNotFound)
-	}
-	t.Graph = slices.Clone(graph)
-	return nil
-}
-
-func (m *Memory) CreateNode(n Node) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if n.ID == "" {
-		return fmt.Errorf("state: create node: empty id")
-	}
-	if _, ok := m.d.nodes[n.ID]; ok {
-		return fmt.Errorf("state: node %s: %w", n.ID, ErrExists)
-	}
-	if _, ok := m.d.tasks[n.TaskID]; !ok {
-		return fmt.Errorf("state: node %s: task %s: %w", n.ID, n.TaskID, ErrNotFound)
-	}
-	nn := &node{Node: cloneNode(n)}
-	if len(n.Contract) > 0 {
-		src, err := contract.StripComments(n.Contract)
-		if err != nil {
-			return fmt.Errorf("state: node %s: contract: %w", n.ID, err)
+	tx := &memTx{d: &m.d}
+	done := false
+	defer func() {
+		// An error or a panic in fn: undo, newest change first.
+		for i := len(tx.undo) - 1; !done && i >= 0; i-- {
+			tx.undo[i]()
 		}
-		c, _, err := contract.Parse(n.SkillKey, src)
-		if err != nil {
-			return fmt.Errorf("state: node %s: contract: %w", n.ID, err)
-		}
-		nn.contract, nn.Contract = c, src
-	}
-	if nn.Status == "" {
-		nn.Status = Running
-	}
-	if nn.Outputs == nil {
-		nn.Outputs = map[string]abi.OutputValue{}
-	}
-	if nn.Scratch == nil {
-		nn.Scratch = map[string]json.RawMessage{}
-	}
-	if nn.ParentID != "" {
-		if p, ok := m.d.nodes[nn.ParentID]; ok && !slices.Contains(p.Upstream, nn.ID) {
-			p.Upstream = append([]string{nn.ID}, p.Upstream...)
-		}
-	}
-	m.d.nodes[n.ID] = nn
-	return nil
+	}()
+	err := fn(tx)
+	done = err == nil
+	return err
 }
 
-func (m *Memory) node(id string) (*node, error) {
-	n, ok := m.d.nodes[id]
+func (m *memory) View(fn func(Tx) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return fn(&memTx{d: &m.d})
+}
+
+// memTx is one transaction of a memory: reads return copies, writes
+// change the records in place and journal how to undo it.
+type memTx struct {
+	d    *data
+	undo []func()
+}
+
+// keep journals a map entry's value (or its absence) before a change.
+func keep[K comparable, V any](tx *memTx, m map[K]V, k K) {
+	old, had := m[k]
+	tx.undo = append(tx.undo, func() {
+		if had {
+			m[k] = old
+		} else {
+			delete(m, k)
+		}
+	})
+}
+
+// keepSlice journals a slice before an append or a replacement (not before
+// a change of one of its elements: keepAt).
+func keepSlice[T any](tx *memTx, p *[]T) {
+	old := *p
+	tx.undo = append(tx.undo, func() { *p = old })
+}
+
+// keepAt journals one element of a slice before it is changed.
+func keepAt[T any](tx *memTx, s []T, i int) {
+	old := s[i]
+	tx.undo = append(tx.undo, func() { s[i] = old })
+}
+
+func (tx *memTx) task(id string) (*memTask, error) {
+	t, ok := tx.d.tasks[id]
+	if !ok {
+		return nil, fmt.Errorf("state: task %s: %w", id, ErrNotFound)
+	}
+	return t, nil
+}
+
+func (tx *memTx) node(id string) (*memNode, error) {
+	n, ok := tx.d.nodes[id]
 	if !ok {
 		return nil, fmt.Errorf("state: node %s: %w", id, ErrNotFound)
 	}
 	return n, nil
 }
 
-func (m *Memory) Node(id string) (Node, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(id)
-	if err != nil {
-		return Node{}, err
-	}
-	return cloneNode(n.Node), nil
-}
-
-func (m *Memory) SetNodeStatus(id string, s Status, reason string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(id)
-	if err != nil {
-		return err
-	}
-	n.Status, n.Reason = s, reason
-	if s != Suspended {
-		n.Suspension = nil
-	}
-	if s.Ended() {
-		settleDelegation(&m.d, n)
-	}
-	return nil
-}
-
-func (m *Memory) SetTarget(id, tool string, claimed bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(id)
-	if err != nil {
-		return err
-	}
-	n.Target, n.TargetClaimed = tool, claimed
-	return nil
-}
-
-func (m *Memory) SetProgress(id string, stalls, rounds int) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(id)
-	if err != nil {
-		return err
-	}
-	n.Stalls, n.Rounds = stalls, rounds
-	return nil
-}
-
-func (m *Memory) AddUserMessage(text string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.d.userMessages = append(m.d.userMessages, text)
-	return nil
-}
-
-func (m *Memory) AppendMessages(nodeID string, msgs ...model.Message) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
-	if err != nil {
-		return err
-	}
-	n.messages = append(n.messages, msgs...)
-	return nil
-}
-
-func (m *Memory) Messages(nodeID string) ([]model.Message, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
-	if err != nil {
-		return nil, err
-	}
-	return slices.Clone(n.messages), nil
-}
-
-func (m *Memory) Gate(nodeID, tool, callID string, args json.RawMessage) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
-	if err != nil {
-		return err
-	}
-	if tool == "" || !json.Valid(args) {
-		return fmt.Errorf("state: gate %s on node %s: tool and JSON arguments are required", tool, nodeID)
-	}
-	n.Gated = &abi.GatedCall{Tool: tool, CallID: callID, Args: slices.Clone(args), ArgsDigest: ArgsDigest(args),
-		At: m.opt.Now().UTC().Format(time.RFC3339)}
-	n.Approved = nil
-	return nil
-}
-
-func (m *Memory) Approve(nodeID string, at time.Time) (abi.GatedCall, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
-	if err != nil {
-		return abi.GatedCall{}, err
-	}
-	s := n.Suspension
-	if n.Status != Suspended || s == nil || s.Kind != abi.SuspendApproval {
-		return abi.GatedCall{}, fmt.Errorf("state: approve node %s: %w", nodeID, ErrNotSuspended)
-	}
-	g := n.Gated
-	if g == nil {
-		return abi.GatedCall{}, fmt.Errorf("state: approve node %s: %w", nodeID, ErrNotGated)
-	}
-	// What runs must be what the user saw: the held arguments, their
-	// digest now, and the digest in the question all agree.
-	if g.Tool != s.Tool || g.ArgsDigest != s.ArgsDigest || ArgsDigest(g.Args) != s.ArgsDigest {
-		return abi.GatedCall{}, fmt.Errorf("state: approve %s on node %s: %w", g.Tool, nodeID, ErrDigestMismatch)
-	}
-	n.Approved = &abi.ApprovedCall{Tool: g.Tool, ArgsDigest: g.ArgsDigest, ApprovedAt: at.UTC().Format(time.RFC3339)}
-	n.Status, n.Suspension = Running, nil
-	return *cloneGated(g), nil
-}
-
-func (m *Memory) ClearApproval(nodeID string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
-	if err != nil {
-		return err
-	}
-	n.Gated, n.Approved = nil, nil
-	return nil
-}
-
-func (m *Memory) AnswerFollowUp(nodeID, answer string) (abi.FollowUp, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
-	if err != nil {
-		return abi.FollowUp{}, err
-	}
-	s := n.Suspension
-	if n.Status != Suspended || s == nil || s.Kind != abi.SuspendFollowUp {
-		return abi.FollowUp{}, fmt.Errorf("state: answer node %s: %w", nodeID, ErrNotSuspended)
-	}
-	f := abi.FollowUp{Question: s.Question, ExpectedFields: slices.Clone(s.ExpectedFields), Answer: answer}
-	n.FollowUp = &f
-	if t, ok := m.d.tasks[n.TaskID]; ok {
-		t.answered = append(t.answered, f)
-	}
-	m.d.userMessages = append(m.d.userMessages, answer)
-	n.Status, n.Suspension = Running, nil
-	return f, nil
-}
-
-func (m *Memory) Resuspend(nodeID string, at time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
-	if err != nil {
-		return err
-	}
-	if n.Status != Suspended || n.Suspension == nil {
-		return fmt.Errorf("state: resuspend node %s: %w", nodeID, ErrNotSuspended)
-	}
-	n.Suspension.At = at
-	return nil
-}
-
-func (m *Memory) Ledger(taskID string) ([]abi.LedgerEntry, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.d.tasks[taskID]
+func (tx *memTx) Task(id string) (*Task, error) {
+	t, ok := tx.d.tasks[id]
 	if !ok {
-		return nil, fmt.Errorf("state: task %s: %w", taskID, ErrNotFound)
+		return nil, nil
 	}
-	return slices.Clone(t.ledger), nil
+	out := t.Task
+	out.Graph = slices.Clone(out.Graph)
+	return &out, nil
 }
 
-// Evidence returns the node's own evidence, oldest first.
-func (m *Memory) Evidence(nodeID string) ([]abi.EvidenceItem, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, err := m.node(nodeID); err != nil {
-		return nil, err
+func (tx *memTx) InsertTask(t Task) error {
+	keep(tx, tx.d.tasks, t.ID)
+	t.Graph = slices.Clone(t.Graph)
+	tx.d.tasks[t.ID] = &memTask{Task: t, shared: map[string]json.RawMessage{}}
+	return nil
+}
+
+func (tx *memTx) UpdateTask(t Task) error {
+	mt, err := tx.task(t.ID)
+	if err != nil {
+		return err
 	}
+	old := mt.Task
+	tx.undo = append(tx.undo, func() { mt.Task = old })
+	mt.Status, mt.Graph = t.Status, slices.Clone(t.Graph)
+	return nil
+}
+
+func (tx *memTx) Node(id string) (*NodeRecord, error) {
+	n, ok := tx.d.nodes[id]
+	if !ok {
+		return nil, nil
+	}
+	return &NodeRecord{Node: cloneNode(n.Node), Parsed: n.Parsed}, nil
+}
+
+func (tx *memTx) InsertNode(n NodeRecord) error {
+	keep(tx, tx.d.nodes, n.ID)
+	n.Node = cloneNode(n.Node)
+	n.Gated, n.Approved = nil, nil
+	tx.d.nodes[n.ID] = &memNode{NodeRecord: n}
+	return nil
+}
+
+func (tx *memTx) SaveNode(n NodeRecord) error {
+	mn, err := tx.node(n.ID)
+	if err != nil {
+		return err
+	}
+	old := mn.NodeRecord
+	tx.undo = append(tx.undo, func() { mn.NodeRecord = old })
+	c := cloneNode(n.Node)
+	c.Contract, c.Gated, c.Approved = old.Contract, nil, nil
+	mn.Node = c
+	return nil
+}
+
+func (tx *memTx) Upstream(id string) ([]string, error) {
+	if n, ok := tx.d.nodes[id]; ok {
+		return slices.Clone(n.Upstream), nil
+	}
+	return nil, nil
+}
+
+func (tx *memTx) Children(id string) ([]string, error) {
+	var out []string
+	for cid, n := range tx.d.nodes {
+		if n.ParentID == id {
+			out = append(out, cid)
+		}
+	}
+	return out, nil
+}
+
+func (tx *memTx) Approval(nodeID string) (*abi.GatedCall, *abi.ApprovedCall, error) {
+	a, ok := tx.d.approvals[nodeID]
+	if !ok {
+		return nil, nil, nil
+	}
+	var ap *abi.ApprovedCall
+	if a.approved != nil {
+		c := *a.approved
+		ap = &c
+	}
+	return cloneGated(&a.gated), ap, nil
+}
+
+func (tx *memTx) PutGated(nodeID string, g abi.GatedCall) error {
+	keep(tx, tx.d.approvals, nodeID)
+	tx.d.approvals[nodeID] = &memApproval{gated: *cloneGated(&g)}
+	return nil
+}
+
+func (tx *memTx) SetApproved(nodeID string, a abi.ApprovedCall) error {
+	old, ok := tx.d.approvals[nodeID]
+	if !ok {
+		return nil
+	}
+	keep(tx, tx.d.approvals, nodeID)
+	tx.d.approvals[nodeID] = &memApproval{gated: old.gated, approved: &a}
+	return nil
+}
+
+func (tx *memTx) DeleteApproval(nodeID string) error {
+	keep(tx, tx.d.approvals, nodeID)
+	delete(tx.d.approvals, nodeID)
+	return nil
+}
+
+func (tx *memTx) Ledger(taskID string) ([]abi.LedgerEntry, error) {
+	if t, ok := tx.d.tasks[taskID]; ok {
+		return slices.Clone(t.ledger), nil
+	}
+	return nil, nil
+}
+
+func ledgerIndex(l []abi.LedgerEntry, tool, key string) int {
+	return slices.IndexFunc(l, func(e abi.LedgerEntry) bool { return e.Tool == tool && e.Key == key })
+}
+
+func (tx *memTx) LedgerEntry(taskID, tool, key string) (*abi.LedgerEntry, error) {
+	t, ok := tx.d.tasks[taskID]
+	if !ok {
+		return nil, nil
+	}
+	if i := ledgerIndex(t.ledger, tool, key); i >= 0 {
+		e := t.ledger[i]
+		return &e, nil
+	}
+	return nil, nil
+}
+
+func (tx *memTx) InsertLedger(taskID string, e abi.LedgerEntry) error {
+	t, err := tx.task(taskID)
+	if err != nil {
+		return err
+	}
+	keepSlice(tx, &t.ledger)
+	t.ledger = append(t.ledger, e)
+	return nil
+}
+
+func (tx *memTx) UpdateLedger(taskID string, e abi.LedgerEntry) error {
+	t, err := tx.task(taskID)
+	if err != nil {
+		return err
+	}
+	if i := ledgerIndex(t.ledger, e.Tool, e.Key); i >= 0 {
+		keepAt(tx, t.ledger, i)
+		t.ledger[i] = e
+	}
+	return nil
+}
+
+func (tx *memTx) Writes(s abi.LedgerState) ([]TaskWrite, error) {
+	var out []TaskWrite
+	for id, t := range tx.d.tasks {
+		for _, e := range t.ledger {
+			if e.State == s {
+				out = append(out, TaskWrite{TaskID: id, Entry: e})
+			}
+		}
+	}
+	return out, nil
+}
+
+func (tx *memTx) Evidence() ([]abi.EvidenceItem, error) { return slices.Clone(tx.d.evidence), nil }
+
+func (tx *memTx) NodeEvidence(nodeID string) ([]abi.EvidenceItem, error) {
 	var out []abi.EvidenceItem
-	for _, it := range m.d.evidence {
+	for _, it := range tx.d.evidence {
 		if it.NodeID == nodeID {
 			out = append(out, it)
 		}
@@ -387,36 +343,145 @@ func (m *Memory) Evidence(nodeID string) ([]abi.EvidenceItem, error) {
 	return out, nil
 }
 
-func (m *Memory) Fingerprints(nodeID string) ([]abi.FingerprintRecord, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
+func (tx *memTx) PutEvidence(it abi.EvidenceItem) error {
+	keepSlice(tx, &tx.d.evidence)
+	same := func(x abi.EvidenceItem) bool { return x.ID == it.ID }
+	if slices.ContainsFunc(tx.d.evidence, same) {
+		tx.d.evidence = slices.DeleteFunc(slices.Clone(tx.d.evidence), same)
+	}
+	tx.d.evidence = append(tx.d.evidence, it)
+	return nil
+}
+
+func (tx *memTx) UpdateEvidence(it abi.EvidenceItem) error {
+	if i := slices.IndexFunc(tx.d.evidence, func(x abi.EvidenceItem) bool { return x.ID == it.ID }); i >= 0 {
+		keepAt(tx, tx.d.evidence, i)
+		tx.d.evidence[i] = it
+	}
+	return nil
+}
+
+func (tx *memTx) Entities() ([]abi.Entity, error) { return slices.Clone(tx.d.entities), nil }
+
+func (tx *memTx) PutEntity(e abi.Entity) error {
+	keepSlice(tx, &tx.d.entities)
+	out := make([]abi.Entity, 0, len(tx.d.entities)+1)
+	out = append(out, e)
+	for _, x := range tx.d.entities {
+		if x.Type != e.Type || x.ID != e.ID {
+			out = append(out, x)
+		}
+	}
+	tx.d.entities = out
+	return nil
+}
+
+func (tx *memTx) Fingerprints(nodeID string) ([]abi.FingerprintRecord, error) {
+	if n, ok := tx.d.nodes[nodeID]; ok {
+		return slices.Clone(n.fingerprints), nil
+	}
+	return nil, nil
+}
+
+func (tx *memTx) AddFingerprint(nodeID string, r abi.FingerprintRecord) error {
+	n, err := tx.node(nodeID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return slices.Clone(n.fingerprints), nil
+	keepSlice(tx, &n.fingerprints)
+	n.fingerprints = append(n.fingerprints, r)
+	return nil
 }
 
-func (m *Memory) Entities() []abi.Entity {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.d.entities)
+func (tx *memTx) Shared(taskID string) (map[string]json.RawMessage, error) {
+	if t, ok := tx.d.tasks[taskID]; ok {
+		return maps.Clone(t.shared), nil
+	}
+	return map[string]json.RawMessage{}, nil
 }
 
-func (m *Memory) Shared(taskID string) (map[string]json.RawMessage, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.d.tasks[taskID]
+func (tx *memTx) SetShared(taskID, key string, v json.RawMessage) error {
+	t, err := tx.task(taskID)
+	if err != nil {
+		return err
+	}
+	keep(tx, t.shared, key)
+	t.shared[key] = v
+	return nil
+}
+
+func (tx *memTx) Values() (map[string]json.RawMessage, error) { return maps.Clone(tx.d.values), nil }
+
+func (tx *memTx) SetValue(key string, v json.RawMessage) error {
+	keep(tx, tx.d.values, key)
+	tx.d.values[key] = v
+	return nil
+}
+
+func (tx *memTx) UserMessages(max int) ([]string, error) {
+	return slices.Clone(last(tx.d.userMessages, max)), nil
+}
+
+func (tx *memTx) AddUserMessage(text string) error {
+	keepSlice(tx, &tx.d.userMessages)
+	tx.d.userMessages = append(tx.d.userMessages, text)
+	return nil
+}
+
+func (tx *memTx) Messages(nodeID string) ([]model.Message, error) {
+	if n, ok := tx.d.nodes[nodeID]; ok {
+		return slices.Clone(n.messages), nil
+	}
+	return nil, nil
+}
+
+func (tx *memTx) AppendMessages(nodeID string, msgs []model.Message) error {
+	n, err := tx.node(nodeID)
+	if err != nil {
+		return err
+	}
+	keepSlice(tx, &n.messages)
+	n.messages = append(n.messages, msgs...)
+	return nil
+}
+
+func (tx *memTx) FollowUps(taskID string) ([]abi.FollowUp, error) {
+	if t, ok := tx.d.tasks[taskID]; ok {
+		return slices.Clone(t.answered), nil
+	}
+	return nil, nil
+}
+
+func (tx *memTx) AddFollowUp(taskID string, f abi.FollowUp) error {
+	t, err := tx.task(taskID)
+	if err != nil {
+		return err
+	}
+	keepSlice(tx, &t.answered)
+	t.answered = append(t.answered, f)
+	return nil
+}
+
+func (tx *memTx) CallArgs(taskID, callID string) (json.RawMessage, bool, error) {
+	t, ok := tx.d.tasks[taskID]
 	if !ok {
-		return nil, fmt.Errorf("state: task %s: %w", taskID, ErrNotFound)
+		return nil, false, nil
 	}
-	return maps.Clone(t.shared), nil
+	a, ok := t.calls[callID]
+	return slices.Clone(a), ok, nil
 }
 
-func (m *Memory) SessionValues() map[string]json.RawMessage {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return maps.Clone(m.d.values)
+func (tx *memTx) PutCallArgs(taskID, callID string, args json.RawMessage) error {
+	t, err := tx.task(taskID)
+	if err != nil {
+		return err
+	}
+	if t.calls == nil {
+		t.calls = map[string]json.RawMessage{}
+	}
+	keep(tx, t.calls, callID)
+	t.calls[callID] = slices.Clone(args)
+	return nil
 }
 
 func cloneGated(g *abi.GatedCall) *abi.GatedCall {
@@ -454,39 +519,4 @@ func cloneNode(n Node) Node {
 		n.Suspension = &s
 	}
 	return n
-}
-
-// cloneFor copies everything Apply may change when it applies effects of
-// node nodeID: the session's values, entities and evidence, the node, its
-// task and the node it delegates for. Every other task and node is shared
-// with d, so that an Apply costs the same late in a long session as early.
-func (d data) cloneFor(nodeID string) data {
-	c := data{
-		userMessages: d.userMessages,
-		values:       maps.Clone(d.values),
-		entities:     slices.Clone(d.entities),
-		evidence:     slices.Clone(d.evidence),
-		tasks:        maps.Clone(d.tasks),
-		nodes:        maps.Clone(d.nodes),
-	}
-	n, ok := d.nodes[nodeID]
-	if !ok {
-		return c
-	}
-	for _, id := range []string{nodeID, n.ParentID} {
-		if on, ok := d.nodes[id]; ok {
-			nc := *on
-			nc.Node = cloneNode(on.Node)
-			nc.fingerprints = slices.Clone(on.fingerprints)
-			c.nodes[id] = &nc
-		}
-	}
-	if t, ok := d.tasks[n.TaskID]; ok {
-		tc := *t
-		tc.shared = maps.Clone(t.shared)
-		tc.ledger = slices.Clone(t.ledger)
-		tc.calls = maps.Clone(t.calls)
-		c.tasks[n.TaskID] = &tc
-	}
-	return c
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -16,25 +17,28 @@ import (
 // was reserved by a call whose result was never recorded, so nobody knows
 // whether the write took effect. Each becomes UNKNOWN_PRE_CALL, which the
 // WriteGate defers (WRITE_PENDING_VERIFY) and the finish check refuses
-// until it is verified. It returns the entries it marked.
-func (m *Memory) RecoverWrites() ([]abi.LedgerEntry, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	stamp := m.opt.Now().UTC().Format(time.RFC3339)
+// until it is verified. It returns the entries it marked, ordered by task
+// id (bytewise) then ledger position.
+func (r *Rules) RecoverWrites() ([]abi.LedgerEntry, error) {
 	var marked []abi.LedgerEntry
-	ids := make([]string, 0, len(m.d.tasks))
-	for id := range m.d.tasks {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		t := m.d.tasks[id]
-		for i := range t.ledger {
-			if e := &t.ledger[i]; e.State == abi.LedgerStarted {
-				e.State, e.UpdatedAt = abi.LedgerUnknownPreCall, stamp
-				marked = append(marked, *e)
-			}
+	err := r.update(func(tx Tx) error {
+		found, err := tx.Writes(abi.LedgerStarted)
+		if err != nil {
+			return err
 		}
+		slices.SortStableFunc(found, func(a, b TaskWrite) int { return strings.Compare(a.TaskID, b.TaskID) })
+		stamp := r.opt.Now().UTC().Format(time.RFC3339)
+		for _, w := range found {
+			w.Entry.State, w.Entry.UpdatedAt = abi.LedgerUnknownPreCall, stamp
+			if err := tx.UpdateLedger(w.TaskID, w.Entry); err != nil {
+				return err
+			}
+			marked = append(marked, w.Entry)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return marked, nil
 }
@@ -42,33 +46,31 @@ func (m *Memory) RecoverWrites() ([]abi.LedgerEntry, error) {
 // RecordCall keeps the arguments a write call was sent with (bound), so
 // that a write whose outcome is unknown can be verified with them later
 // (verify.args call.<path>, CONTRACT_SPEC §6.4).
-func (m *Memory) RecordCall(taskID, callID string, args json.RawMessage) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.d.tasks[taskID]
-	if !ok {
-		return fmt.Errorf("state: task %s: %w", taskID, ErrNotFound)
-	}
-	if callID == "" || !json.Valid(args) {
-		return fmt.Errorf("state: record call %q of task %s: a call id and JSON arguments are required", callID, taskID)
-	}
-	if t.calls == nil {
-		t.calls = map[string]json.RawMessage{}
-	}
-	t.calls[callID] = slices.Clone(args)
-	return nil
+func (r *Rules) RecordCall(taskID, callID string, args json.RawMessage) error {
+	return r.update(func(tx Tx) error {
+		if _, err := task(tx, taskID); err != nil {
+			return err
+		}
+		if callID == "" || !json.Valid(args) {
+			return fmt.Errorf("state: record call %q of task %s: a call id and JSON arguments are required", callID, taskID)
+		}
+		return tx.PutCallArgs(taskID, callID, slices.Clone(args))
+	})
 }
 
-// CallArgs returns the arguments RecordCall kept for a call.
-func (m *Memory) CallArgs(taskID, callID string) (json.RawMessage, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.d.tasks[taskID]
-	if !ok {
+// CallArgs returns the arguments RecordCall kept for a call; false when
+// there are none or the storage cannot be read.
+func (r *Rules) CallArgs(taskID, callID string) (json.RawMessage, bool) {
+	var args json.RawMessage
+	var ok bool
+	err := r.view(func(tx Tx) (err error) {
+		args, ok, err = tx.CallArgs(taskID, callID)
+		return err
+	})
+	if err != nil || !ok {
 		return nil, false
 	}
-	a, ok := t.calls[callID]
-	return slices.Clone(a), ok
+	return args, true
 }
 
 // SettleUncertain records the verdict on a write whose outcome was unknown
@@ -78,42 +80,60 @@ func (m *Memory) CallArgs(taskID, callID string) (json.RawMessage, bool) {
 // reads as a completed call (SUCCESS, business ok), registered anew when
 // the call never came back. Otherwise it settles FAILED and the write may
 // be issued again.
-func (m *Memory) SettleUncertain(taskID, tool, key string, took bool, result *abi.Observation) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.d.tasks[taskID]
-	if !ok {
-		return fmt.Errorf("state: task %s: %w", taskID, ErrNotFound)
-	}
-	i := ledgerIndex(t.ledger, tool, key)
-	if i < 0 || (t.ledger[i].State != abi.LedgerUnknown && t.ledger[i].State != abi.LedgerUnknownPreCall) {
-		return fmt.Errorf("state: settle write %s of task %s: %w", tool, taskID, ErrNotUncertain)
-	}
-	e := &t.ledger[i]
-	e.UpdatedAt = m.opt.Now().UTC().Format(time.RFC3339)
-	ok = took
-	e.BusinessOK, e.Result = &ok, result
-	if !took {
+func (r *Rules) SettleUncertain(taskID, tool, key string, took bool, result *abi.Observation) error {
+	return r.update(func(tx Tx) error {
+		if _, err := task(tx, taskID); err != nil {
+			return err
+		}
+		e, err := tx.LedgerEntry(taskID, tool, key)
+		if err != nil {
+			return err
+		}
+		if e == nil || (e.State != abi.LedgerUnknown && e.State != abi.LedgerUnknownPreCall) {
+			return fmt.Errorf("state: settle write %s of task %s: %w", tool, taskID, ErrNotUncertain)
+		}
+		e.UpdatedAt = r.opt.Now().UTC().Format(time.RFC3339)
+		ok := took
+		e.BusinessOK, e.Result = &ok, result
 		e.State = abi.LedgerFailed
-		return nil
-	}
-	e.State = abi.LedgerSuccess
+		if took {
+			e.State = abi.LedgerSuccess
+		}
+		if err := tx.UpdateLedger(taskID, *e); err != nil || !took {
+			return err
+		}
+		return verifiedEvidence(tx, *e, result)
+	})
+}
+
+// verifiedEvidence makes the evidence of a write settled SUCCESS read as a
+// completed call: the call's items if it came back, else a new item.
+func verifiedEvidence(tx Tx, e abi.LedgerEntry, result *abi.Observation) error {
 	found := false
-	for j := range m.d.evidence {
-		it := &m.d.evidence[j]
-		if it.Tool == tool && it.ToolCallID == e.CallID && e.CallID != "" {
+	if e.CallID != "" {
+		items, err := tx.Evidence()
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.Tool != e.Tool || it.ToolCallID != e.CallID {
+				continue
+			}
 			it.Status, it.BusinessOK, it.Result, it.Empty = abi.OutcomeSuccess, true, abi.ResultWithData, false
+			if err := tx.UpdateEvidence(it); err != nil {
+				return err
+			}
 			found = true
 		}
 	}
-	if !found {
-		sum := sha256.Sum256([]byte("verified\x1f" + tool + "\x1f" + key))
-		it := abi.EvidenceItem{ID: "ev_" + hex.EncodeToString(sum[:8]), SourceType: "query", Locator: tool, RetrievedAt: e.UpdatedAt,
-			ToolCallID: e.CallID, Tool: tool, NodeID: e.NodeID, Status: abi.OutcomeSuccess, BusinessOK: true, Result: abi.ResultWithData}
-		if result != nil {
-			it.Excerpt, it.Payload = result.Message(), result.Data
-		}
-		m.d.evidence = append(m.d.evidence, it)
+	if found {
+		return nil
 	}
-	return nil
+	sum := sha256.Sum256([]byte("verified\x1f" + e.Tool + "\x1f" + e.Key))
+	it := abi.EvidenceItem{ID: "ev_" + hex.EncodeToString(sum[:8]), SourceType: "query", Locator: e.Tool, RetrievedAt: e.UpdatedAt,
+		ToolCallID: e.CallID, Tool: e.Tool, NodeID: e.NodeID, Status: abi.OutcomeSuccess, BusinessOK: true, Result: abi.ResultWithData}
+	if result != nil {
+		it.Excerpt, it.Payload = result.Message(), result.Data
+	}
+	return tx.PutEvidence(it)
 }

@@ -13,7 +13,7 @@ import (
 const maxRecent = 20
 
 // Views builds every state view of a node but state.catalog (the loop's),
-// each a snapshot taken now:
+// each from one snapshot of the storage:
 //
 //   - state.node: the node, its contract, inputs, outputs, scratch, the
 //     task's shared and the session's values, the platform fields, the
@@ -29,27 +29,17 @@ const maxRecent = 20
 //   - state.followup: the follow-up the user answered last in this node,
 //     and every follow-up answered in this task.
 //   - state.approval: the held write and its approval, if any.
-func (m *Memory) Views(nodeID string) (map[string]json.RawMessage, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.node(nodeID)
+func (r *Rules) Views(nodeID string) (map[string]json.RawMessage, error) {
+	var views map[abi.Capability]any
+	err := r.view(func(tx Tx) error {
+		sn, err := r.snapshot(tx, nodeID)
+		if err == nil {
+			views = r.build(sn)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	t := m.d.tasks[n.TaskID]
-	if t == nil {
-		return nil, fmt.Errorf("state: node %s: task %s: %w", nodeID, n.TaskID, ErrNotFound)
-	}
-	ev := m.evidenceView(n)
-	views := map[abi.Capability]any{
-		abi.CapStateNode:         m.nodeView(t, n, ev),
-		abi.CapStateLedger:       abi.LedgerView{Entries: nonNil(t.ledger), BypassTools: m.opt.BypassTools},
-		abi.CapStateFingerprints: m.fingerprintView(n),
-		abi.CapStateEvidence:     abi.EvidenceView{Items: nonNil(ev)},
-		abi.CapStateEntities:     abi.EntitiesView{Entities: nonNil(m.d.entities)},
-		abi.CapStateConversation: abi.ConversationView{UserMessages: nonNil(last(m.d.userMessages, m.opt.Conversation))},
-		abi.CapStateFollowUp:     abi.FollowUpView{Current: n.FollowUp, Answered: t.answered},
-		abi.CapStateApproval:     abi.ApprovalView{Gated: n.Gated, Approved: n.Approved},
 	}
 	out := make(map[string]json.RawMessage, len(views))
 	for k, v := range views {
@@ -60,6 +50,74 @@ func (m *Memory) Views(nodeID string) (map[string]json.RawMessage, error) {
 		out[string(k)] = b
 	}
 	return out, nil
+}
+
+// snapshot is what the views of one node are built from.
+type snapshot struct {
+	n        *NodeRecord
+	task     *Task
+	shared   map[string]json.RawMessage
+	values   map[string]json.RawMessage
+	ledger   []abi.LedgerEntry
+	evidence []abi.EvidenceItem // the session's, oldest first
+	children []string           // the nodes the node delegated
+	upstream []string           // UpstreamClosure of the node
+	entities []abi.Entity
+	messages []string
+	answered []abi.FollowUp
+	prints   []abi.FingerprintRecord
+}
+
+// snapshot reads everything the views of a node are built from.
+func (r *Rules) snapshot(tx Tx, nodeID string) (*snapshot, error) {
+	n, t, err := nodeTask(tx, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	sn := &snapshot{n: n, task: t}
+	if n.Gated, n.Approved, err = tx.Approval(nodeID); err != nil {
+		return nil, err
+	}
+	reads := []func() error{
+		func() (err error) { sn.shared, err = tx.Shared(t.ID); return },
+		func() (err error) { sn.values, err = tx.Values(); return },
+		func() (err error) { sn.ledger, err = tx.Ledger(t.ID); return },
+		func() (err error) { sn.evidence, err = tx.Evidence(); return },
+		func() (err error) { sn.entities, err = tx.Entities(); return },
+		func() (err error) { sn.answered, err = tx.FollowUps(t.ID); return },
+		func() (err error) { sn.prints, err = tx.Fingerprints(nodeID); return },
+		func() (err error) { sn.messages, err = tx.UserMessages(r.opt.Conversation); return },
+		func() (err error) { sn.children, err = tx.Children(nodeID); return },
+		func() (err error) { sn.upstream, err = UpstreamClosure(n.ID, n.Upstream, tx.Upstream); return },
+	}
+	for _, read := range reads {
+		if err := read(); err != nil {
+			return nil, err
+		}
+	}
+	return sn, nil
+}
+
+// build makes the views of a snapshot.
+func (r *Rules) build(sn *snapshot) map[abi.Capability]any {
+	n := sn.n
+	if n.Outputs == nil {
+		n.Outputs = map[string]abi.OutputValue{}
+	}
+	if n.Scratch == nil {
+		n.Scratch = map[string]json.RawMessage{}
+	}
+	ev := sn.evidenceView()
+	return map[abi.Capability]any{
+		abi.CapStateNode:         r.nodeView(sn, ev),
+		abi.CapStateLedger:       abi.LedgerView{Entries: nonNil(sn.ledger), BypassTools: r.opt.BypassTools},
+		abi.CapStateFingerprints: r.fingerprintView(sn),
+		abi.CapStateEvidence:     abi.EvidenceView{Items: nonNil(ev)},
+		abi.CapStateEntities:     abi.EntitiesView{Entities: nonNil(sn.entities)},
+		abi.CapStateConversation: abi.ConversationView{UserMessages: nonNil(sn.messages)},
+		abi.CapStateFollowUp:     abi.FollowUpView{Current: n.FollowUp, Answered: sn.answered},
+		abi.CapStateApproval:     abi.ApprovalView{Gated: n.Gated, Approved: n.Approved},
+	}
 }
 
 func nonNil[T any](s []T) []T {
@@ -76,16 +134,17 @@ func last[T any](s []T, n int) []T {
 	return s
 }
 
-func (m *Memory) nodeView(t *task, n *node, ev []abi.EvidenceItem) abi.NodeView {
+func (r *Rules) nodeView(sn *snapshot, ev []abi.EvidenceItem) abi.NodeView {
+	n, t := sn.n, sn.task
 	v := abi.NodeView{
-		SessionID: m.opt.SessionID, TaskID: t.ID, NodeID: n.ID, Status: string(n.Status), SkillKey: n.SkillKey,
+		SessionID: r.opt.SessionID, TaskID: t.ID, NodeID: n.ID, Status: string(n.Status), SkillKey: n.SkillKey,
 		Depth: n.Depth, Contract: n.Contract, ToolNames: n.ToolNames,
-		Inputs: n.Inputs, Outputs: n.Outputs, Shared: t.shared, Session: m.d.values, Platform: PlatformOf(n.Node, m.opt.Platform),
+		Inputs: n.Inputs, Outputs: n.Outputs, Shared: sn.shared, Session: sn.values, Platform: PlatformOf(n.Node, r.opt.Platform),
 		Scratch: n.Scratch, Target: n.Target, TargetClaimed: n.TargetClaimed,
 		OutputsUsed: n.HasDependents, Skills: n.Skills, Delegatable: n.Delegatable,
-		DelegateMaxDepth: n.DelegateMaxDepth, Delegations: n.Delegations, ReservedKeys: m.opt.ReservedKeys,
+		DelegateMaxDepth: n.DelegateMaxDepth, Delegations: n.Delegations, ReservedKeys: r.opt.ReservedKeys,
 	}
-	if c := n.contract; c != nil && !v.OutputsUsed {
+	if c := n.Parsed; c != nil && !v.OutputsUsed {
 		for _, o := range c.Outputs {
 			if o.Required || o.Share != "" || o.Entity != nil {
 				v.OutputsUsed = true
@@ -97,12 +156,12 @@ func (m *Memory) nodeView(t *task, n *node, ev []abi.EvidenceItem) abi.NodeView 
 		if it.Status != abi.OutcomeSuccess || !it.BusinessOK || slices.Contains(v.DoneTools, it.Tool) {
 			continue
 		}
-		if it.NodeID == n.ID || m.delegatedBy(it.NodeID, n.ID) {
+		if it.NodeID == n.ID || slices.Contains(sn.children, it.NodeID) {
 			v.DoneTools = append(v.DoneTools, it.Tool)
 		}
 	}
-	for i := len(m.d.evidence) - 1; i >= 0; i-- {
-		if it := m.d.evidence[i]; it.NodeID == n.ID {
+	for i := len(sn.evidence) - 1; i >= 0; i-- {
+		if it := sn.evidence[i]; it.NodeID == n.ID {
 			v.LastBusiness = &abi.CallSummary{Tool: it.Tool, Outcome: it.Status, Empty: it.Empty, BusinessOK: it.BusinessOK}
 			break
 		}
@@ -110,34 +169,24 @@ func (m *Memory) nodeView(t *task, n *node, ev []abi.EvidenceItem) abi.NodeView 
 	return v
 }
 
-func (m *Memory) delegatedBy(child, parent string) bool {
-	c, ok := m.d.nodes[child]
-	return ok && c.ParentID == parent
-}
-
 // evidenceView lists the node's evidence newest first, then its upstream
 // nodes' nearest first (UpstreamClosure), newest first within each.
-func (m *Memory) evidenceView(n *node) []abi.EvidenceItem {
+func (sn *snapshot) evidenceView() []abi.EvidenceItem {
 	var out []abi.EvidenceItem
-	up, _ := UpstreamClosure(n.ID, n.Upstream, func(id string) ([]string, error) {
-		if u, ok := m.d.nodes[id]; ok {
-			return u.Upstream, nil
-		}
-		return nil, nil
-	})
-	for _, id := range append([]string{n.ID}, up...) {
-		for i := len(m.d.evidence) - 1; i >= 0; i-- {
-			if m.d.evidence[i].NodeID == id {
-				out = append(out, m.d.evidence[i])
+	for _, id := range append([]string{sn.n.ID}, sn.upstream...) {
+		for i := len(sn.evidence) - 1; i >= 0; i-- {
+			if sn.evidence[i].NodeID == id {
+				out = append(out, sn.evidence[i])
 			}
 		}
 	}
 	return out
 }
 
-func (m *Memory) fingerprintView(n *node) abi.FingerprintView {
+func (r *Rules) fingerprintView(sn *snapshot) abi.FingerprintView {
+	n := sn.n
 	var ids []string
-	for _, it := range m.d.evidence {
+	for _, it := range sn.evidence {
 		if it.NodeID == n.ID {
 			ids = append(ids, it.ID)
 		}
@@ -147,8 +196,8 @@ func (m *Memory) fingerprintView(n *node) abi.FingerprintView {
 		Scratch  map[string]json.RawMessage `json:"scratch"`
 		Evidence []string                   `json:"evidence"`
 	}{n.Outputs, n.Scratch, ids})
-	return abi.FingerprintView{Limit: m.opt.FingerprintLimit, StateDigest: ArgsDigest(doc),
-		Recent: nonNil(last(n.fingerprints, maxRecent)), RepeatTools: m.opt.RepeatTools}
+	return abi.FingerprintView{Limit: r.opt.FingerprintLimit, StateDigest: ArgsDigest(doc),
+		Recent: nonNil(last(sn.prints, maxRecent)), RepeatTools: r.opt.RepeatTools}
 }
 
 // PlatformOf is the platform fields a node's views show: the node's own

@@ -16,7 +16,9 @@
 // PostgreSQL locks the session's row for the length of each write
 // transaction. Different sessions proceed in parallel on PostgreSQL.
 //
-// The behaviour is the in-memory state.Memory's, checked by the
-// conformance suite in store/storetest. JSON values are kept as text; those
-// nested inside a node (inputs, outputs, scratch) read back compacted.
+// The rules are state.Rules, the in-memory state.Memory's, over the rows
+// kept here (a state.Storage); this package is SQL only. The conformance
+// suite in internal/store/storetest checks both. JSON values are kept as
+// text; those nested inside a node (inputs, outputs, scratch) read back
+// compacted.
 package sqlstore

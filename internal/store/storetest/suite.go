@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 	t.Run("FollowUp", func(t *testing.T) { t.Parallel(); testFollowUp(t, setup) })
 	t.Run("MessagesAndErrors", func(t *testing.T) { t.Parallel(); testMessagesAndErrors(t, setup) })
 	t.Run("Atomicity", func(t *testing.T) { t.Parallel(); testAtomicity(t, setup) })
+	t.Run("AtomicityInPlace", func(t *testing.T) { t.Parallel(); testAtomicityInPlace(t, setup) })
 	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); testConcurrency(t, setup) })
 	t.Run("RecoverWrites", func(t *testing.T) { t.Parallel(); testRecoverWrites(t, setup) })
 	t.Run("SameAsMemory", func(t *testing.T) { t.Parallel(); testSameAsMemory(t, open) })
@@ -603,6 +604,46 @@ func testAtomicity(t *testing.T, setup func(*testing.T) state.Store) {
 		}
 		if after := Snapshot(t, m); !maps.Equal(before, after) {
 			t.Fatalf("a failed Apply changed the state:\n%s", diff(before, after))
+		}
+	}
+}
+
+// testAtomicityInPlace fails a call whose effects change records that
+// exist already (a FAILED write reserved again, an evidence item and an
+// entity replaced, a shared value and a scratch key overwritten): each is
+// as it was.
+func testAtomicityInPlace(t *testing.T, setup func(*testing.T) state.Store) {
+	m := setup(t)
+	must(t, m.Apply("n1", []abi.Effect{reserve, item,
+		raw(abi.EffectLedgerSettle, `{"tool":"create_site","key":"k1","state":"FAILED"}`),
+		raw(abi.EffectEntityRecord, `{"type":"space","id":"9","name":"old"}`),
+		raw(abi.EffectEntityRecord, `{"type":"space","id":"8"}`),
+		raw(abi.EffectStateSet, `{"key":"note","value":1}`)}))
+	must(t, m.CreateNode(state.Node{ID: "n0", TaskID: "t1", SkillKey: "site.builder", Contract: json.RawMessage(skill)}))
+	must(t, m.Apply("n0", []abi.Effect{
+		raw(abi.EffectOutputWrite, `{"key":"siteId","value":"site_1","sourceType":"EVIDENCE"}`),
+		raw(abi.EffectOutputWrite, `{"key":"space","value":{"id":41},"sourceType":"EVIDENCE"}`),
+		raw(abi.EffectNodeFinish, `{"output":"done"}`)}))
+	before := Snapshot(t, m)
+	bad := []abi.Effect{
+		raw(abi.EffectLedgerReserve, `{"tool":"create_site","key":"k1","argsDigest":"d2","callId":"c2"}`),
+		raw(abi.EffectEvidenceRegister, `{"id":"ev_1","tool":"query_space","status":"FAILED","empty":true}`),
+		raw(abi.EffectEntityRecord, `{"type":"space","id":"9","name":"new"}`),
+		raw(abi.EffectStateSet, `{"key":"note","value":2}`),
+		raw(abi.EffectOutputWrite, `{"key":"siteId","value":"site_2","sourceType":"EVIDENCE"}`),
+		raw(abi.EffectOutputWrite, `{"key":"space","value":{"id":42},"sourceType":"EVIDENCE"}`),
+		raw(abi.EffectNodeFinish, `{"output":"done"}`),
+		raw(abi.EffectStateSet, `{"key":"late","value":1}`),
+	}
+	if err := m.Apply("n1", bad); !errors.Is(err, state.ErrNodeNotRunning) {
+		t.Fatalf("apply: %v, want %v", err, state.ErrNodeNotRunning)
+	}
+	if after := Snapshot(t, m); !maps.Equal(before, after) {
+		t.Fatalf("a failed Apply changed the state:\n%s", diff(before, after))
+	}
+	for k, want := range map[string]string{"shared t1": `{"siteId":"site_1"}`, "session values": `{"space":{"id":41}}`} {
+		if before[k] != want {
+			t.Fatalf("%s %s, want %s", k, before[k], want)
 		}
 	}
 }
