@@ -2,7 +2,8 @@
 // plugins: the ABI version, the four outcomes of a tool call, the runtime
 // error-code registry with its reason and next-step texts, the Observation
 // and its factories, the request and verdict envelopes, the effects a plugin
-// may ask the host to apply, and the plugin manifest.
+// may ask the host to apply, the plugin manifest, and the names and
+// encodings of the host functions and exports (hostfuncs.go).
 //
 // The package holds names and pure values only. It imports the standard
 // library and nothing that touches a runtime or I/O, so the same code builds

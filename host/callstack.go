@@ -1,10 +1,11 @@
 package host
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agentwarden/warden/host/internal/wasmbin"
 )
 
 // Call-stack bound.
@@ -51,104 +52,20 @@ var errStackRewrite = errors.New("module cannot be instrumented")
 // error: the wrapper's unreachable.
 const stackExhausted = "call stack over the plugin's limit"
 
-const (
-	secCustom   = 0
-	secType     = 1
-	secImport   = 2
-	secFunction = 3
-	secGlobal   = 6
-	secExport   = 7
-	secCode     = 10
-	secDataCnt  = 12
-)
-
 // stackGlobalExport is the export name of the depth counter, so the host can
 // tell a trap of the bound from any other unreachable.
 const stackGlobalExport = "warden_call_stack"
 
-type wasmSection struct {
-	id   byte
-	body []byte
-}
-
-type wasmReader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *wasmReader) byte() byte {
-	if r.err != nil || r.off >= len(r.b) {
-		r.fail()
-		return 0
+// stackErr is a failure of the wasm reader as the call-stack bound reports it.
+func stackErr(err error) error {
+	var de *wasmbin.DecodeError
+	switch {
+	case errors.Is(err, wasmbin.ErrNotWasm1):
+		return fmt.Errorf("host: call-stack bound: not a wasm 1 module: %w", errStackRewrite)
+	case errors.As(err, &de):
+		return fmt.Errorf("host: call-stack bound: truncated at byte %d: %w", de.Off, errStackRewrite)
 	}
-	c := r.b[r.off]
-	r.off++
-	return c
-}
-
-func (r *wasmReader) fail() {
-	if r.err == nil {
-		r.err = fmt.Errorf("host: call-stack bound: truncated at byte %d: %w", r.off, errStackRewrite)
-	}
-}
-
-func (r *wasmReader) u32() uint32 {
-	var v uint64
-	for shift := 0; shift < 35; shift += 7 {
-		c := r.byte()
-		v |= uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			if v > 1<<32-1 {
-				r.fail()
-			}
-			return uint32(v)
-		}
-	}
-	r.fail()
-	return 0
-}
-
-func (r *wasmReader) bytes(n uint32) []byte {
-	if r.err != nil || uint64(r.off)+uint64(n) > uint64(len(r.b)) {
-		r.fail()
-		return nil
-	}
-	b := r.b[r.off : r.off+int(n)]
-	r.off += int(n)
-	return b
-}
-
-func (r *wasmReader) name() string { return string(r.bytes(r.u32())) }
-
-func (r *wasmReader) limits() {
-	flags := r.byte()
-	r.u32()
-	if flags&1 != 0 {
-		r.u32()
-	}
-}
-
-func appendU32(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendS32(b []byte, v int32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
+	return fmt.Errorf("host: call-stack bound: %w: %w", err, errStackRewrite)
 }
 
 // callStackVersion names what rewriteCallStack writes: change it whenever
@@ -187,205 +104,232 @@ func rewriteModule(bin []byte, budget uint32) ([]byte, error) {
 }
 
 // rewriteCallStack returns bin instrumented with a call-stack budget of
-// budget bytes (see above).
+// budget bytes (see above). Its steps: read the functions' types and
+// bodies, write a wrapper per function, write the module with the wrappers
+// in the functions' places, their bodies after them, and the counter.
 func rewriteCallStack(bin []byte, budget uint32) ([]byte, error) {
 	if !stackBound {
 		return bin, nil
 	}
-	if len(bin) < 8 || !bytes.Equal(bin[:8], []byte("\x00asm\x01\x00\x00\x00")) {
-		return nil, fmt.Errorf("host: call-stack bound: not a wasm 1 module: %w", errStackRewrite)
+	secs, err := wasmbin.Sections(bin)
+	if err != nil {
+		return nil, stackErr(err)
 	}
-	r := &wasmReader{b: bin, off: 8}
-	var secs []wasmSection
-	for r.off < len(bin) && r.err == nil {
-		id := r.byte()
-		body := r.bytes(r.u32())
-		secs = append(secs, wasmSection{id, body})
+	m, err := readStackModule(secs)
+	if err != nil {
+		return nil, err
 	}
-	if r.err != nil {
-		return nil, r.err
+	code, err := m.wrappedCode(budget)
+	if err != nil {
+		return nil, err
 	}
+	return m.write(bin[:8], secs, code)
+}
 
-	var types [][2]uint32 // params, results per type index
-	var funcTypes []uint32
-	var importedFuncs, importedGlobals, definedGlobals uint32
-	var codes [][]byte
+// stackModule is what the call-stack bound needs to know of a module.
+type stackModule struct {
+	types                          [][2]uint32 // params, results per type index
+	funcTypes                      []uint32    // per defined function
+	codes                          [][]byte    // per defined function
+	importedFuncs, importedGlobals uint32
+	definedGlobals                 uint32
+}
+
+// counter is the index of the global the rewrite adds.
+func (m *stackModule) counter() uint32 { return m.importedGlobals + m.definedGlobals }
+
+func readStackModule(secs []wasmbin.Section) (*stackModule, error) {
+	m := new(stackModule)
 	for _, s := range secs {
-		r := &wasmReader{b: s.body}
-		switch s.id {
-		case secType:
-			n := r.u32()
-			for i := uint32(0); i < n && r.err == nil; i++ {
-				if r.byte() != 0x60 {
-					return nil, fmt.Errorf("host: call-stack bound: type %d is not a function type: %w", i, errStackRewrite)
-				}
-				p := r.u32()
-				r.bytes(p)
-				res := r.u32()
-				r.bytes(res)
-				types = append(types, [2]uint32{p, res})
+		r := &wasmbin.Reader{B: s.Body}
+		var err error
+		switch s.ID {
+		case wasmbin.SecType:
+			err = m.readTypes(r)
+		case wasmbin.SecImport:
+			m.readImports(r)
+		case wasmbin.SecFunction:
+			n := r.U32()
+			for i := uint32(0); i < n && r.Err == nil; i++ {
+				m.funcTypes = append(m.funcTypes, r.U32())
 			}
-		case secImport:
-			n := r.u32()
-			for i := uint32(0); i < n && r.err == nil; i++ {
-				r.name()
-				r.name()
-				switch r.byte() {
-				case 0: // function
-					r.u32()
-					importedFuncs++
-				case 1: // table
-					r.byte()
-					r.limits()
-				case 2: // memory
-					r.limits()
-				case 3: // global
-					r.byte()
-					r.byte()
-					importedGlobals++
-				case 4: // tag
-					r.byte()
-					r.u32()
-				default:
-					r.fail()
-				}
-			}
-		case secFunction:
-			n := r.u32()
-			for i := uint32(0); i < n && r.err == nil; i++ {
-				funcTypes = append(funcTypes, r.u32())
-			}
-		case secGlobal:
-			definedGlobals = r.u32()
-		case secCode:
-			n := r.u32()
-			for i := uint32(0); i < n && r.err == nil; i++ {
-				codes = append(codes, r.bytes(r.u32()))
+		case wasmbin.SecGlobal:
+			m.definedGlobals = r.U32()
+		case wasmbin.SecCode:
+			n := r.U32()
+			for i := uint32(0); i < n && r.Err == nil; i++ {
+				m.codes = append(m.codes, r.Bytes(r.U32()))
 			}
 		}
-		if r.err != nil {
-			return nil, r.err
-		}
-	}
-	if len(codes) != len(funcTypes) {
-		return nil, fmt.Errorf("host: call-stack bound: %d bodies for %d functions: %w", len(codes), len(funcTypes), errStackRewrite)
-	}
-	defined := uint32(len(funcTypes))
-	g := importedGlobals + definedGlobals // the counter's global index
-
-	// the wrappers, then the original bodies at defined..2*defined-1
-	var code []byte
-	code = appendU32(code, 2*defined)
-	for k, t := range funcTypes {
-		if int(t) >= len(types) {
-			return nil, fmt.Errorf("host: call-stack bound: function %d has type %d of %d: %w", k, t, len(types), errStackRewrite)
-		}
-		locals, err := countLocals(codes[k])
 		if err != nil {
 			return nil, err
 		}
-		params := types[t][0]
+		if r.Err != nil {
+			return nil, stackErr(r.Err)
+		}
+	}
+	if len(m.codes) != len(m.funcTypes) {
+		return nil, fmt.Errorf("host: call-stack bound: %d bodies for %d functions: %w", len(m.codes), len(m.funcTypes), errStackRewrite)
+	}
+	return m, nil
+}
+
+func (m *stackModule) readTypes(r *wasmbin.Reader) error {
+	n := r.U32()
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		if r.Byte() != 0x60 {
+			return fmt.Errorf("host: call-stack bound: type %d is not a function type: %w", i, errStackRewrite)
+		}
+		p := r.U32()
+		r.Bytes(p)
+		res := r.U32()
+		r.Bytes(res)
+		m.types = append(m.types, [2]uint32{p, res})
+	}
+	return nil
+}
+
+func (m *stackModule) readImports(r *wasmbin.Reader) {
+	n := r.U32()
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		r.Name()
+		r.Name()
+		switch r.Byte() {
+		case 0: // function
+			r.U32()
+			m.importedFuncs++
+		case 1: // table
+			r.Byte()
+			r.Limits()
+		case 2: // memory
+			r.Limits()
+		case 3: // global
+			r.Byte()
+			r.Byte()
+			m.importedGlobals++
+		case 4: // tag
+			r.Byte()
+			r.U32()
+		default:
+			r.Fail()
+		}
+	}
+}
+
+// wrappedCode is the new code section's body: the wrappers, then the
+// original bodies at defined..2*defined-1.
+func (m *stackModule) wrappedCode(budget uint32) ([]byte, error) {
+	defined := uint32(len(m.funcTypes))
+	code := wasmbin.AppendU32(nil, 2*defined)
+	for k, t := range m.funcTypes {
+		if int(t) >= len(m.types) {
+			return nil, fmt.Errorf("host: call-stack bound: function %d has type %d of %d: %w", k, t, len(m.types), errStackRewrite)
+		}
+		locals, err := countLocals(m.codes[k])
+		if err != nil {
+			return nil, stackErr(err)
+		}
+		params := m.types[t][0]
 		w := uint64(stackFrameBase) + uint64(stackSlot)*(uint64(params)+locals)
 		w = min(w, uint64(budget)+1)
-		var b []byte
-		b = append(b, 0)                      // no locals
-		b = append(b, 0x23)                   // global.get g
-		b = appendU32(b, g)                   //
-		b = append(b, 0x41)                   // i32.const w
-		b = appendS32(b, int32(w))            //
-		b = append(b, 0x6a, 0x24)             // i32.add; global.set g
-		b = appendU32(b, g)                   //
-		b = append(b, 0x23)                   // global.get g
-		b = appendU32(b, g)                   //
-		b = append(b, 0x41)                   // i32.const budget
-		b = appendS32(b, int32(budget))       //
-		b = append(b, 0x4b, 0x04, 0x40, 0x00) // i32.gt_u; if; unreachable
-		b = append(b, 0x0b)                   // end
-		for i := uint32(0); i < params; i++ {
-			b = append(b, 0x20) // local.get i
-			b = appendU32(b, i)
-		}
-		b = append(b, 0x10) // call the original body
-		b = appendU32(b, importedFuncs+defined+uint32(k))
-		b = append(b, 0x23) // global.get g
-		b = appendU32(b, g)
-		b = append(b, 0x41)
-		b = appendS32(b, int32(w))
-		b = append(b, 0x6b, 0x24) // i32.sub; global.set g
-		b = appendU32(b, g)
-		b = append(b, 0x0b) // end
-		code = appendU32(code, uint32(len(b)))
+		b := appendWrapper(nil, m.counter(), uint32(w), budget, params, m.importedFuncs+defined+uint32(k))
+		code = wasmbin.AppendU32(code, uint32(len(b)))
 		code = append(code, b...)
 	}
-	for _, c := range codes {
-		code = appendU32(code, uint32(len(c)))
+	for _, c := range m.codes {
+		code = wasmbin.AppendU32(code, uint32(len(c)))
 		code = append(code, c...)
 	}
-	var fn []byte
-	fn = appendU32(fn, 2*defined)
-	for i := 0; i < 2; i++ {
-		for _, t := range funcTypes {
-			fn = appendU32(fn, t)
+	return code, nil
+}
+
+// appendWrapper appends the body of a wrapper that adds w to global g, traps
+// past budget, calls function body with its params parameters, and
+// subtracts w again.
+func appendWrapper(b []byte, g, w, budget, params, body uint32) []byte {
+	b = append(b, 0)                               // no locals
+	b = append(b, 0x23)                            // global.get g
+	b = wasmbin.AppendU32(b, g)                    //
+	b = append(b, 0x41)                            // i32.const w
+	b = wasmbin.AppendS64(b, int64(int32(w)))      //
+	b = append(b, 0x6a, 0x24)                      // i32.add; global.set g
+	b = wasmbin.AppendU32(b, g)                    //
+	b = append(b, 0x23)                            // global.get g
+	b = wasmbin.AppendU32(b, g)                    //
+	b = append(b, 0x41)                            // i32.const budget
+	b = wasmbin.AppendS64(b, int64(int32(budget))) //
+	b = append(b, 0x4b, 0x04, 0x40, 0x00)          // i32.gt_u; if; unreachable
+	b = append(b, 0x0b)                            // end
+	for i := uint32(0); i < params; i++ {
+		b = append(b, 0x20) // local.get i
+		b = wasmbin.AppendU32(b, i)
+	}
+	b = append(b, 0x10) // call the original body
+	b = wasmbin.AppendU32(b, body)
+	b = append(b, 0x23) // global.get g
+	b = wasmbin.AppendU32(b, g)
+	b = append(b, 0x41)
+	b = wasmbin.AppendS64(b, int64(int32(w)))
+	b = append(b, 0x6b, 0x24) // i32.sub; global.set g
+	b = wasmbin.AppendU32(b, g)
+	return append(b, 0x0b) // end
+}
+
+// write writes the module: the function section with every type twice
+// (wrappers, then bodies), the counter global and its export (added in
+// their places when the module has no such section), code as given.
+func (m *stackModule) write(preamble []byte, secs []wasmbin.Section, code []byte) ([]byte, error) {
+	defined := uint32(len(m.funcTypes))
+	g := m.counter()
+	fn := wasmbin.AppendU32(nil, 2*defined)
+	for range 2 {
+		for _, t := range m.funcTypes {
+			fn = wasmbin.AppendU32(fn, t)
 		}
 	}
 	global := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b} // mut i32 = 0
 
-	out := append([]byte(nil), bin[:8]...)
-	emit := func(id byte, body []byte) {
-		out = append(out, id)
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
-	}
-	order := func(id byte) int { // the required order of known sections
-		switch id {
-		case 13: // tag: between memory and global
-			return 55
-		case secDataCnt: // data count: between element and code
-			return 95
-		}
-		return int(id) * 10
-	}
+	out := append([]byte(nil), preamble...)
+	emit := func(id byte, body []byte) { out = wasmbin.AppendSection(out, id, body) }
 	haveGlobal, haveExport, haveFunc := false, false, false
 	for _, s := range secs {
-		if s.id != secCustom && !haveGlobal && order(s.id) > order(secGlobal) {
-			emit(secGlobal, append(appendU32(nil, 1), global...))
+		if s.ID != wasmbin.SecCustom && !haveGlobal && wasmbin.Order(s.ID) > wasmbin.Order(wasmbin.SecGlobal) {
+			emit(wasmbin.SecGlobal, append(wasmbin.AppendU32(nil, 1), global...))
 			haveGlobal = true
 		}
-		if s.id != secCustom && !haveExport && order(s.id) > order(secExport) {
-			emit(secExport, exportCounter(nil, g))
+		if s.ID != wasmbin.SecCustom && !haveExport && wasmbin.Order(s.ID) > wasmbin.Order(wasmbin.SecExport) {
+			emit(wasmbin.SecExport, exportCounter(nil, g))
 			haveExport = true
 		}
-		switch s.id {
-		case secCustom:
-			r := &wasmReader{b: s.body}
-			if strings.HasPrefix(r.name(), ".debug_") {
+		switch s.ID {
+		case wasmbin.SecCustom:
+			r := &wasmbin.Reader{B: s.Body}
+			if strings.HasPrefix(r.Name(), ".debug_") {
 				continue // code offsets moved: drop DWARF rather than mislead
 			}
-			out = append(out, s.id)
-			out = appendU32(out, uint32(len(s.body)))
-			out = append(out, s.body...)
-		case secFunction:
-			emit(secFunction, fn)
+			emit(s.ID, s.Body)
+		case wasmbin.SecFunction:
+			emit(wasmbin.SecFunction, fn)
 			haveFunc = true
-		case secGlobal:
-			r := &wasmReader{b: s.body}
-			n := r.u32()
-			emit(secGlobal, append(append(appendU32(nil, n+1), s.body[r.off:]...), global...))
+		case wasmbin.SecGlobal:
+			r := &wasmbin.Reader{B: s.Body}
+			n := r.U32()
+			emit(wasmbin.SecGlobal, append(append(wasmbin.AppendU32(nil, n+1), s.Body[r.Off:]...), global...))
 			haveGlobal = true
-		case secExport:
-			emit(secExport, exportCounter(s.body, g))
+		case wasmbin.SecExport:
+			emit(wasmbin.SecExport, exportCounter(s.Body, g))
 			haveExport = true
-		case secCode:
-			emit(secCode, code)
+		case wasmbin.SecCode:
+			emit(wasmbin.SecCode, code)
 		default:
-			emit(s.id, s.body)
+			emit(s.ID, s.Body)
 		}
 	}
 	if !haveGlobal {
-		emit(secGlobal, append(appendU32(nil, 1), global...))
+		emit(wasmbin.SecGlobal, append(wasmbin.AppendU32(nil, 1), global...))
 	}
 	if !haveExport {
-		emit(secExport, exportCounter(nil, g))
+		emit(wasmbin.SecExport, exportCounter(nil, g))
 	}
 	if defined > 0 && !haveFunc {
 		return nil, fmt.Errorf("host: call-stack bound: code without a function section: %w", errStackRewrite)
@@ -398,26 +342,25 @@ func exportCounter(body []byte, g uint32) []byte {
 	var n uint32
 	rest := []byte(nil)
 	if body != nil {
-		r := &wasmReader{b: body}
-		n = r.u32()
-		rest = body[r.off:]
+		r := &wasmbin.Reader{B: body}
+		n = r.U32()
+		rest = body[r.Off:]
 	}
-	out := appendU32(nil, n+1)
+	out := wasmbin.AppendU32(nil, n+1)
 	out = append(out, rest...)
-	out = appendU32(out, uint32(len(stackGlobalExport)))
-	out = append(out, stackGlobalExport...)
+	out = wasmbin.AppendName(out, stackGlobalExport)
 	out = append(out, 0x03) // global
-	return appendU32(out, g)
+	return wasmbin.AppendU32(out, g)
 }
 
 // countLocals sums the local declarations at the start of a body.
 func countLocals(body []byte) (uint64, error) {
-	r := &wasmReader{b: body}
-	n := r.u32()
+	r := &wasmbin.Reader{B: body}
+	n := r.U32()
 	var total uint64
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		total += uint64(r.u32())
-		r.byte()
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		total += uint64(r.U32())
+		r.Byte()
 	}
-	return total, r.err
+	return total, r.Err
 }

@@ -14,11 +14,11 @@ import (
 
 // The direct ABI: what a guest built with abi/guest exports and imports.
 const (
-	directModule     = "warden"
-	exportABIVersion = "warden_abi_version"
-	exportManifest   = "warden_manifest"
-	exportInput      = "warden_input"
-	exportHandle     = "warden_handle"
+	directModule     = abi.ImportModule
+	exportABIVersion = abi.ExportABIVersion
+	exportManifest   = abi.ExportManifest
+	exportInput      = abi.ExportInput
+	exportHandle     = abi.ExportHandle
 	exportInitialize = "_initialize"
 	exportStart      = "_start"
 	wasiModule       = wasi_snapshot_preview1.ModuleName
@@ -77,18 +77,18 @@ var directHostFuncs = map[string]struct {
 	params  []api.ValueType
 	results []api.ValueType
 }{
-	"success":  {hostSuccess, []api.ValueType{i32, i32, i32, i32}, nil},
-	"failed":   {hostFailed, []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, nil},
-	"rejected": {hostRejected, []api.ValueType{i32, i32, i32, i32, i32, i32}, nil},
-	"deferred": {hostDeferred, []api.ValueType{i32, i32, i32, i32, i32, i32}, nil},
-	"pass":     {hostPass, []api.ValueType{i32, i32, i32, i32}, nil},
-	"effect":   {hostEffect, []api.ValueType{i32, i32, i32, i32}, nil},
-	"now":      {hostNow, nil, []api.ValueType{i64}},
-	"random":   {hostRandom, []api.ValueType{i32, i32}, nil},
-	"log":      {hostLog, []api.ValueType{i32, i32, i32}, nil},
-	"query":    {hostQuery, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
-	"validate": {hostValidate, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
-	"digest":   {hostDigest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncSuccess:  {hostSuccess, []api.ValueType{i32, i32, i32, i32}, nil},
+	abi.FuncFailed:   {hostFailed, []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, nil},
+	abi.FuncRejected: {hostRejected, []api.ValueType{i32, i32, i32, i32, i32, i32}, nil},
+	abi.FuncDeferred: {hostDeferred, []api.ValueType{i32, i32, i32, i32, i32, i32}, nil},
+	abi.FuncPass:     {hostPass, []api.ValueType{i32, i32, i32, i32}, nil},
+	abi.FuncEffect:   {hostEffect, []api.ValueType{i32, i32, i32, i32}, nil},
+	abi.FuncNow:      {hostNow, nil, []api.ValueType{i64}},
+	abi.FuncRandom:   {hostRandom, []api.ValueType{i32, i32}, nil},
+	abi.FuncLog:      {hostLog, []api.ValueType{i32, i32, i32}, nil},
+	abi.FuncQuery:    {hostQuery, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncValidate: {hostValidate, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncDigest:   {hostDigest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
 func instantiateDirectHost(ctx context.Context, rt wazero.Runtime) error {

@@ -67,8 +67,8 @@ import (
 )
 
 const (
-	extismEnvModule  = "extism:host/env"
-	extismUserModule = "extism:host/user"
+	extismEnvModule  = abi.ExtismEnvModule
+	extismUserModule = abi.ExtismUserModule
 )
 
 // extismExports are the exports of a Warden-over-extism module.
@@ -92,15 +92,15 @@ var ptrType = extism.ValueTypePTR
 
 // extismHostFuncs are the functions of extism:host/user.
 var extismHostFuncs = []extism.HostFunction{
-	extism.NewHostFunctionWithStack("warden_success", xSuccess, []extism.ValueType{ptrType, ptrType}, nil),
-	extism.NewHostFunctionWithStack("warden_failed", xFailed, []extism.ValueType{ptrType, ptrType, ptrType, ptrType}, nil),
-	extism.NewHostFunctionWithStack("warden_rejected", xRejected, []extism.ValueType{ptrType, ptrType, ptrType}, nil),
-	extism.NewHostFunctionWithStack("warden_deferred", xDeferred, []extism.ValueType{ptrType, ptrType, ptrType}, nil),
-	extism.NewHostFunctionWithStack("warden_pass", xPass, []extism.ValueType{ptrType, ptrType}, nil),
-	extism.NewHostFunctionWithStack("warden_effect", xEffect, []extism.ValueType{ptrType, ptrType}, nil),
-	extism.NewHostFunctionWithStack("warden_now", xNow, nil, []extism.ValueType{extism.ValueTypeI64}),
-	extism.NewHostFunctionWithStack("warden_random", xRandom, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{ptrType}),
-	extism.NewHostFunctionWithStack("warden_log", xLog, []extism.ValueType{ptrType}, nil),
+	extism.NewHostFunctionWithStack(abi.ExtismSuccess, xSuccess, []extism.ValueType{ptrType, ptrType}, nil),
+	extism.NewHostFunctionWithStack(abi.ExtismFailed, xFailed, []extism.ValueType{ptrType, ptrType, ptrType, ptrType}, nil),
+	extism.NewHostFunctionWithStack(abi.ExtismRejected, xRejected, []extism.ValueType{ptrType, ptrType, ptrType}, nil),
+	extism.NewHostFunctionWithStack(abi.ExtismDeferred, xDeferred, []extism.ValueType{ptrType, ptrType, ptrType}, nil),
+	extism.NewHostFunctionWithStack(abi.ExtismPass, xPass, []extism.ValueType{ptrType, ptrType}, nil),
+	extism.NewHostFunctionWithStack(abi.ExtismEffect, xEffect, []extism.ValueType{ptrType, ptrType}, nil),
+	extism.NewHostFunctionWithStack(abi.ExtismNow, xNow, nil, []extism.ValueType{extism.ValueTypeI64}),
+	extism.NewHostFunctionWithStack(abi.ExtismRandom, xRandom, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{ptrType}),
+	extism.NewHostFunctionWithStack(abi.ExtismLog, xLog, []extism.ValueType{ptrType}, nil),
 }
 
 // loadExtism loads a module built with an extism PDK. Load has checked the

@@ -42,10 +42,10 @@ import (
 //     PLUGIN_OUTPUT_TOO_LARGE).
 
 // Answers are written into a guest buffer; the return value is the answer's
-// length, or one of these.
+// length, or one of these (abi.AnswerNotFound, abi.AnswerRefused).
 var (
-	serviceNotFound = ^uint64(0)     // -1: query matched nothing
-	serviceBadArgs  = ^uint64(0) - 1 // -2: a pointer was out of bounds, or the input was refused
+	serviceNotFound = api.EncodeI64(abi.AnswerNotFound) // query matched nothing
+	serviceBadArgs  = api.EncodeI64(abi.AnswerRefused)  // a pointer was out of bounds, or the input was refused
 )
 
 // stopCall ends the guest's call from inside a host function: wazero

@@ -101,7 +101,7 @@ func (c *Call) Get(path string) gjson.Result {
 func (c *Call) Has(path string) bool { return c.r.exists(path) }
 
 // DigestSize is the length of a Digest (SHA-256).
-const DigestSize = 32
+const DigestSize = abi.DigestSize
 
 // Digest is the SHA-256 of the canonical JSON (package canonical) of the
 // value at a gjson path of the envelope, or of "null" when the path matches
@@ -150,14 +150,14 @@ func (c *Call) Validate(schemaPath, docPath string) ([]SchemaError, error) {
 }
 
 // decodeCheck reads the validate primitive's encoding (docs/ABI.md,
-// "validate"): empty when valid, 'S' + message for a schema that does not
-// compile, 'E' + records of three fields, each a 4-byte little-endian length
-// and its bytes.
+// "validate"): empty when valid, abi.ValidateSchemaError + message for a
+// schema that does not compile, abi.ValidateProblems + records of three
+// fields, each a 4-byte little-endian length and its bytes.
 func decodeCheck(schemaPath string, b []byte) ([]SchemaError, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	if b[0] == 'S' {
+	if b[0] == abi.ValidateSchemaError {
 		return nil, schemaError(schemaPath, string(b[1:]))
 	}
 	var out []SchemaError

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/jsonschema"
 	"github.com/tidwall/gjson"
 )
@@ -15,8 +16,8 @@ import (
 // outcome for a guest (docs/ABI.md, "validate"):
 //
 //   - empty: the document is valid;
-//   - 'S' followed by the message (UTF-8): the schema does not compile;
-//   - 'E' followed by one record per problem, each three fields — path,
+//   - abi.ValidateSchemaError ('S') followed by the message (UTF-8): the schema does not compile;
+//   - abi.ValidateProblems ('E') followed by one record per problem, each three fields — path,
 //     keyword, message — and each field a 4-byte little-endian length and
 //     that many bytes of UTF-8.
 //
@@ -31,7 +32,7 @@ func Validate(ctx context.Context, schema string, doc gjson.Result) ([]byte, err
 		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("services: validate: %w", err)
 		}
-		return append([]byte{'S'}, err.Error()...), nil
+		return append([]byte{abi.ValidateSchemaError}, err.Error()...), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("services: validate: %w", err)
@@ -49,7 +50,7 @@ func Validate(ctx context.Context, schema string, doc gjson.Result) ([]byte, err
 		n += 12 + len(e.Path) + len(e.Keyword) + len(e.Message)
 	}
 	out := make([]byte, 1, n)
-	out[0] = 'E'
+	out[0] = abi.ValidateProblems
 	for _, e := range errs {
 		out = appendField(out, e.Path)
 		out = appendField(out, e.Keyword)

@@ -1,117 +1,10 @@
 package meter
 
-import "fmt"
+import (
+	"fmt"
 
-// reader decodes the primitive encodings of the binary format. Its first
-// failure sticks.
-type reader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *reader) fail() {
-	if r.err == nil {
-		r.err = fmt.Errorf("truncated or bad encoding at byte %d: %w", r.off, ErrMalformed)
-	}
-}
-
-func (r *reader) byte() byte {
-	if r.err != nil || r.off >= len(r.b) {
-		r.fail()
-		return 0
-	}
-	c := r.b[r.off]
-	r.off++
-	return c
-}
-
-// leb reads an LEB128 number of at most bits bits, signed or not.
-func (r *reader) leb(bits uint, signed bool) uint64 {
-	var v uint64
-	var shift uint
-	for {
-		c := r.byte()
-		if r.err != nil {
-			return 0
-		}
-		v |= uint64(c&0x7f) << shift
-		shift += 7
-		if c&0x80 == 0 {
-			if shift < bits {
-				if signed && c&0x40 != 0 {
-					v |= ^uint64(0) << shift
-				}
-				return v
-			}
-			// the last byte: the bits beyond bits must be zero, or for a
-			// signed number copies of its sign bit
-			used := bits - (shift - 7) // value bits in c
-			extra := c >> used & (0x7f >> used)
-			if signed {
-				sign := c >> (used - 1) & 1
-				if sign == 1 && extra != 0x7f>>used || sign == 0 && extra != 0 {
-					r.fail()
-					return 0
-				}
-				if sign == 1 && bits < 64 {
-					v |= ^uint64(0) << bits
-				}
-				return v
-			}
-			if extra != 0 {
-				r.fail()
-				return 0
-			}
-			return v
-		}
-		if shift >= bits {
-			r.fail()
-			return 0
-		}
-	}
-}
-
-func (r *reader) u32() uint32 { return uint32(r.leb(32, false)) }
-
-func (r *reader) bytes(n uint32) []byte {
-	if r.err != nil || uint64(r.off)+uint64(n) > uint64(len(r.b)) {
-		r.fail()
-		return nil
-	}
-	b := r.b[r.off : r.off+int(n)]
-	r.off += int(n)
-	return b
-}
-
-func (r *reader) name() string { return string(r.bytes(r.u32())) }
-
-func appendU32(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendS64(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendName(b []byte, s string) []byte {
-	b = appendU32(b, uint32(len(s)))
-	return append(b, s...)
-}
+	"github.com/agentwarden/warden/host/internal/wasmbin"
+)
 
 // decoder reads one instruction at a time and checks the indices the
 // rewriter must keep the guest from reaching.
@@ -128,7 +21,7 @@ func appendName(b []byte, s string) []byte {
 // element segments.
 type decoder struct {
 	m      *module
-	r      *reader
+	r      *wasmbin.Reader
 	locals uint32 // the current function's parameters and locals
 	fn     int64  // the function index of a call or ref.func, or -1
 	fnPos  int    // where that index starts
@@ -140,9 +33,9 @@ func (d *decoder) next() (byte, error) {
 	r := d.r
 	d.fn = -1
 	d.bulk = false
-	op := r.byte()
-	if r.err != nil {
-		return 0, r.err
+	op := r.Byte()
+	if r.Err != nil {
+		return 0, r.Err
 	}
 	switch {
 	case op <= 0x01 || op == 0x05 || op == 0x0b || op == 0x0f || op == 0x1a || op == 0x1b ||
@@ -153,37 +46,37 @@ func (d *decoder) next() (byte, error) {
 			return 0, err
 		}
 	case op == 0x0c || op == 0x0d || op == 0x25 || op == 0x26:
-		r.u32()
+		r.U32()
 	case op >= 0x20 && op <= 0x22:
-		if l := r.u32(); r.err == nil && l >= d.locals {
+		if l := r.U32(); r.Err == nil && l >= d.locals {
 			return 0, fmt.Errorf("local %d of %d: %w", l, d.locals, ErrMalformed)
 		}
 	case op == 0x0e:
-		n := r.u32()
-		for i := uint32(0); i <= n && r.err == nil; i++ {
-			r.u32()
+		n := r.U32()
+		for i := uint32(0); i <= n && r.Err == nil; i++ {
+			r.U32()
 		}
 	case op == 0x10 || op == 0xd2:
-		d.fnPos = r.off
-		f := r.u32()
-		if r.err == nil && f >= d.m.funcs {
+		d.fnPos = r.Off
+		f := r.U32()
+		if r.Err == nil && f >= d.m.funcs {
 			return 0, fmt.Errorf("function %d of %d: %w", f, d.m.funcs, ErrMalformed)
 		}
 		d.fn = int64(f)
 	case op == 0x11:
-		if t := r.u32(); r.err == nil && t >= d.m.types {
+		if t := r.U32(); r.Err == nil && t >= d.m.types {
 			return 0, fmt.Errorf("call_indirect type %d of %d: %w", t, d.m.types, ErrMalformed)
 		}
-		r.u32()
+		r.U32()
 	case op == 0x1c:
-		n := r.u32()
-		for i := uint32(0); i < n && r.err == nil; i++ {
+		n := r.U32()
+		for i := uint32(0); i < n && r.Err == nil; i++ {
 			if err := valType(r); err != nil {
 				return 0, err
 			}
 		}
 	case op == 0x23 || op == 0x24:
-		if g := r.u32(); r.err == nil && g >= d.m.globals {
+		if g := r.U32(); r.Err == nil && g >= d.m.globals {
 			return 0, fmt.Errorf("global %d of %d: %w", g, d.m.globals, ErrMalformed)
 		}
 	case op >= 0x28 && op <= 0x3e:
@@ -193,16 +86,16 @@ func (d *decoder) next() (byte, error) {
 	case op == 0x3f || op == 0x40:
 		d.memory()
 	case op == 0x41:
-		r.leb(32, true)
+		r.LEB(32, true)
 	case op == 0x42:
-		r.leb(64, true)
+		r.LEB(64, true)
 	case op == 0x43:
-		r.bytes(4)
+		r.Bytes(4)
 	case op == 0x44:
-		r.bytes(8)
+		r.Bytes(8)
 	case op == 0xd0:
-		switch t := r.byte(); {
-		case r.err != nil:
+		switch t := r.Byte(); {
+		case r.Err != nil:
 		case t != 0x70 && t != 0x6f:
 			return 0, fmt.Errorf("ref.null of heap type 0x%02x: %w", t, ErrUnsupported)
 		}
@@ -227,26 +120,26 @@ func (d *decoder) next() (byte, error) {
 	default:
 		return 0, fmt.Errorf("opcode 0x%02x: %w", op, ErrMalformed)
 	}
-	if r.err != nil {
-		return 0, r.err
+	if r.Err != nil {
+		return 0, r.Err
 	}
 	return op, nil
 }
 
 func (d *decoder) blockType() error {
 	r := d.r
-	if r.off < len(r.b) {
-		switch c := r.b[r.off]; c {
+	if r.Off < len(r.B) {
+		switch c := r.B[r.Off]; c {
 		case 0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
-			r.off++
+			r.Off++
 			return nil
 		case 0x64, 0x63:
 			return fmt.Errorf("block of a typed reference: %w", ErrUnsupported)
 		}
 	}
-	t := int64(r.leb(33, true))
-	if r.err != nil {
-		return r.err
+	t := int64(r.LEB(33, true))
+	if r.Err != nil {
+		return r.Err
 	}
 	if t < 0 || t >= int64(d.m.types) {
 		return fmt.Errorf("block type %d of %d: %w", t, d.m.types, ErrMalformed)
@@ -255,39 +148,39 @@ func (d *decoder) blockType() error {
 }
 
 func (d *decoder) memarg() error {
-	align := d.r.u32()
+	align := d.r.U32()
 	if align&0x40 != 0 {
 		return fmt.Errorf("memarg with a memory index (multiple memories): %w", ErrUnsupported)
 	}
-	d.r.u32()
+	d.r.U32()
 	return nil
 }
 
 // memory reads a memory index (0: wazero runs one memory).
-func (d *decoder) memory() { d.r.u32() }
+func (d *decoder) memory() { d.r.U32() }
 
 func (d *decoder) misc() error {
 	r := d.r
-	sub := r.u32()
+	sub := r.U32()
 	// memory.init, memory.copy, memory.fill, table.init, table.copy and
 	// table.fill take a length last, on top of the stack
 	d.bulk = sub == 8 || sub == 10 || sub == 11 || sub == 12 || sub == 14 || sub == 17
 	switch {
-	case r.err != nil:
+	case r.Err != nil:
 	case sub <= 7:
 	case sub == 8: // memory.init data memory
-		r.u32()
+		r.U32()
 		d.memory()
 	case sub == 9 || sub == 13 || sub >= 15 && sub <= 17: // data.drop, elem.drop, table.grow/size/fill
-		r.u32()
+		r.U32()
 	case sub == 10: // memory.copy
 		d.memory()
 		d.memory()
 	case sub == 11: // memory.fill
 		d.memory()
 	case sub == 12 || sub == 14: // table.init, table.copy
-		r.u32()
-		r.u32()
+		r.U32()
+		r.U32()
 	default:
 		return fmt.Errorf("opcode 0xfc %d: %w", sub, ErrUnsupported)
 	}
@@ -296,19 +189,19 @@ func (d *decoder) misc() error {
 
 func (d *decoder) simd() error {
 	r := d.r
-	switch sub := r.u32(); {
-	case r.err != nil:
+	switch sub := r.U32(); {
+	case r.Err != nil:
 	case sub <= 11 || sub == 92 || sub == 93: // loads, store, load zero
 		return d.memarg()
 	case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
-		r.bytes(16)
+		r.Bytes(16)
 	case sub >= 21 && sub <= 34: // extract and replace lane
-		r.byte()
+		r.Byte()
 	case sub >= 84 && sub <= 91: // load and store lane
 		if err := d.memarg(); err != nil {
 			return err
 		}
-		r.byte()
+		r.Byte()
 	case sub <= 255:
 	default:
 		return fmt.Errorf("opcode 0xfd %d (relaxed SIMD): %w", sub, ErrUnsupported)
@@ -318,12 +211,12 @@ func (d *decoder) simd() error {
 
 func (d *decoder) atomic() error {
 	r := d.r
-	switch sub := r.u32(); {
-	case r.err != nil:
+	switch sub := r.U32(); {
+	case r.Err != nil:
 	case sub <= 2 || sub >= 0x10 && sub <= 0x4e:
 		return d.memarg()
 	case sub == 3: // atomic.fence
-		r.byte()
+		r.Byte()
 	default:
 		return fmt.Errorf("opcode 0xfe %d: %w", sub, ErrMalformed)
 	}
@@ -334,7 +227,7 @@ func (d *decoder) atomic() error {
 // added import: function, local and label names are keyed by function
 // index. It reports false for a section it cannot read, which is dropped.
 func shiftNames(body []byte, impFuncs uint32) ([]byte, bool) {
-	r := &reader{b: body}
+	r := &wasmbin.Reader{B: body}
 	var out []byte
 	shift := func(f uint32) uint32 {
 		if f >= impFuncs {
@@ -342,40 +235,40 @@ func shiftNames(body []byte, impFuncs uint32) ([]byte, bool) {
 		}
 		return f
 	}
-	for r.off < len(body) {
-		id := r.byte()
-		sub := r.bytes(r.u32())
-		if r.err != nil {
+	for r.Off < len(body) {
+		id := r.Byte()
+		sub := r.Bytes(r.U32())
+		if r.Err != nil {
 			return nil, false
 		}
 		var nb []byte
 		switch id {
 		case 1, 2, 3:
-			s := &reader{b: sub}
-			n := s.u32()
-			nb = appendU32(nil, n)
-			for i := uint32(0); i < n && s.err == nil; i++ {
-				nb = appendU32(nb, shift(s.u32()))
+			s := &wasmbin.Reader{B: sub}
+			n := s.U32()
+			nb = wasmbin.AppendU32(nil, n)
+			for i := uint32(0); i < n && s.Err == nil; i++ {
+				nb = wasmbin.AppendU32(nb, shift(s.U32()))
 				if id == 1 {
-					nb = appendName(nb, s.name())
+					nb = wasmbin.AppendName(nb, s.Name())
 					continue
 				}
-				start := s.off
-				m := s.u32()
-				for j := uint32(0); j < m && s.err == nil; j++ {
-					s.u32()
-					s.name()
+				start := s.Off
+				m := s.U32()
+				for j := uint32(0); j < m && s.Err == nil; j++ {
+					s.U32()
+					s.Name()
 				}
-				nb = append(nb, sub[start:s.off]...)
+				nb = append(nb, sub[start:s.Off]...)
 			}
-			if s.err != nil || s.off != len(sub) {
+			if s.Err != nil || s.Off != len(sub) {
 				return nil, false
 			}
 		default:
 			nb = sub
 		}
 		out = append(out, id)
-		out = appendU32(out, uint32(len(nb)))
+		out = wasmbin.AppendU32(out, uint32(len(nb)))
 		out = append(out, nb...)
 	}
 	return out, true

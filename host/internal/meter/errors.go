@@ -1,9 +1,13 @@
 package meter
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/agentwarden/warden/host/internal/wasmbin"
+)
 
 // ErrMalformed is returned for input that is not a well-formed wasm 1 module.
-var ErrMalformed = errors.New("malformed module")
+var ErrMalformed = wasmbin.ErrMalformed
 
 // ErrUnsupported is returned for a module that uses a feature wazero cannot
 // run anyway: exception handling, tail calls, typed function references or

@@ -1,9 +1,11 @@
 package meter
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agentwarden/warden/host/internal/wasmbin"
 )
 
 // Version names what Instrument writes: change it whenever its output
@@ -18,37 +20,22 @@ const (
 )
 
 const (
-	secCustom   = 0
-	secType     = 1
-	secImport   = 2
-	secFunction = 3
-	secTable    = 4
-	secMemory   = 5
-	secGlobal   = 6
-	secExport   = 7
-	secStart    = 8
-	secElement  = 9
-	secCode     = 10
-	secData     = 11
-	secDataCnt  = 12
-	secTag      = 13
+	secCustom   = wasmbin.SecCustom
+	secType     = wasmbin.SecType
+	secImport   = wasmbin.SecImport
+	secFunction = wasmbin.SecFunction
+	secTable    = wasmbin.SecTable
+	secMemory   = wasmbin.SecMemory
+	secGlobal   = wasmbin.SecGlobal
+	secExport   = wasmbin.SecExport
+	secStart    = wasmbin.SecStart
+	secElement  = wasmbin.SecElement
+	secCode     = wasmbin.SecCode
+	secData     = wasmbin.SecData
+	secTag      = wasmbin.SecTag
 )
 
-// order is the position a known section must take in a module.
-func order(id byte) int {
-	switch id {
-	case secTag: // between memory and global
-		return 55
-	case secDataCnt: // between element and code
-		return 95
-	}
-	return int(id) * 10
-}
-
-type section struct {
-	id   byte
-	body []byte
-}
+var order = wasmbin.Order
 
 // module is what the rewriter needs to know of its input.
 type module struct {
@@ -62,76 +49,99 @@ type module struct {
 }
 
 // Instrument returns bin metered as the package doc describes. It is
-// deterministic: the same input gives the same output.
+// deterministic: the same input gives the same output. Its steps: split
+// the module into sections, read what the rewrite needs of them, write
+// each section rewritten.
 func Instrument(bin []byte) ([]byte, error) {
-	if len(bin) < 8 || !bytes.Equal(bin[:8], []byte("\x00asm\x01\x00\x00\x00")) {
+	secs, err := splitSections(bin)
+	if err != nil {
+		return nil, err
+	}
+	m, err := readModule(secs)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{m: m, have: map[byte]bool{}}
+	w.out = append(make([]byte, 0, len(bin)+len(bin)/4), bin[:8]...)
+	for _, s := range secs {
+		if err := w.section(s); err != nil {
+			return nil, err
+		}
+	}
+	w.missing(1 << 30)
+	return w.out, nil
+}
+
+// splitSections splits bin into its sections and refuses unknown and
+// repeated ones, and the tag section.
+func splitSections(bin []byte) ([]wasmbin.Section, error) {
+	secs, err := wasmbin.Sections(bin)
+	if errors.Is(err, wasmbin.ErrNotWasm1) {
 		return nil, fmt.Errorf("meter: not a wasm 1 module: %w", ErrMalformed)
 	}
-	r := &reader{b: bin, off: 8}
-	var secs []section
+	// The sections before a header that cannot be read are checked first,
+	// in the order they come.
 	seen := map[byte]bool{}
-	for r.off < len(bin) && r.err == nil {
-		id := r.byte()
-		body := r.bytes(r.u32())
-		if r.err != nil {
-			break
+	for _, s := range secs {
+		if s.ID > secTag {
+			return nil, fmt.Errorf("meter: unknown section %d: %w", s.ID, ErrMalformed)
 		}
-		if id > secTag {
-			return nil, fmt.Errorf("meter: unknown section %d: %w", id, ErrMalformed)
-		}
-		if id != secCustom {
-			if seen[id] {
-				return nil, fmt.Errorf("meter: section %d twice: %w", id, ErrMalformed)
+		if s.ID != secCustom {
+			if seen[s.ID] {
+				return nil, fmt.Errorf("meter: section %d twice: %w", s.ID, ErrMalformed)
 			}
-			seen[id] = true
+			seen[s.ID] = true
 		}
-		if id == secTag {
+		if s.ID == secTag {
 			return nil, fmt.Errorf("meter: tag section (exception handling): %w", ErrUnsupported)
 		}
-		secs = append(secs, section{id, body})
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("meter: section headers: %w", r.err)
+	if err != nil {
+		return nil, fmt.Errorf("meter: section headers: %w", err)
 	}
+	return secs, nil
+}
 
-	var m module
-	var defFuncs uint32
-	var codeBodies uint32
+// readModule reads what the rewrite needs to know of the module: its types,
+// imports, functions and globals.
+func readModule(secs []wasmbin.Section) (*module, error) {
+	m := new(module)
+	var defFuncs, codeBodies uint32
 	for _, s := range secs {
-		r := &reader{b: s.body}
+		r := &wasmbin.Reader{B: s.Body}
 		var err error
-		switch s.id {
+		switch s.ID {
 		case secType:
 			m.params, err = readTypes(r)
 			m.types = uint32(len(m.params))
 		case secImport:
-			err = readImports(r, &m)
+			err = readImports(r, m)
 		case secFunction:
-			defFuncs = r.u32()
-			for i := uint32(0); i < defFuncs && r.err == nil; i++ {
-				t := r.u32()
-				if r.err == nil && t >= m.types {
+			defFuncs = r.U32()
+			for i := uint32(0); i < defFuncs && r.Err == nil; i++ {
+				t := r.U32()
+				if r.Err == nil && t >= m.types {
 					err = fmt.Errorf("meter: function %d has type %d of %d: %w", i, t, m.types, ErrMalformed)
 					break
 				}
 				m.funcTypes = append(m.funcTypes, t)
 			}
 		case secGlobal:
-			m.defGlobals = r.u32()
+			m.defGlobals = r.U32()
 		case secCode:
-			codeBodies = r.u32()
+			codeBodies = r.U32()
 		case secTable, secMemory, secData:
 			// copied unread, but a count no bytes back is refused here:
 			// wazero's decoder allocates for it before it reads on
-			if n := r.u32(); r.err == nil && uint64(n) > uint64(len(s.body)) {
-				err = fmt.Errorf("meter: section %d counts %d entries in %d bytes: %w", s.id, n, len(s.body), ErrMalformed)
+			if n := r.U32(); r.Err == nil && uint64(n) > uint64(len(s.Body)) {
+				err = fmt.Errorf("meter: section %d counts %d entries in %d bytes: %w", s.ID, n, len(s.Body), ErrMalformed)
 			}
 		}
 		if err != nil {
 			return nil, err
 		}
-		if r.err != nil {
-			return nil, fmt.Errorf("meter: section %d: %w", s.id, r.err)
+		if r.Err != nil {
+			return nil, fmt.Errorf("meter: section %d: %w", s.ID, r.Err)
 		}
 	}
 	if codeBodies != defFuncs {
@@ -139,95 +149,118 @@ func Instrument(bin []byte) ([]byte, error) {
 	}
 	m.funcs = m.impFuncs + defFuncs
 	m.globals += m.defGlobals
-	fuel := m.globals    // the fuel global's index
-	refill := m.impFuncs // the refill import's index
+	return m, nil
+}
 
-	out := append(make([]byte, 0, len(bin)+len(bin)/4), bin[:8]...)
-	emit := func(id byte, body []byte) {
-		out = append(out, id)
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
+// writer writes the metered module.
+type writer struct {
+	m    *module
+	out  []byte
+	have map[byte]bool // the sections written
+}
+
+func (w *writer) emit(id byte, body []byte) {
+	w.out = wasmbin.AppendSection(w.out, id, body)
+}
+
+// missing emits the sections the rewriter adds to a module that has none
+// of them, before the first section that must follow them.
+func (w *writer) missing(next int) {
+	if !w.have[secType] && next > order(secType) {
+		w.emit(secType, appendRefillType(wasmbin.AppendU32(nil, 1)))
+		w.have[secType] = true
 	}
-	have := map[byte]bool{}
-	// missing emits the sections the rewriter adds to a module that has
-	// none of them, before the first section that must follow them.
-	missing := func(next int) {
-		if !have[secType] && next > order(secType) {
-			emit(secType, appendRefillType(appendU32(nil, 1)))
-			have[secType] = true
-		}
-		if !have[secImport] && next > order(secImport) {
-			emit(secImport, appendRefillImport(appendU32(nil, 1), m.types))
-			have[secImport] = true
-		}
-		if !have[secGlobal] && next > order(secGlobal) {
-			emit(secGlobal, appendFuel(appendU32(nil, 1)))
-			have[secGlobal] = true
+	if !w.have[secImport] && next > order(secImport) {
+		w.emit(secImport, appendRefillImport(wasmbin.AppendU32(nil, 1), w.m.types))
+		w.have[secImport] = true
+	}
+	if !w.have[secGlobal] && next > order(secGlobal) {
+		w.emit(secGlobal, appendFuel(wasmbin.AppendU32(nil, 1)))
+		w.have[secGlobal] = true
+	}
+}
+
+// section writes s rewritten, after the added sections that must precede
+// it.
+func (w *writer) section(s wasmbin.Section) error {
+	if s.ID != secCustom {
+		w.missing(order(s.ID))
+	}
+	if s.ID == secCustom {
+		return w.custom(s)
+	}
+	r := &wasmbin.Reader{B: s.Body}
+	body, err := w.rewrite(r, s)
+	if err != nil {
+		return err
+	}
+	if r.Err != nil {
+		return fmt.Errorf("meter: section %d: %w", s.ID, r.Err)
+	}
+	switch s.ID {
+	case secGlobal, secExport, secStart, secElement, secCode:
+		// rewritten from what was read: bytes after it would be lost
+		if r.Off != len(s.Body) {
+			return fmt.Errorf("meter: section %d: %d bytes after its entries: %w", s.ID, len(s.Body)-r.Off, ErrMalformed)
 		}
 	}
-	for _, s := range secs {
-		if s.id != secCustom {
-			missing(order(s.id))
+	w.have[s.ID] = true
+	w.emit(s.ID, body)
+	return nil
+}
+
+// custom writes a custom section: DWARF is dropped (code offsets moved,
+// better none than misleading), the name section's function indices are
+// shifted past the refill import.
+func (w *writer) custom(s wasmbin.Section) error {
+	r := &wasmbin.Reader{B: s.Body}
+	name := r.Name()
+	switch {
+	case r.Err != nil:
+		return fmt.Errorf("meter: custom section: %w", r.Err)
+	case strings.HasPrefix(name, ".debug_"):
+		return nil
+	case name == "name":
+		if nb, ok := shiftNames(s.Body[r.Off:], w.m.impFuncs); ok {
+			w.emit(secCustom, append(wasmbin.AppendName(nil, name), nb...))
 		}
-		r := &reader{b: s.body}
-		var body []byte
-		var err error
-		switch s.id {
-		case secCustom:
-			name := r.name()
-			switch {
-			case r.err != nil:
-				return nil, fmt.Errorf("meter: custom section: %w", r.err)
-			case strings.HasPrefix(name, ".debug_"):
-				continue // code offsets moved: drop DWARF rather than mislead
-			case name == "name":
-				if nb, ok := shiftNames(s.body[r.off:], m.impFuncs); ok {
-					emit(secCustom, append(appendName(nil, name), nb...))
-				}
-				continue
-			}
-			body = s.body
-		case secType:
-			n := r.u32()
-			body = appendRefillType(appendU32(nil, n+1), s.body[r.off:]...)
-		case secImport:
-			n := r.u32()
-			body = appendRefillImport(appendU32(nil, n+1), m.types, s.body[r.off:]...)
-		case secGlobal:
-			body, err = rewriteGlobals(r, &m)
-		case secExport:
-			body, err = rewriteExports(r, &m)
-		case secStart:
-			f := r.u32()
-			if r.err == nil && f >= m.funcs {
-				err = fmt.Errorf("meter: start function %d of %d: %w", f, m.funcs, ErrMalformed)
-			}
-			body = appendU32(nil, m.shift(f))
-		case secElement:
-			body, err = rewriteElements(r, &m)
-		case secCode:
-			body, err = rewriteCode(r, &m, fuel, refill)
-		default:
-			body = s.body
-		}
-		if err != nil {
-			return nil, err
-		}
-		if r.err != nil {
-			return nil, fmt.Errorf("meter: section %d: %w", s.id, r.err)
-		}
-		switch s.id {
-		case secGlobal, secExport, secStart, secElement, secCode:
-			// rewritten from what was read: bytes after it would be lost
-			if r.off != len(s.body) {
-				return nil, fmt.Errorf("meter: section %d: %d bytes after its entries: %w", s.id, len(s.body)-r.off, ErrMalformed)
-			}
-		}
-		have[s.id] = true
-		emit(s.id, body)
+		return nil
 	}
-	missing(1 << 30)
-	return out, nil
+	w.have[s.ID] = true
+	w.emit(s.ID, s.Body)
+	return nil
+}
+
+// rewrite returns the body of a known section as the metered module has
+// it: the refill type, import and fuel global added, function indices
+// shifted past the import, the code metered.
+func (w *writer) rewrite(r *wasmbin.Reader, s wasmbin.Section) ([]byte, error) {
+	m := w.m
+	switch s.ID {
+	case secType:
+		n := r.U32()
+		return appendRefillType(wasmbin.AppendU32(nil, n+1), s.Body[r.Off:]...), nil
+	case secImport:
+		n := r.U32()
+		return appendRefillImport(wasmbin.AppendU32(nil, n+1), m.types, s.Body[r.Off:]...), nil
+	case secGlobal:
+		return rewriteGlobals(r, m)
+	case secExport:
+		return rewriteExports(r, m)
+	case secStart:
+		f := r.U32()
+		if r.Err == nil && f >= m.funcs {
+			return nil, fmt.Errorf("meter: start function %d of %d: %w", f, m.funcs, ErrMalformed)
+		}
+		return wasmbin.AppendU32(nil, m.shift(f)), nil
+	case secElement:
+		return rewriteElements(r, m)
+	case secCode:
+		// the fuel global follows every other; the refill import is the
+		// first function after the imported ones
+		return rewriteCode(r, m, m.globals, m.impFuncs)
+	}
+	return s.Body, nil
 }
 
 // shift is the index of function f once the refill import is added.
@@ -248,35 +281,35 @@ func appendRefillType(b []byte, rest ...byte) []byte {
 // refill import of type t.
 func appendRefillImport(b []byte, t uint32, rest ...byte) []byte {
 	b = append(b, rest...)
-	b = appendName(b, ImportModule)
-	b = appendName(b, ImportName)
+	b = wasmbin.AppendName(b, ImportModule)
+	b = wasmbin.AppendName(b, ImportName)
 	b = append(b, 0x00)
-	return appendU32(b, t)
+	return wasmbin.AppendU32(b, t)
 }
 
 // appendFuel appends the fuel global: mutable i64, 0 (so that the first
 // check asks the host).
 func appendFuel(b []byte) []byte { return append(b, 0x7e, 0x01, 0x42, 0x00, 0x0b) }
 
-func readTypes(r *reader) ([]uint32, error) {
-	n := r.u32()
+func readTypes(r *wasmbin.Reader) ([]uint32, error) {
+	n := r.U32()
 	var params []uint32
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		switch form := r.byte(); form {
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		switch form := r.Byte(); form {
 		case 0x60:
 		case 0x4e, 0x4f, 0x50, 0x5e, 0x5f:
 			return nil, fmt.Errorf("meter: type %d: form 0x%02x (GC): %w", i, form, ErrUnsupported)
 		default:
-			if r.err == nil {
+			if r.Err == nil {
 				return nil, fmt.Errorf("meter: type %d: form 0x%02x: %w", i, form, ErrMalformed)
 			}
 		}
 		for k := 0; k < 2; k++ { // params, results
-			c := r.u32()
+			c := r.U32()
 			if k == 0 {
 				params = append(params, c)
 			}
-			for j := uint32(0); j < c && r.err == nil; j++ {
+			for j := uint32(0); j < c && r.Err == nil; j++ {
 				if err := valType(r); err != nil {
 					return nil, fmt.Errorf("meter: type %d: %w", i, err)
 				}
@@ -287,8 +320,8 @@ func readTypes(r *reader) ([]uint32, error) {
 }
 
 // valType reads one value type.
-func valType(r *reader) error {
-	switch t := r.byte(); t {
+func valType(r *wasmbin.Reader) error {
+	switch t := r.Byte(); t {
 	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
 		return nil
 	case 0x64, 0x63:
@@ -298,24 +331,24 @@ func valType(r *reader) error {
 	case 0x65, 0x66, 0x67, 0x68, 0x6a, 0x6b, 0x6c, 0x6d, 0x6e, 0x71, 0x72, 0x73:
 		return fmt.Errorf("value type 0x%02x (GC): %w", t, ErrUnsupported)
 	default:
-		if r.err != nil {
-			return r.err
+		if r.Err != nil {
+			return r.Err
 		}
 		return fmt.Errorf("value type 0x%02x: %w", t, ErrMalformed)
 	}
 }
 
-func readImports(r *reader, m *module) error {
-	n := r.u32()
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		mod := r.name()
-		r.name()
-		if r.err == nil && mod == ImportModule {
+func readImports(r *wasmbin.Reader, m *module) error {
+	n := r.U32()
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		mod := r.Name()
+		r.Name()
+		if r.Err == nil && mod == ImportModule {
 			return fmt.Errorf("meter: import %d from %q: %w", i, mod, ErrReserved)
 		}
-		switch kind := r.byte(); kind {
+		switch kind := r.Byte(); kind {
 		case 0:
-			if t := r.u32(); r.err == nil && t >= m.types {
+			if t := r.U32(); r.Err == nil && t >= m.types {
 				return fmt.Errorf("meter: import %d has type %d of %d: %w", i, t, m.types, ErrMalformed)
 			}
 			m.impFuncs++
@@ -323,19 +356,19 @@ func readImports(r *reader, m *module) error {
 			if err := valType(r); err != nil {
 				return fmt.Errorf("meter: import %d: %w", i, err)
 			}
-			limits(r)
+			r.Limits()
 		case 2:
-			limits(r)
+			r.Limits()
 		case 3:
 			if err := valType(r); err != nil {
 				return fmt.Errorf("meter: import %d: %w", i, err)
 			}
-			r.byte()
+			r.Byte()
 			m.globals++
 		case 4:
 			return fmt.Errorf("meter: import %d is a tag (exception handling): %w", i, ErrUnsupported)
 		default:
-			if r.err == nil {
+			if r.Err == nil {
 				return fmt.Errorf("meter: import %d of kind %d: %w", i, kind, ErrMalformed)
 			}
 		}
@@ -343,24 +376,16 @@ func readImports(r *reader, m *module) error {
 	return nil
 }
 
-func limits(r *reader) {
-	flags := r.byte()
-	r.u32()
-	if flags&1 != 0 {
-		r.u32()
-	}
-}
-
-func rewriteGlobals(r *reader, m *module) ([]byte, error) {
-	n := r.u32()
-	b := appendU32(nil, n+1)
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		start := r.off
+func rewriteGlobals(r *wasmbin.Reader, m *module) ([]byte, error) {
+	n := r.U32()
+	b := wasmbin.AppendU32(nil, n+1)
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		start := r.Off
 		if err := valType(r); err != nil {
 			return nil, fmt.Errorf("meter: global %d: %w", i, err)
 		}
-		r.byte()
-		b = append(b, r.b[start:r.off]...)
+		r.Byte()
+		b = append(b, r.B[start:r.Off]...)
 		var err error
 		if b, err = constExpr(r, m, b); err != nil {
 			return nil, fmt.Errorf("meter: global %d: %w", i, err)
@@ -369,14 +394,14 @@ func rewriteGlobals(r *reader, m *module) ([]byte, error) {
 	return appendFuel(b), nil
 }
 
-func rewriteExports(r *reader, m *module) ([]byte, error) {
-	n := r.u32()
-	b := appendU32(nil, n)
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		b = appendName(b, r.name())
-		kind := r.byte()
-		idx := r.u32()
-		if r.err != nil {
+func rewriteExports(r *wasmbin.Reader, m *module) ([]byte, error) {
+	n := r.U32()
+	b := wasmbin.AppendU32(nil, n)
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		b = wasmbin.AppendName(b, r.Name())
+		kind := r.Byte()
+		idx := r.U32()
+		if r.Err != nil {
 			break
 		}
 		switch {
@@ -392,26 +417,26 @@ func rewriteExports(r *reader, m *module) ([]byte, error) {
 			return nil, fmt.Errorf("meter: export %d of kind %d: %w", i, kind, ErrMalformed)
 		}
 		b = append(b, kind)
-		b = appendU32(b, idx)
+		b = wasmbin.AppendU32(b, idx)
 	}
 	return b, nil
 }
 
-func rewriteElements(r *reader, m *module) ([]byte, error) {
-	n := r.u32()
-	b := appendU32(nil, n)
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		flags := r.u32()
-		if r.err != nil {
+func rewriteElements(r *wasmbin.Reader, m *module) ([]byte, error) {
+	n := r.U32()
+	b := wasmbin.AppendU32(nil, n)
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		flags := r.U32()
+		if r.Err != nil {
 			break
 		}
 		if flags > 7 {
 			return nil, fmt.Errorf("meter: element segment %d has flags %d: %w", i, flags, ErrMalformed)
 		}
-		b = appendU32(b, flags)
+		b = wasmbin.AppendU32(b, flags)
 		var err error
 		if flags&3 == 2 { // explicit table index
-			b = appendU32(b, r.u32())
+			b = wasmbin.AppendU32(b, r.U32())
 		}
 		if flags&1 == 0 { // active: an offset
 			if b, err = constExpr(r, m, b); err != nil {
@@ -419,22 +444,22 @@ func rewriteElements(r *reader, m *module) ([]byte, error) {
 			}
 		}
 		if flags&3 != 0 { // an element kind or reference type
-			b = append(b, r.byte())
+			b = append(b, r.Byte())
 		}
-		c := r.u32()
-		b = appendU32(b, c)
-		for j := uint32(0); j < c && r.err == nil; j++ {
+		c := r.U32()
+		b = wasmbin.AppendU32(b, c)
+		for j := uint32(0); j < c && r.Err == nil; j++ {
 			if flags&4 != 0 {
 				if b, err = constExpr(r, m, b); err != nil {
 					return nil, fmt.Errorf("meter: element segment %d: %w", i, err)
 				}
 				continue
 			}
-			f := r.u32()
-			if r.err == nil && f >= m.funcs {
+			f := r.U32()
+			if r.Err == nil && f >= m.funcs {
 				return nil, fmt.Errorf("meter: element segment %d names function %d of %d: %w", i, f, m.funcs, ErrMalformed)
 			}
-			b = appendU32(b, m.shift(f))
+			b = wasmbin.AppendU32(b, m.shift(f))
 		}
 	}
 	return b, nil
@@ -442,21 +467,21 @@ func rewriteElements(r *reader, m *module) ([]byte, error) {
 
 // constExpr appends a constant expression up to its end, with its function
 // indices shifted.
-func constExpr(r *reader, m *module, b []byte) ([]byte, error) {
+func constExpr(r *wasmbin.Reader, m *module, b []byte) ([]byte, error) {
 	var d decoder
 	d.m = m
 	d.r = r
 	for {
-		start := r.off
+		start := r.Off
 		op, err := d.next()
 		if err != nil {
 			return nil, err
 		}
 		if d.fn >= 0 {
 			b = append(b, op)
-			b = appendU32(b, m.shift(uint32(d.fn)))
+			b = wasmbin.AppendU32(b, m.shift(uint32(d.fn)))
 		} else {
-			b = append(b, r.b[start:r.off]...)
+			b = append(b, r.B[start:r.Off]...)
 		}
 		if op == 0x0b {
 			return b, nil
@@ -467,17 +492,17 @@ func constExpr(r *reader, m *module, b []byte) ([]byte, error) {
 // check is the fuel check inserted at a function's entry and a loop header.
 func appendCheck(b []byte, fuel, refill uint32, cost int64) []byte {
 	b = append(b, 0x23)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, 0x42)
-	b = appendS64(b, cost)
+	b = wasmbin.AppendS64(b, cost)
 	b = append(b, 0x7d, 0x24) // i64.sub; global.set
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, 0x23)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, 0x42, 0x00, 0x53, 0x04, 0x40, 0x10) // i64.const 0; i64.lt_s; if; call
-	b = appendU32(b, refill)
+	b = wasmbin.AppendU32(b, refill)
 	b = append(b, 0x24)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	return append(b, 0x0b)
 }
 
@@ -508,23 +533,23 @@ const Quantum = 1 << 14
 // returns was only overcharged.
 func appendLoopCheck(b []byte, counter, fuel, refill uint32, cost, prepay int64) []byte {
 	b = append(b, 0x20)
-	b = appendU32(b, counter)
+	b = wasmbin.AppendU32(b, counter)
 	b = append(b, 0x41)
-	b = appendS64(b, cost)
+	b = wasmbin.AppendS64(b, cost)
 	b = append(b, 0x6b, 0x22) // i32.sub; local.tee
-	b = appendU32(b, counter)
+	b = wasmbin.AppendU32(b, counter)
 	b = append(b, 0x41, 0x00, 0x48, 0x04, 0x40, 0x23) // i32.const 0; i32.lt_s; if; global.get
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, 0x42)
-	b = appendS64(b, prepay)
+	b = wasmbin.AppendS64(b, prepay)
 	b = append(b, 0x20) // local.get
-	b = appendU32(b, counter)
+	b = wasmbin.AppendU32(b, counter)
 	b = append(b, 0xac, 0x7d, 0x7d, 0x24) // i64.extend_i32_s; i64.sub; i64.sub; global.set
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, 0x41)
-	b = appendS64(b, prepay)
+	b = wasmbin.AppendS64(b, prepay)
 	b = append(b, 0x21) // local.set
-	b = appendU32(b, counter)
+	b = wasmbin.AppendU32(b, counter)
 	b = appendRefillIfSpent(b, fuel, refill)
 	return append(b, 0x0b)
 }
@@ -533,35 +558,35 @@ func appendLoopCheck(b []byte, counter, fuel, refill uint32, cost, prepay int64)
 // before a loop header, which checks it.
 func appendCharge(b []byte, counter uint32, cost int64) []byte {
 	b = append(b, 0x20)
-	b = appendU32(b, counter)
+	b = wasmbin.AppendU32(b, counter)
 	b = append(b, 0x41)
-	b = appendS64(b, cost)
+	b = wasmbin.AppendS64(b, cost)
 	b = append(b, 0x6b, 0x21) // i32.sub; local.set
-	return appendU32(b, counter)
+	return wasmbin.AppendU32(b, counter)
 }
 
 // appendBulkCharge charges the length on top of the stack (an i32, left
 // there) to the fuel, and asks for more if that spent it.
 func appendBulkCharge(b []byte, scratch, fuel, refill uint32) []byte {
 	b = append(b, 0x22) // local.tee
-	b = appendU32(b, scratch)
+	b = wasmbin.AppendU32(b, scratch)
 	b = append(b, 0x23)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, 0x20) // local.get
-	b = appendU32(b, scratch)
+	b = wasmbin.AppendU32(b, scratch)
 	b = append(b, 0xad, 0x7d, 0x24) // i64.extend_i32_u; i64.sub; global.set
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	return appendRefillIfSpent(b, fuel, refill)
 }
 
 // appendRefillIfSpent appends: if fuel < 0, fuel = refill().
 func appendRefillIfSpent(b []byte, fuel, refill uint32) []byte {
 	b = append(b, 0x23)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, 0x42, 0x00, 0x53, 0x04, 0x40, 0x10) // i64.const 0; i64.lt_s; if; call
-	b = appendU32(b, refill)
+	b = wasmbin.AppendU32(b, refill)
 	b = append(b, 0x24)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	return append(b, 0x0b)
 }
 
@@ -595,16 +620,16 @@ type bodyInfo struct {
 	regions   []int64 // cost per region: 0 the function's, then one per loop
 }
 
-func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
-	n := r.u32()
-	b := appendU32(make([]byte, 0, len(r.b)+len(r.b)/4), n)
+func rewriteCode(r *wasmbin.Reader, m *module, fuel, refill uint32) ([]byte, error) {
+	n := r.U32()
+	b := wasmbin.AppendU32(make([]byte, 0, len(r.B)+len(r.B)/4), n)
 	var edits []edit
 	var body []byte
 	var info bodyInfo
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		size := r.u32()
-		code := r.bytes(size)
-		if r.err != nil {
+	for i := uint32(0); i < n && r.Err == nil; i++ {
+		size := r.U32()
+		code := r.Bytes(size)
+		if r.Err != nil {
 			break
 		}
 		if int(i) >= len(m.funcTypes) {
@@ -624,7 +649,7 @@ func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
 			// locals, after the others
 			counter = m.params[m.funcTypes[i]] + info.locals
 			scratch = counter + 1
-			body = appendU32(body, info.groups+1)
+			body = wasmbin.AppendU32(body, info.groups+1)
 			body = append(body, code[info.groupsEnd:info.localsEnd]...)
 			body = append(body, 0x02, 0x7f)
 			last = info.localsEnd
@@ -647,12 +672,12 @@ func rewriteCode(r *reader, m *module, fuel, refill uint32) ([]byte, error) {
 			case editBulk:
 				body = appendBulkCharge(body, scratch, fuel, refill)
 			case editFunc:
-				body = appendU32(body, e.fn)
+				body = wasmbin.AppendU32(body, e.fn)
 				last = e.end
 			}
 		}
 		body = append(body, code[last:]...)
-		b = appendU32(b, uint32(len(body)))
+		b = wasmbin.AppendU32(b, uint32(len(body)))
 		b = append(b, body...)
 	}
 	return b, nil
@@ -680,12 +705,12 @@ const maxLocals = 50000
 // the loop, into the enclosing region, paid for by the charge before the
 // loop; or at a return.
 func scanBody(code []byte, m *module, params uint32, edits []edit, info *bodyInfo) ([]edit, error) {
-	r := &reader{b: code}
-	groups := r.u32()
-	info.groups, info.groupsEnd = groups, r.off
+	r := &wasmbin.Reader{B: code}
+	groups := r.U32()
+	info.groups, info.groupsEnd = groups, r.Off
 	locals := uint64(0)
-	for g := uint32(0); g < groups && r.err == nil; g++ {
-		locals += uint64(r.u32())
+	for g := uint32(0); g < groups && r.Err == nil; g++ {
+		locals += uint64(r.U32())
 		if err := valType(r); err != nil {
 			return nil, err
 		}
@@ -693,18 +718,18 @@ func scanBody(code []byte, m *module, params uint32, edits []edit, info *bodyInf
 			return nil, fmt.Errorf("%d locals: %w", locals, ErrMalformed)
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err != nil {
+		return nil, r.Err
 	}
-	info.localsEnd, info.locals = r.off, uint32(locals)
+	info.localsEnd, info.locals = r.Off, uint32(locals)
 	info.extra = false
 	info.regions = append(info.regions, 0)
-	edits = append(edits, edit{pos: r.off, kind: editEntry})
+	edits = append(edits, edit{pos: r.Off, kind: editEntry})
 	d := decoder{m: m, r: r, locals: params + uint32(locals)}
 	// frames holds, per open block, the region it counts in
 	frames := []int{0}
 	for len(frames) > 0 {
-		start := r.off
+		start := r.Off
 		op, err := d.next()
 		if err != nil {
 			return nil, err
@@ -713,7 +738,7 @@ func scanBody(code []byte, m *module, params uint32, edits []edit, info *bodyInf
 		info.regions[cur]++
 		switch {
 		case d.fn >= 0:
-			edits = append(edits, edit{pos: d.fnPos, end: r.off, kind: editFunc, fn: m.shift(uint32(d.fn))})
+			edits = append(edits, edit{pos: d.fnPos, end: r.Off, kind: editFunc, fn: m.shift(uint32(d.fn))})
 		case d.bulk:
 			edits = append(edits, edit{pos: start, kind: editBulk})
 			info.extra = true
@@ -725,15 +750,15 @@ func scanBody(code []byte, m *module, params uint32, edits []edit, info *bodyInf
 			info.regions = append(info.regions, 0)
 			loop := len(info.regions) - 1
 			edits = append(edits, edit{pos: start, kind: editCharge, region: cur},
-				edit{pos: r.off, kind: editLoop, region: loop})
+				edit{pos: r.Off, kind: editLoop, region: loop})
 			frames = append(frames, loop)
 			info.extra = true
 		case 0x0b:
 			frames = frames[:len(frames)-1]
 		}
 	}
-	if r.off != len(code) {
-		return nil, fmt.Errorf("%d bytes after the body's end: %w", len(code)-r.off, ErrMalformed)
+	if r.Off != len(code) {
+		return nil, fmt.Errorf("%d bytes after the body's end: %w", len(code)-r.Off, ErrMalformed)
 	}
 	return edits, nil
 }

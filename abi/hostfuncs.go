@@ -1,0 +1,104 @@
+package abi
+
+// The names and encodings of the ABI between a plugin and the host, named
+// once. The host registers its functions under these names and checks a
+// module's imports and exports against them; the guest SDK (abi/guest)
+// declares its imports with the same names (a //go:wasmimport directive
+// must carry literal names; a test holds them to these constants).
+// docs/ABI.md is the reference of their signatures and meaning.
+
+// ImportModule is the import module of the direct ABI's host functions.
+const ImportModule = "warden"
+
+// The host functions of ImportModule. docs/ABI.md gives each one's
+// signature.
+const (
+	// Results: exactly one per call.
+	FuncSuccess  = "success"  // (msg, data): the tool ran and succeeded
+	FuncFailed   = "failed"   // (code, reason, next, data): the tool ran and failed
+	FuncRejected = "rejected" // (code, reason, next): the call broke a rule
+	FuncDeferred = "deferred" // (code, reason, next): a prerequisite comes first
+	FuncPass     = "pass"     // (args, facts): guards only, the call goes on
+	FuncEffect   = "effect"   // (kind, payload): a state change, applied if accepted
+
+	// Environment.
+	FuncNow    = "now"    // () -> i64: Unix nanoseconds
+	FuncRandom = "random" // (ptr, n): n random bytes
+	FuncLog    = "log"    // (level, msg): one log line
+
+	// Primitives: buffer answers (see AnswerNotFound, AnswerRefused).
+	FuncQuery    = "query"    // (path, buf) -> i64: the raw JSON at a path
+	FuncValidate = "validate" // (schemaPath, docPath, buf) -> i64: see ValidateSchemaError
+	FuncDigest   = "digest"   // (path, buf) -> i64: DigestSize bytes of SHA-256
+)
+
+// HostFuncs are the names of all of ImportModule's functions, in the order
+// docs/ABI.md lists them.
+var HostFuncs = []string{
+	FuncSuccess, FuncFailed, FuncRejected, FuncDeferred, FuncPass, FuncEffect,
+	FuncNow, FuncRandom, FuncLog,
+	FuncQuery, FuncValidate, FuncDigest,
+}
+
+// The exports a direct-ABI guest provides, besides the WASI reactor's
+// _initialize.
+const (
+	ExportABIVersion = "warden_abi_version" // () -> i32: Version
+	ExportManifest   = "warden_manifest"    // () -> i64: the manifest, ptr<<32 | len
+	ExportInput      = "warden_input"       // (n) -> i32: a buffer of n bytes for the request
+	ExportHandle     = "warden_handle"      // (n) -> (): decide the call on the n-byte request
+)
+
+// Buffer answers. A primitive answering into a guest buffer returns the
+// answer's length n (written when n <= bufCap, else nothing is written and
+// the guest asks again with n bytes), or one of these sentinels.
+const (
+	// AnswerNotFound is query's answer when the path matches nothing.
+	AnswerNotFound int64 = -1
+	// AnswerRefused is the answer when a pointer was out of the guest's
+	// memory or the input was refused; the call is voided as well.
+	AnswerRefused int64 = -2
+)
+
+// The answer of validate: empty when the document is valid, else one of
+// these tags followed by its payload.
+const (
+	// ValidateSchemaError is followed by the message (UTF-8): the schema
+	// does not compile.
+	ValidateSchemaError byte = 'S'
+	// ValidateProblems is followed by one record per problem, in the
+	// validator's order; a record is three fields (path, keyword, message),
+	// each a 4-byte little-endian length and that many bytes.
+	ValidateProblems byte = 'E'
+)
+
+// DigestSize is the length of digest's answer: a SHA-256.
+const DigestSize = 32
+
+// The Warden-over-extism ABI: a module that imports from ExtismEnvModule is
+// loaded through the extism SDK and reports through ExtismUserModule's
+// functions (host/extism.go documents their contract).
+const (
+	ExtismEnvModule  = "extism:host/env"
+	ExtismUserModule = "extism:host/user"
+)
+
+// The host functions of ExtismUserModule. Each argument is an extism memory
+// block's offset.
+const (
+	ExtismSuccess  = "warden_success"  // (msg, data)
+	ExtismFailed   = "warden_failed"   // (code, reason, next, data)
+	ExtismRejected = "warden_rejected" // (code, reason, next)
+	ExtismDeferred = "warden_deferred" // (code, reason, next)
+	ExtismPass     = "warden_pass"     // (args, facts)
+	ExtismEffect   = "warden_effect"   // (kind, payload)
+	ExtismNow      = "warden_now"      // () -> i64
+	ExtismRandom   = "warden_random"   // (len) -> offset
+	ExtismLog      = "warden_log"      // (msg)
+)
+
+// ExtismHostFuncs are the names of all of ExtismUserModule's functions.
+var ExtismHostFuncs = []string{
+	ExtismSuccess, ExtismFailed, ExtismRejected, ExtismDeferred, ExtismPass, ExtismEffect,
+	ExtismNow, ExtismRandom, ExtismLog,
+}
