@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -263,7 +262,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owner string, b
 			fo.Observe(ForwardSample{From: s.opt.Instance, To: owner, Outcome: outcome, Elapsed: time.Since(start)})
 		}
 	}()
-	ctx, span := otel.Tracer("github.com/agentwarden/warden/internal/server").Start(r.Context(), "forward",
+	// The hop's span is a child of the request's, from the same provider.
+	tracer := trace.SpanFromContext(r.Context()).TracerProvider().Tracer("github.com/agentwarden/warden/internal/server")
+	ctx, span := tracer.Start(r.Context(), "forward",
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("warden.forward.from", s.opt.Instance), attribute.String("warden.forward.to", owner)))
 	defer func() {
@@ -321,7 +322,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owner string, b
 		req.Header.Set("X-Forwarded-For", ip)
 	}
 	// The owner's span is a child of this hop's: the caller's trace goes on.
-	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+	// (W3C trace context and baggage, as the server reads them; without a
+	// span the caller's traceparent goes on as it came.)
+	hopPropagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	ts := strconv.FormatInt(s.opt.Now().UnixMilli(), 10)
 	req.Header.Set(headerForwardedBy, s.opt.Instance)
 	req.Header.Set(headerForwardSig, ts+"."+hex.EncodeToString(forwardSignature(fo.Secret, s.opt.Instance, ts, req)))
@@ -347,6 +350,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owner string, b
 	relay(w, res.Body)
 	return hopResult{done: true}
 }
+
+var hopPropagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
 // relay copies an answer's body as it comes, flushing each piece (an
 // event stream's events reach the caller one by one).

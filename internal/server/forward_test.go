@@ -14,6 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/server"
 	"github.com/agentwarden/warden/internal/store"
@@ -299,5 +305,53 @@ func TestForwardOptionsChecked(t *testing.T) {
 		if err := f.srv.Advertise(context.Background(), addr); !errors.Is(err, server.ErrConfig) {
 			t.Errorf("advertise %s: %v", addr, err)
 		}
+	}
+}
+
+// A hop is a client span, the child of the request's and the parent of
+// the owner's (its traceparent), naming both instances and the outcome.
+func TestForwardSpan(t *testing.T) {
+	t.Parallel()
+	a, b, dir := forwardPair(t)
+	p := newPeer(t, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"error":{"code":"task_not_found","message":"from the owner"}}`)
+	})
+	if err := dir.Advertise(context.Background(), "a", hostPort(t, p.ts.URL)); err != nil {
+		t.Fatal(err)
+	}
+	id := a.session(t, keyAcme)
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	traced := httptest.NewServer(otelhttp.NewHandler(b.srv.Handler(), "b", otelhttp.WithTracerProvider(tp),
+		otelhttp.WithPropagators(propagation.TraceContext{})))
+	defer traced.Close()
+	req, _ := http.NewRequest("GET", traced.URL+"/v1/sessions/"+id+"/tasks/t1", nil)
+	req.Header.Set("Authorization", "Bearer "+keyAcme)
+	req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var hop sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == "forward" {
+			hop = s
+		}
+	}
+	if hop == nil || p.count() != 1 {
+		t.Fatalf("no forward span (hops %d)", p.count())
+	}
+	attrs := map[string]string{}
+	for _, kv := range hop.Attributes() {
+		attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+	want := "00-4bf92f3577b34da6a3ce929d0e0e4736-" + hop.SpanContext().SpanID().String() + "-01"
+	if hop.SpanKind() != trace.SpanKindClient || hop.SpanContext().TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" ||
+		attrs["warden.forward.from"] != "b" || attrs["warden.forward.to"] != "a" || attrs["warden.forward.outcome"] != "relayed" ||
+		attrs["http.response.status_code"] != "404" || p.hops[0].Header.Get("Traceparent") != want {
+		t.Fatalf("span %s %s %v; hop traceparent %s, want %s", hop.SpanKind(), hop.SpanContext().TraceID(), attrs, p.hops[0].Header.Get("Traceparent"), want)
 	}
 }
