@@ -134,7 +134,16 @@ func (s *Server) inbound(r *http.Request) (*http.Request, error) {
 	if d := s.opt.Now().Sub(time.UnixMilli(ms)); d > forwardSkew || d < -forwardSkew {
 		return nil, bad
 	}
-	want := forwardSignature(s.fwd.Secret, from, ts, r)
+	// The body is signed too: read it (as much as a handler would) and
+	// put it back.
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		if body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1)); err != nil {
+			return nil, fail(http.StatusBadRequest, CodeInvalidRequest, "the body could not be read")
+		}
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	}
+	want := forwardSignature(s.fwd.Secret, from, ts, r, body)
 	got, err := hex.DecodeString(sig)
 	if err != nil || !hmac.Equal(got, want) {
 		return nil, bad
@@ -152,13 +161,16 @@ func (s *Server) allowHop(r *http.Request, tenant string) (time.Duration, bool) 
 }
 
 // forwardSignature is the HMAC of a hop: the sender, its time, the method,
-// the path and query, the request id and the caller's key, so that a
-// signature is good for one request of one caller only.
-func forwardSignature(secret []byte, from, ts string, r *http.Request) []byte {
+// the path and query, the request id, the caller's key and the body (up to
+// maxBody+1 bytes, all a handler reads), so that a signature is good for
+// one request of one caller only.
+func forwardSignature(secret []byte, from, ts string, r *http.Request, body []byte) []byte {
 	mac := hmac.New(sha256.New, secret)
 	key, _ := bearer(r)
 	keySum := sha256.Sum256([]byte(key))
-	for _, part := range []string{from, ts, r.Method, r.URL.RequestURI(), r.Header.Get(headerRequestID), hex.EncodeToString(keySum[:])} {
+	bodySum := sha256.Sum256(body)
+	for _, part := range []string{from, ts, r.Method, r.URL.RequestURI(), r.Header.Get(headerRequestID),
+		hex.EncodeToString(keySum[:]), hex.EncodeToString(bodySum[:])} {
 		mac.Write([]byte(part))
 		mac.Write([]byte{0})
 	}
@@ -286,7 +298,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owner string, b
 		retry = (left + time.Second - 1).Truncate(time.Second)
 	}
 	if in.Addr == "" {
-		s.log.Warn("session owner has no address to forward to", "instance", owner)
+		// Starting (it advertises once it listens), or not forwarding.
+		s.log.Warn("session owner has no address to forward to; is forwarding on there?", "instance", owner)
 		return hopResult{again: true, retry: retry}
 	}
 
@@ -327,7 +340,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owner string, b
 	hopPropagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	ts := strconv.FormatInt(s.opt.Now().UnixMilli(), 10)
 	req.Header.Set(headerForwardedBy, s.opt.Instance)
-	req.Header.Set(headerForwardSig, ts+"."+hex.EncodeToString(forwardSignature(fo.Secret, s.opt.Instance, ts, req)))
+	req.Header.Set(headerForwardSig, ts+"."+hex.EncodeToString(forwardSignature(fo.Secret, s.opt.Instance, ts, req, body)))
 
 	res, err := s.fwd.client.Do(req)
 	if err != nil {

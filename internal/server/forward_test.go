@@ -208,6 +208,29 @@ func TestForwardHop(t *testing.T) {
 			t.Errorf("%s: %d %s", tt.name, res.StatusCode, got)
 		}
 	}
+
+	// A message's hop signs its body: the same body is a hop, another one
+	// is refused.
+	if code, _, _ := b.send(t, "POST", "/v1/sessions/"+id+"/messages", keyAcme, `{"text":"hello"}`); code != http.StatusNotFound || p.count() != 2 {
+		t.Fatalf("message through b: %d (hops %d)", code, p.count())
+	}
+	post := p.hops[1]
+	for _, tt := range []struct {
+		body string
+		want int
+	}{{`{"text":"hello"}`, http.StatusMisdirectedRequest}, {`{"text":"hello!"}`, http.StatusUnauthorized}, {"", http.StatusUnauthorized}} {
+		req, _ := http.NewRequest("POST", b.ts.URL+post.URL.RequestURI(), strings.NewReader(tt.body))
+		req.Header = post.Header.Clone()
+		req.ContentLength = int64(len(tt.body))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tt.want || p.count() != 2 {
+			t.Errorf("hop with body %q: %d, want %d (hops %d)", tt.body, res.StatusCode, tt.want, p.count())
+		}
+	}
 }
 
 // A hop that finds the session gone from its owner is looked up once more,
