@@ -110,6 +110,20 @@ the key, and the file when the value came from it.
   --tenant-plugin-burst D plugin time a tenant may use at once above it (default 2s)
                           Each tenant-* limit is per instance; 0 turns it off.
 
+Forwarding between instances (with a postgres: store): a request for a session another
+live instance serves is sent to that instance and its answer relayed, so that any
+instance answers any request.
+
+  --advertise-addr HOST:PORT  where the other instances reach this one (default: --addr,
+                          with the port it got; required when --addr is a wildcard)
+  --forward[=BOOL]        forward requests to their session's instance (default true); false
+                          answers 409 session_elsewhere naming it instead
+  --forward-secret SECRET the secret every instance shares, at least 32 bytes, that signs each
+                          forwarded request (required while forwarding); refused as a flag,
+                          which the process list shows: WARDEN_FORWARD_SECRET or the file only
+  --forward-timeout D     bound on one forwarded request, an event stream's excepted
+                          (default 0: --run-timeout plus 30s)
+
 The spec's settings (CONTRACT_SPEC), for every agent unless --agents says otherwise:
 
   --write-confirm-bypass-tools LIST  state.write-confirm-bypass-tools: writes whose contract
@@ -204,6 +218,8 @@ type serveConfig struct {
 
 	// spec holds the spec's settings and the platform identity's keys.
 	spec specKeys
+	// forward holds the forwarding keys (forwardconfig.go).
+	forward forwardKeys
 
 	// model holds the model-* keys of --model openai; modelParallel is
 	// model-parallel-tool-calls, sent only when a source sets it.
@@ -338,7 +354,7 @@ func (c *serveConfig) settings() []setting {
 		{name: "tenant-max-tool-calls", integer: &c.Limits.MaxToolCalls},
 		{name: "tenant-plugin-time", dur: &c.PluginTime},
 		{name: "tenant-plugin-burst", dur: &c.PluginBurst},
-	}, c.specSettings()...)
+	}, append(c.specSettings(), c.forwardSettings()...)...)
 }
 
 // loadServeConfig reads every key from args, getenv and the config file
@@ -402,6 +418,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.Limits = server.DefaultLimits()
 	c.PluginTime, c.PluginBurst = time.Second, 2*time.Second
 	c.spec = defaultSpecKeys()
+	c.forward = defaultForwardKeys()
 	// Feedback's default depends on the store; validate sets it.
 
 	// Every value a source sets must have its key's type, even where a
@@ -740,6 +757,9 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 		c.Feedback = c.storeDialect != ""
 	case c.Feedback && c.storeDialect == "":
 		return bad("feedback", "needs a durable store: --store sqlite:PATH or postgres:URL")
+	}
+	if err := c.validateForward(bad); err != nil {
+		return err
 	}
 	return c.validateSpec(bad)
 }

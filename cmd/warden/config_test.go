@@ -150,7 +150,8 @@ func TestConfigStore(t *testing.T) {
 		{"postgres:postgres://u@127.0.0.1/w", sqlstore.Postgres, "postgres://u@127.0.0.1/w", true},
 	}
 	for _, tt := range valid {
-		c, err := loadServeConfig(f.with("--store", tt.store), envOf(nil), io.Discard)
+		// PostgreSQL's instances forward to each other, with a secret.
+		c, err := loadServeConfig(f.with("--store", tt.store), envOf(map[string]string{"WARDEN_FORWARD_SECRET": strings.Repeat("s", 32)}), io.Discard)
 		if err != nil || c.storeDialect != tt.dialect || c.storeDSN != tt.dsn || c.Feedback != tt.feedback {
 			t.Errorf("--store %q: %v, dialect %q, dsn %q, feedback %t", tt.store, err, c.storeDialect, c.storeDSN, c.Feedback)
 		}

@@ -15,9 +15,10 @@ import (
 )
 
 // TestServeTwoInstances runs two warden serve processes on one PostgreSQL
-// database: the session belongs to the instance that created it, the other
-// refuses it naming that instance, and once the owner stops (SIGTERM) the
-// other takes the session over and answers its approval.
+// database with forwarding off: the session belongs to the instance that
+// created it, the other refuses it naming that instance, and once the owner
+// stops (SIGTERM) the other takes the session over and answers its
+// approval.
 func TestServeTwoInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs warden and the example MCP server")
@@ -38,7 +39,8 @@ func TestServeTwoInstances(t *testing.T) {
 	serving := regexp.MustCompile(`serving on (http://\S+)`)
 	args := func(name, script string) []string {
 		return []string{"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", "postgres:" + dsn,
-			"--instance", name, "--lease", "2s", "--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL}
+			"--instance", name, "--lease", "2s", "--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL,
+			"--forward=false"}
 	}
 
 	a, baseA := start(t, serving, warden, args("warden-a", scriptA)...)

@@ -249,7 +249,9 @@ func (sw *sweep) args(storeArg, script, mcpURL string) []string {
 	// steps with the run's.
 	return []string{"serve", "--addr", "127.0.0.1:0", "--skills", sw.skills, "--keys", sw.keys, "--store", storeArg,
 		"--instance", "warden-sweep", "--lease", "60s",
-		"--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL, "--log-level", "debug"}
+		"--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL, "--log-level", "debug",
+		// One instance: nothing to forward to.
+		"--forward=false"}
 }
 
 // record runs the confirmed write once without dying, printing its

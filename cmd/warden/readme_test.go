@@ -441,6 +441,7 @@ var readmeCases = map[string]readmeCase{
 	},
 
 	"export WARDEN_STORE=postgres:postgres://warden@db.internal:5432/warden":                    {notHere: multiHost},
+	`export WARDEN_FORWARD_SECRET="$(cat /etc/warden/forward-secret)"`:                          {notHere: multiHost},
 	"go run ./cmd/warden serve --config warden.yaml --instance warden-a --addr 10.0.0.1:8080 &": {notHere: multiHost},
 	"go run ./cmd/warden serve --config warden.yaml --instance warden-b --addr 10.0.0.2:8080 &": {notHere: multiHost},
 
@@ -449,7 +450,8 @@ var readmeCases = map[string]readmeCase{
 }
 
 const multiHost = "two instances on two hosts (10.0.0.1, 10.0.0.2) and a PostgreSQL at db.internal; " +
-	"TestServeTwoInstances (instances_test.go) runs two real instances on one PostgreSQL on this machine"
+	"TestServeForwarding (forward_test.go) runs two real instances on one PostgreSQL on this machine, " +
+	"every request sent to each in turn as a round-robin balancer would"
 
 // readmeClient runs an API client command against the server the export
 // line started, requires its exit status and each of want in its output,

@@ -285,6 +285,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		}
 	}
 
+	opts.Forward = c.forwardOptions(metrics)
 	if err := installKillpoints(&opts, log); err != nil {
 		return err
 	}
@@ -328,6 +329,12 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return &configError{"addr", err.Error()}
+	}
+	if c.forwards() {
+		if err := srv.Advertise(ctx, c.advertiseAddr(ln)); err != nil {
+			ln.Close()
+			return &configError{keyAdvertiseAddr, err.Error()}
+		}
 	}
 	// Requests see a context that ends when shutdown starts, so event
 	// streams close; runs are detached from it and finish.

@@ -74,10 +74,12 @@ func TestServeTenantGuard(t *testing.T) {
 				return []string{"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", string(tt.dialect) + ":" + dsn,
 					"--instance", name, "--native", "--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL}
 			}
-			a, baseA := start(t, serving, warden, args("warden-a")...)
+			// The instances of one PostgreSQL share a forwarding secret.
+			env := []string{"WARDEN_FORWARD_SECRET=" + strings.Repeat("f", 32)}
+			a, baseA := startEnv(t, env, serving, warden, args("warden-a")...)
 			b, baseB := a, baseA
 			if tt.instances == 2 {
-				b, baseB = start(t, serving, warden, args("warden-b")...)
+				b, baseB = startEnv(t, env, serving, warden, args("warden-b")...)
 			}
 			cli := func(base string, args ...string) (int, string) {
 				cmd := exec.Command(warden, append(args, "--server", base, "--key", tenantKey)...)

@@ -258,7 +258,7 @@ func (s *Server) acquire(ctx context.Context, tenant, id string) (*session, erro
 }
 
 func elsewhere(owner string) error {
-	return fail(http.StatusConflict, CodeSessionElsewhere, fmt.Sprintf("the session is served by instance %s; send its requests there", owner))
+	return &ownedError{fail(http.StatusConflict, CodeSessionElsewhere, fmt.Sprintf("the session is served by instance %s; send its requests there", owner)), owner}
 }
 
 // forget drops a session from this instance: no new run starts on it.

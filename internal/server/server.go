@@ -203,6 +203,11 @@ type Options struct {
 	// this instance; the zero value limits nothing (see DefaultLimits).
 	Limits Limits
 
+	// Forward sends a request for a session another live instance owns to
+	// that instance and relays its answer (forward.go); nil answers 409
+	// session_elsewhere naming the owner instead.
+	Forward *ForwardOptions
+
 	// Observe returns more sinks for a new session's trace events (logs,
 	// metrics, feedback records); nil or a nil sink adds none.
 	Observe func(tenant, session string) loop.Sink
@@ -250,6 +255,9 @@ type Server struct {
 	treg *tenantRegistry
 	// kit keeps what the plugin kit found for each tenant module and config.
 	kit kitResults
+
+	// fwd forwards requests to their session's owner; nil when off.
+	fwd *forwarder
 }
 
 // New validates the options and returns a server that is ready.
@@ -329,6 +337,11 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	s.limits = newLimiter(o.Limits, o.Keys)
+	fwd, err := newForwarder(o.Forward)
+	if err != nil {
+		return nil, err
+	}
+	s.fwd = fwd
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -488,7 +501,13 @@ func (s *Server) tenant(h tenantHandler) http.Handler {
 			writeError(w, fail(http.StatusUnauthorized, CodeUnauthorized, "a valid tenant API key is required"))
 			return
 		}
-		if wait, ok := s.limits.allow(t, s.opt.Now()); !ok {
+		r, err := s.inbound(r)
+		if err != nil {
+			writeError(w, err.(*apiError))
+			return
+		}
+		// A hop was counted by the instance the caller reached.
+		if wait, ok := s.allowHop(r, t); !ok {
 			setRetryAfter(w, wait)
 			writeError(w, fail(http.StatusTooManyRequests, CodeTenantRateLimited,
 				fmt.Sprintf("the tenant sent more than %g requests a second (burst %d)", s.opt.Limits.Rate, max(s.opt.Limits.Burst, 1))))
@@ -498,7 +517,7 @@ func (s *Server) tenant(h tenantHandler) http.Handler {
 		// it is (the session and task are named by the request's route).
 		tracing.Label(r.Context(), tracing.Task{Tenant: t})
 		r = r.WithContext(withKey(r.Context(), key))
-		if err := h(w, r, t); err != nil {
+		if err := s.serveForwarding(h, w, r, t); err != nil {
 			s.report(w, r, err)
 		}
 	})

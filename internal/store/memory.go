@@ -19,6 +19,7 @@ type Memory struct {
 	order     []string // approval ids in the order added
 	events    map[string][]Doc
 	leases    map[string]time.Time
+	addrs     map[string]string
 	// plugins are the tenants' plugin versions in the order installed;
 	// skills the tenants' skills by tenant and key (Registry).
 	plugins []PluginRecord
@@ -33,7 +34,7 @@ var (
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
 	return &Memory{sessions: map[string]Session{}, tasks: map[string]map[string]Doc{}, approvals: map[string]Approval{},
-		events: map[string][]Doc{}, leases: map[string]time.Time{}}
+		events: map[string][]Doc{}, leases: map[string]time.Time{}, addrs: map[string]string{}}
 }
 
 func clone(d Doc) Doc { d.Doc = slices.Clone(d.Doc); return d }
@@ -250,7 +251,10 @@ func (m *Memory) Heartbeat(_ context.Context, instance string, until time.Time) 
 func (m *Memory) Release(_ context.Context, instance string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.leases, instance)
+	// The instance stays known, with no lease (as sqlstore keeps its row).
+	if _, ok := m.leases[instance]; ok {
+		m.leases[instance] = time.Time{}
+	}
 	return nil
 }
 
@@ -259,8 +263,29 @@ func (m *Memory) ReleaseOthers(_ context.Context, instance string) error {
 	defer m.mu.Unlock()
 	for id := range m.leases {
 		if id != instance {
-			delete(m.leases, id)
+			m.leases[id] = time.Time{}
 		}
 	}
 	return nil
+}
+
+func (m *Memory) Advertise(_ context.Context, instance, addr string) error {
+	if instance == "" || addr == "" {
+		return fmt.Errorf("store: advertise: instance and address are required: %w", ErrInvalid)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.addrs[instance] = addr
+	return nil
+}
+
+func (m *Memory) LookupInstance(_ context.Context, instance string) (Instance, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	until, leased := m.leases[instance]
+	addr, advertised := m.addrs[instance]
+	if !leased && !advertised {
+		return Instance{}, fmt.Errorf("store: instance %s: %w", instance, ErrNotFound)
+	}
+	return Instance{ID: instance, LeaseUntil: until, Addr: addr}, nil
 }

@@ -43,11 +43,13 @@ type Session struct {
 }
 
 // Instance is a serving instance as the directory knows it: its lease
-// (zero once released) and how many sessions it owns.
+// (zero once released), how many sessions it owns and the address its
+// peers reach it at (empty until it advertises one).
 type Instance struct {
 	ID         string
 	LeaseUntil time.Time
 	Sessions   int
+	Addr       string
 }
 
 // Cursor is where a listing of sessions goes on: after the session with
@@ -124,4 +126,11 @@ type Directory interface {
 	// one-instance SQLite deployment, where whoever held the database
 	// before is gone.
 	ReleaseOthers(ctx context.Context, instance string) error
+	// Advertise records the address (HOST:PORT) at which the instance's
+	// peers reach it, beside its lease; it replaces the one recorded
+	// before.
+	Advertise(ctx context.Context, instance, addr string) error
+	// LookupInstance returns an instance's lease and address (Sessions is
+	// not counted), ErrNotFound for one that never beat or advertised.
+	LookupInstance(ctx context.Context, instance string) (Instance, error)
 }

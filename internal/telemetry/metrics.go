@@ -50,6 +50,8 @@ type Metrics struct {
 	tools map[string]map[string]bool // tenant → tool label values in use
 
 	model modelMetrics // registered with the first model Model wraps
+	// forward counts forwarded requests (Forwarded).
+	forward forwardMetrics
 }
 
 // NewMetrics registers Warden's metrics in a new registry.

@@ -309,7 +309,7 @@ ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until`, instance, ti
 // Instances lists every instance that ever held a lease, by id, with its
 // lease (zero once released) and the sessions it owns.
 func (s *DB) Instances(ctx context.Context) ([]store.Instance, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT i.id, i.lease_until, (SELECT COUNT(*) FROM api_sessions a WHERE a.owner = i.id)
+	rows, err := s.db.QueryContext(ctx, `SELECT i.id, i.lease_until, (SELECT COUNT(*) FROM api_sessions a WHERE a.owner = i.id), i.addr
 FROM instances i ORDER BY i.id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: instances: %w", err)
@@ -319,7 +319,7 @@ FROM instances i ORDER BY i.id`)
 	for rows.Next() {
 		var in store.Instance
 		var until int64
-		if err := rows.Scan(&in.ID, &until, &in.Sessions); err != nil {
+		if err := rows.Scan(&in.ID, &until, &in.Sessions, &in.Addr); err != nil {
 			return nil, fmt.Errorf("sqlstore: instances: %w", err)
 		}
 		if until > 0 {
@@ -341,4 +341,31 @@ func (s *DB) Release(ctx context.Context, instance string) error {
 func (s *DB) ReleaseOthers(ctx context.Context, instance string) error {
 	_, err := s.exec(ctx, "release all but "+instance, `UPDATE instances SET lease_until = 0 WHERE id <> ?`, instance)
 	return err
+}
+
+// Advertise writes the address beside the lease; an instance that has not
+// beaten yet gets a row with no lease.
+func (s *DB) Advertise(ctx context.Context, instance, addr string) error {
+	if instance == "" || addr == "" {
+		return fmt.Errorf("sqlstore: advertise: instance and address are required: %w", store.ErrInvalid)
+	}
+	_, err := s.exec(ctx, "address of "+instance, `INSERT INTO instances (id, started_at, lease_until, addr) VALUES (?, ?, 0, ?)
+ON CONFLICT (id) DO UPDATE SET addr = excluded.addr`, instance, time.Now().UTC().Format(time.RFC3339), addr)
+	return err
+}
+
+func (s *DB) LookupInstance(ctx context.Context, instance string) (store.Instance, error) {
+	in := store.Instance{ID: instance}
+	var until int64
+	err := s.db.QueryRowContext(ctx, s.rebind(`SELECT lease_until, addr FROM instances WHERE id = ?`), instance).Scan(&until, &in.Addr)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Instance{}, fmt.Errorf("sqlstore: instance %s: %w", instance, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Instance{}, fmt.Errorf("sqlstore: instance %s: %w", instance, err)
+	}
+	if until > 0 {
+		in.LeaseUntil = time.UnixMilli(until).UTC()
+	}
+	return in, nil
 }

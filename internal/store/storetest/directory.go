@@ -20,6 +20,7 @@ func RunDirectory(t *testing.T, open func(t *testing.T) store.Directory) {
 	t.Run("listing", func(t *testing.T) { t.Parallel(); testListing(t, open(t)) })
 	t.Run("claim", func(t *testing.T) { t.Parallel(); testClaim(t, open(t)) })
 	t.Run("claim race", func(t *testing.T) { t.Parallel(); testClaimRace(t, open(t)) })
+	t.Run("instance address", func(t *testing.T) { t.Parallel(); testInstanceAddr(t, open(t)) })
 	t.Run("tasks and events", func(t *testing.T) { t.Parallel(); testDocs(t, open(t)) })
 	t.Run("approvals", func(t *testing.T) { t.Parallel(); testApprovals(t, open(t)) })
 }
@@ -145,6 +146,43 @@ func testClaim(t *testing.T, d store.Directory) {
 		t.Fatalf("ghost owner: %q %v", prev, err)
 	}
 	wantIs(t, d.Heartbeat(bg, "", now), store.ErrInvalid, "instance")
+}
+
+// An instance's address sits beside its lease: advertised before or after
+// the first beat, replaced by the next, kept when the lease ends.
+func testInstanceAddr(t *testing.T, d store.Directory) {
+	_, err := d.LookupInstance(bg, "i1")
+	wantIs(t, err, store.ErrNotFound, "i1")
+	must(t, d.Advertise(bg, "i1", "10.0.0.1:8080"))
+	got, err := d.LookupInstance(bg, "i1")
+	must(t, err)
+	if want := (store.Instance{ID: "i1", Addr: "10.0.0.1:8080"}); got != want {
+		t.Fatalf("advertised before the first beat: %+v, want %+v", got, want)
+	}
+	until := Clock.Add(time.Minute)
+	must(t, d.Heartbeat(bg, "i1", until))
+	must(t, d.Heartbeat(bg, "i2", until))
+	must(t, d.Advertise(bg, "i1", "10.0.0.9:8080"))
+	steps := []struct {
+		id   string
+		want store.Instance
+	}{
+		{"i1", store.Instance{ID: "i1", LeaseUntil: until, Addr: "10.0.0.9:8080"}},
+		{"i2", store.Instance{ID: "i2", LeaseUntil: until}},
+	}
+	for _, st := range steps {
+		got, err := d.LookupInstance(bg, st.id)
+		must(t, err)
+		if !got.LeaseUntil.Equal(st.want.LeaseUntil) || got.ID != st.want.ID || got.Addr != st.want.Addr || got.Sessions != 0 {
+			t.Fatalf("%s: %+v, want %+v", st.id, got, st.want)
+		}
+	}
+	must(t, d.Release(bg, "i1"))
+	if got, err := d.LookupInstance(bg, "i1"); err != nil || !got.LeaseUntil.IsZero() || got.Addr != "10.0.0.9:8080" {
+		t.Fatalf("released: %+v %v", got, err)
+	}
+	wantIs(t, d.Advertise(bg, "", "10.0.0.1:8080"), store.ErrInvalid, "required")
+	wantIs(t, d.Advertise(bg, "i1", ""), store.ErrInvalid, "required")
 }
 
 // Instances racing for a dead owner's session: exactly one wins.
