@@ -137,7 +137,7 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	}
 
 	// Plugins.
-	guards, builtins, _, err := plugins(ctx, o, clock)
+	guards, builtins, _, err := firstPartyPlugins(ctx, o, clock)
 	if err != nil {
 		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 	}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
@@ -28,16 +27,7 @@ import (
 	"github.com/agentwarden/warden/internal/tools"
 	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/builtins/env"
-	"github.com/agentwarden/warden/plugins/builtins/node"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // Agent is what a tenant's sessions run: the agent's profile and its
@@ -98,12 +88,16 @@ type Options struct {
 	// (its id, clock and the agent's state settings); nil means
 	// state.NewMemory(opt).
 	NewStore func(session string, opt state.Options) (state.Store, error)
-	// Guards are the first-party guards by chain position name; nil runs
-	// them in-process. A slot installed through the admin API under one of
-	// these names replaces it for sessions created afterwards.
+	// Guards are the first-party guards by chain position name, e.g.
+	// chain.NativeGuards() to run package plugins' in-process; required
+	// unless Plugins is set. A slot installed through the admin API under
+	// a first-party guard's name replaces it for sessions created
+	// afterwards.
 	Guards map[string]chain.Guard
-	// Builtins are the builtin plugins; nil runs the first-party ones
-	// in-process.
+	// Builtins are the builtin plugins, e.g. loop.NativeBuiltins(Now);
+	// required unless Plugins is set. A slot installed through the admin
+	// API under a first-party builtin's name (control, node, env) replaces
+	// that builtin likewise.
 	Builtins []loop.Builtin
 	// Loop is the loop's config; its Tenant is set per session.
 	Loop loop.Config
@@ -327,6 +321,9 @@ func New(o Options) (*Server, error) {
 				return nil, fmt.Errorf("%w: tenant %s: capability %q is unknown", ErrConfig, t, c)
 			}
 		}
+	}
+	if o.Plugins == "" && (o.Guards == nil || o.Builtins == nil) {
+		return nil, fmt.Errorf("%w: no first-party plugins: Guards and Builtins, or a plugin directory", ErrConfig)
 	}
 	s.limits = newLimiter(o.Limits, o.Keys)
 	if s.log == nil {
@@ -651,58 +648,59 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.status, b)
 }
 
-// firstParty are the first-party guards, by chain position name.
-var firstParty = map[string]guest.Plugin{
-	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-	"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-	"Evidence": evidence.Plugin,
-}
-
-// guards returns the first-party guards sessions run now: the configured
-// ones, or in-process ones, with admin slots of the same name in their
-// place.
+// guards returns the first-party guards sessions run now: Options.Guards,
+// with the slot of a first-party guard's name (loaded from
+// Options.Plugins or installed through the admin API) in its place.
 func (s *Server) guards() map[string]chain.Guard {
-	g := map[string]chain.Guard{}
-	if s.opt.Guards != nil {
-		for n, v := range s.opt.Guards {
-			g[n] = v
-		}
-	} else {
-		for n, p := range firstParty {
-			g[n] = chain.Native(n, p, nil)
-		}
+	g := make(map[string]chain.Guard, len(s.opt.Guards))
+	for n, v := range s.opt.Guards {
+		g[n] = v
 	}
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()
 	for n, sl := range s.slots {
-		if _, ok := g[n]; ok {
+		if p, first := plugins.Lookup(n); g[n] != nil || first && p.Role == abi.RoleGuard {
 			g[n] = sl
 		}
 	}
 	return g
 }
 
-// builtins returns the builtin plugins sessions run now: the configured
-// ones, or the first-party ones, each served by its slot (control, node,
-// env: loaded from Options.Plugins or installed through the admin API)
-// when there is one, else in-process.
+// builtins returns the builtin plugins sessions run now: Options.Builtins,
+// each first-party one served by its slot (control, node, env: loaded from
+// Options.Plugins or installed through the admin API) when there is one;
+// with a plugin directory, the first-party builtins' slots.
 func (s *Server) builtins() []loop.Builtin {
-	if s.opt.Builtins != nil {
-		return s.opt.Builtins
-	}
-	native := map[string]loop.Builtin{"control": loop.NativeBuiltin(control.Plugin), "node": loop.NativeBuiltin(node.Plugin),
-		"env": loop.NativeBuiltin(env.Plugin, guest.WithClock(s.opt.Now))}
-	out := make([]loop.Builtin, 0, len(builtinSlots))
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()
-	for _, n := range builtinSlots {
-		if sl, ok := s.slots[n]; ok {
-			out = append(out, slotBuiltin{sl})
-		} else {
-			out = append(out, native[n])
+	if s.opt.Builtins == nil {
+		var out []loop.Builtin
+		for _, p := range plugins.Builtins() {
+			if sl, ok := s.slots[p.Name]; ok {
+				out = append(out, slotBuiltin{sl})
+			}
 		}
+		return out
+	}
+	out := make([]loop.Builtin, 0, len(s.opt.Builtins))
+	for _, b := range s.opt.Builtins {
+		if sl, ok := s.slots[firstPartyBuiltin(b.Manifest())]; ok {
+			b = slotBuiltin{sl}
+		}
+		out = append(out, b)
 	}
 	return out
+}
+
+// firstPartyBuiltin returns the slot name of the first-party builtin m is
+// the manifest of, or "".
+func firstPartyBuiltin(m abi.Manifest) string {
+	for _, p := range plugins.Builtins() {
+		if p.Plugin.Manifest.Name == m.Name {
+			return p.Name
+		}
+	}
+	return ""
 }
 
 // Check assembles a session of every tenant once, so that an agent whose
