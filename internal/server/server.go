@@ -276,21 +276,39 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opt: o, keys: map[[32]byte]string{}, log: o.Logger,
 		sessions: map[string]*session{}, slots: map[string]*host.Slot{}}
+	if err := s.setKeys(o); err != nil {
+		return nil, err
+	}
+	if err := o.validateCapabilities(); err != nil {
+		return nil, err
+	}
+	if o.Plugins == "" && (o.Guards == nil || o.Builtins == nil) {
+		return nil, fmt.Errorf("%w: no first-party plugins: Guards and Builtins, or a plugin directory", ErrConfig)
+	}
+	s.limits = newLimiter(o.Limits, o.Keys)
+	s.setDefaults()
+	s.ready.Store(true)
+	return s, nil
+}
+
+// setKeys checks the tenant, admin and metrics keys and keeps their
+// digests.
+func (s *Server) setKeys(o Options) error {
 	for k, t := range o.Keys {
 		if k == "" || t == "" {
-			return nil, fmt.Errorf("%w: empty key or tenant", ErrConfig)
+			return fmt.Errorf("%w: empty key or tenant", ErrConfig)
 		}
 		if t == host.ProbeTenant {
-			return nil, fmt.Errorf("%w: tenant name %q is reserved for self-tests", ErrConfig, t)
+			return fmt.Errorf("%w: tenant name %q is reserved for self-tests", ErrConfig, t)
 		}
 		s.keys[sha256.Sum256([]byte(k))] = t
 	}
 	for _, k := range o.AdminKeys {
 		if k == "" {
-			return nil, fmt.Errorf("%w: empty admin key", ErrConfig)
+			return fmt.Errorf("%w: empty admin key", ErrConfig)
 		}
 		if _, ok := s.keys[sha256.Sum256([]byte(k))]; ok {
-			return nil, fmt.Errorf("%w: an admin key is also a tenant key", ErrConfig)
+			return fmt.Errorf("%w: an admin key is also a tenant key", ErrConfig)
 		}
 		s.admins = append(s.admins, sha256.Sum256([]byte(k)))
 	}
@@ -301,31 +319,38 @@ func New(o Options) (*Server, error) {
 	s.operators = append(s.operators, s.admins...)
 	for _, k := range o.MetricsKeys {
 		if k == "" {
-			return nil, fmt.Errorf("%w: empty metrics key", ErrConfig)
+			return fmt.Errorf("%w: empty metrics key", ErrConfig)
 		}
 		if _, ok := s.keys[sha256.Sum256([]byte(k))]; ok {
-			return nil, fmt.Errorf("%w: a metrics key is also a tenant key", ErrConfig)
+			return fmt.Errorf("%w: a metrics key is also a tenant key", ErrConfig)
 		}
 		s.operators = append(s.operators, sha256.Sum256([]byte(k)))
 	}
+	return nil
+}
+
+// validateCapabilities checks that each tenant's allow-list is a tenant's
+// and names known capabilities.
+func (o Options) validateCapabilities() error {
 	for t, caps := range o.Capabilities {
 		known := false
 		for _, v := range o.Keys {
 			known = known || v == t
 		}
 		if !known {
-			return nil, fmt.Errorf("%w: capabilities for %q, which is not a tenant", ErrConfig, t)
+			return fmt.Errorf("%w: capabilities for %q, which is not a tenant", ErrConfig, t)
 		}
 		for _, c := range caps {
 			if !c.Known() {
-				return nil, fmt.Errorf("%w: tenant %s: capability %q is unknown", ErrConfig, t, c)
+				return fmt.Errorf("%w: tenant %s: capability %q is unknown", ErrConfig, t, c)
 			}
 		}
 	}
-	if o.Plugins == "" && (o.Guards == nil || o.Builtins == nil) {
-		return nil, fmt.Errorf("%w: no first-party plugins: Guards and Builtins, or a plugin directory", ErrConfig)
-	}
-	s.limits = newLimiter(o.Limits, o.Keys)
+	return nil
+}
+
+// setDefaults fills the options left zero.
+func (s *Server) setDefaults() {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -338,7 +363,7 @@ func New(o Options) (*Server, error) {
 	if s.opt.SelfTest == nil {
 		s.opt.SelfTest = DefaultSelfTest
 	}
-	if s.dir = o.Directory; s.dir == nil {
+	if s.dir = s.opt.Directory; s.dir == nil {
 		s.dir = store.NewMemory()
 	}
 	if s.opt.Instance == "" {
@@ -347,11 +372,9 @@ func New(o Options) (*Server, error) {
 	if s.opt.Lease == 0 {
 		s.opt.Lease = 15 * time.Second
 	}
-	if s.opt.IdleTimeout == 0 && o.Directory != nil {
+	if s.opt.IdleTimeout == 0 && s.opt.Directory != nil {
 		s.opt.IdleTimeout = 30 * time.Minute
 	}
-	s.ready.Store(true)
-	return s, nil
 }
 
 // SetReady changes what /readyz answers (false while draining).
