@@ -10,32 +10,19 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
-	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/builtins/env"
-	"github.com/agentwarden/warden/plugins/builtins/node"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
+	"github.com/agentwarden/warden/plugins"
 	"github.com/agentwarden/warden/plugins/guards/writegate"
 )
 
 // firstPartyGrant is what a first-party plugin is granted, by its main
 // package: its own capabilities.
-var firstPartyGrant = map[string][]abi.Capability{
-	"./plugins/builtins/control/cmd":        control.Plugin.Manifest.Capabilities,
-	"./plugins/builtins/env/cmd":            env.Plugin.Manifest.Capabilities,
-	"./plugins/builtins/node/cmd":           node.Plugin.Manifest.Capabilities,
-	"./plugins/guards/argbinding/cmd":       argbinding.Plugin.Manifest.Capabilities,
-	"./plugins/guards/argpolicy/cmd":        argpolicy.Plugin.Manifest.Capabilities,
-	"./plugins/guards/evidence/cmd":         evidence.Plugin.Manifest.Capabilities,
-	"./plugins/guards/fingerprint/cmd":      fingerprint.Plugin.Manifest.Capabilities,
-	"./plugins/guards/paramcontract/cmd":    paramcontract.Plugin.Manifest.Capabilities,
-	"./plugins/guards/responsecontract/cmd": responsecontract.Plugin.Manifest.Capabilities,
-	"./plugins/guards/writegate/cmd":        writegate.Plugin.Manifest.Capabilities,
-}
+var firstPartyGrant = func() map[string][]abi.Capability {
+	out := map[string][]abi.Capability{}
+	for _, p := range plugins.All {
+		out["./"+p.Main] = p.Plugin.Manifest.Capabilities
+	}
+	return out
+}()
 
 // TestGrant loads plugins under grants: the manifest asking for a
 // capability grants nothing, whoever loads the plugin does.

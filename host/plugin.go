@@ -507,11 +507,7 @@ func (p *Plugin) call(ctx context.Context, tenant string, req *abi.Request) (abi
 		req.Config = p.policy.Config
 	}
 	// Deny by default: only the state views the plugin was granted travel.
-	for k := range req.State {
-		if c := abi.Capability(k); !c.IsStateView() || !p.granted(c) {
-			delete(req.State, k)
-		}
-	}
+	FilterViews(req.State, p.grant)
 	buf := envelopes.Get().(*[]byte)
 	b := req.AppendJSON((*buf)[:0])
 	v, err := p.Invoke(ctx, tenant, b)
@@ -669,7 +665,7 @@ func (e *Envelope) appendFor(dst []byte, config json.RawMessage, grant []abi.Cap
 		r := e.req
 		r.Config, r.Response, r.State = config, e.response, map[string]json.RawMessage{}
 		for i, k := range e.keys {
-			if c := abi.Capability(k); c.IsStateView() && slices.Contains(grant, c) {
+			if ViewGranted(k, grant) {
 				r.State[k] = e.views[i]
 			}
 		}
@@ -683,7 +679,7 @@ func (e *Envelope) appendFor(dst []byte, config json.RawMessage, grant []abi.Cap
 	dst = append(dst, e.enc[e.headLen:]...)
 	granted, written := 0, 0
 	for i, k := range e.keys {
-		if c := abi.Capability(k); !c.IsStateView() || !slices.Contains(grant, c) {
+		if !ViewGranted(k, grant) {
 			continue
 		}
 		if granted == 0 {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // Builtin is a loaded builtin plugin. *host.Plugin satisfies it; so does
@@ -24,6 +27,21 @@ type Builtin interface {
 // production builtins run as wasm through the host.
 func NativeBuiltin(p guest.Plugin, opts ...guest.NativeOption) Builtin {
 	return &nativeBuiltin{p: p, opts: opts}
+}
+
+// NativeBuiltins are the first-party builtins (package plugins) in-process,
+// in the order sessions list them; a builtin whose manifest asks for the
+// clock reads clock.
+func NativeBuiltins(clock func() time.Time) []Builtin {
+	var out []Builtin
+	for _, p := range plugins.Builtins() {
+		var opts []guest.NativeOption
+		if p.Plugin.Manifest.Grants(abi.CapClock) {
+			opts = append(opts, guest.WithClock(clock))
+		}
+		out = append(out, NativeBuiltin(p.Plugin, opts...))
+	}
+	return out
 }
 
 type nativeBuiltin struct {
@@ -50,11 +68,7 @@ func (n *nativeBuiltin) Builtin(ctx context.Context, _ string, req *abi.Request)
 	}
 	defer n.pool.Put(r)
 	req.ABI, req.Kind = abi.Version, abi.RoleBuiltin
-	for k := range req.State {
-		if c := abi.Capability(k); !c.IsStateView() || !n.p.Manifest.Grants(c) {
-			delete(req.State, k)
-		}
-	}
+	host.FilterViews(req.State, n.p.Manifest.Capabilities)
 	b, err := json.Marshal(req)
 	if err != nil {
 		return n.failed(l, err)

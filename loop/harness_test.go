@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
@@ -17,16 +16,6 @@ import (
 	"github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/builtins/env"
-	"github.com/agentwarden/warden/plugins/builtins/node"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
 )
 
 // The skill of every runner test: a space query, a site query with an
@@ -135,22 +124,10 @@ func (r *recording) Complete(ctx context.Context, req model.Request) (model.Resp
 }
 
 // nativeGuards are the seven first-party guards, in-process.
-func nativeGuards() map[string]chain.Guard {
-	plugins := map[string]guest.Plugin{
-		"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-		"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-		"Evidence": evidence.Plugin,
-	}
-	out := map[string]chain.Guard{}
-	for name, p := range plugins {
-		out[name] = chain.Native(name, p, nil)
-	}
-	return out
-}
+func nativeGuards() map[string]chain.Guard { return chain.NativeGuards() }
 
 func nativeBuiltins() []loop.Builtin {
-	return []loop.Builtin{loop.NativeBuiltin(control.Plugin), loop.NativeBuiltin(node.Plugin),
-		loop.NativeBuiltin(env.Plugin, guest.WithClock(func() time.Time { return fixedClock }))}
+	return loop.NativeBuiltins(func() time.Time { return fixedClock })
 }
 
 // harness is one node ready to run, with its store, tools, model and trace.

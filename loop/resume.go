@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/model"
@@ -88,20 +89,7 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		return Exit{}, fmt.Errorf("loop: approve node %s: %q: %w", nodeID, d, ErrUnknownDecision)
 	}
 	if now.Sub(s.At) > r.cfg.ReconfirmAfter {
-		if err := r.store.Resuspend(nodeID, now); err != nil {
-			return Exit{}, fmt.Errorf("loop: %w", err)
-		}
-		l := r.cfg.Locale
-		o := abi.Deferred(abi.ApprovalExpired, abi.ApprovalExpired.Reason(l, "tool", s.Tool), abi.NextReconfirm.Text(l))
-		o.Locale = l
-		e := toolEvent(Event{Tool: s.Tool, Stalls: n.Stalls}, o)
-		e.Kind, e.Status = KindSuspend, abi.SuspendApproval
-		r.emit(n, e)
-		n, err = r.store.Node(nodeID)
-		if err != nil {
-			return Exit{}, fmt.Errorf("loop: %w", err)
-		}
-		return exitOf(n), nil
+		return r.reconfirm(n, now)
 	}
 	// A process that died after the node was suspended and before the
 	// suspending call was answered left that call open: it is answered
@@ -172,6 +160,26 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		return r.fail(n, c, r.text(txtNoProgress, fmt.Sprint(c.Stalls)))
 	}
 	return r.Run(ctx, nodeID)
+}
+
+// reconfirm answers a CONFIRM that came later than reconfirm-after: the
+// node is suspended again, and the user asked again.
+func (r *Runner) reconfirm(n state.Node, now time.Time) (Exit, error) {
+	s := n.Suspension
+	if err := r.store.Resuspend(n.ID, now); err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	l := r.cfg.Locale
+	o := abi.Deferred(abi.ApprovalExpired, abi.ApprovalExpired.Reason(l, "tool", s.Tool), abi.NextReconfirm.Text(l))
+	o.Locale = l
+	e := toolEvent(Event{Tool: s.Tool, Stalls: n.Stalls}, o)
+	e.Kind, e.Status = KindSuspend, abi.SuspendApproval
+	r.emit(n, e)
+	n, err := r.store.Node(n.ID)
+	if err != nil {
+		return Exit{}, fmt.Errorf("loop: %w", err)
+	}
+	return exitOf(n), nil
 }
 
 // argsChanged answers a CONFIRM whose held write is not the one the user

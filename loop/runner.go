@@ -224,37 +224,9 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 	if err != nil {
 		return Exit{}, true, err
 	}
-	history, err := r.store.Messages(n.ID)
+	req, err := r.modelRequest(n, sk, cat, c)
 	if err != nil {
-		return Exit{}, true, fmt.Errorf("loop: %w", err)
-	}
-	if k := len(history); k > 0 && history[k-1].Role == model.RoleAssistant && len(history[k-1].ToolCalls) == 0 {
-		// A text turn left unanswered (the process stopped right after
-		// it): answered now, so the request does not end with it.
-		if err := r.nudge(n, txtNoToolCall); err != nil {
-			return Exit{}, true, err
-		}
-		if history, err = r.store.Messages(n.ID); err != nil {
-			return Exit{}, true, fmt.Errorf("loop: %w", err)
-		}
-	}
-	in := PromptInput{Locale: r.cfg.Locale, Agent: r.agent, Manual: sk.Skill.Profile.SkillManual,
-		Catalog: cat.Prompt(r.cfg.Locale), Phase: PhaseHint(sk.Skill.Contract, n.Outputs, r.cfg.Locale),
-		Inputs: InputsHint(sk.Skill.Contract, n.Inputs, r.cfg.Locale)}
-	if failed, _ := r.reflect.Load(n.ID); r.cfg.Reflect && failed == true {
-		in.Reflect = ReflectHint(r.cfg.Locale)
-	}
-	var tools []model.Tool
-	for _, d := range cat.Definitions() {
-		tools = append(tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: d.InputSchema})
-	}
-	req, fit := r.request(in, tools, history)
-	if fit.Compacted > 0 || fit.Over || len(fit.Shortened) > 0 {
-		e := Event{Kind: KindReact, Status: "context", Message: fit.String(), Stalls: c.Stalls}
-		if fit.Over {
-			e.Level = "WARN"
-		}
-		r.emit(n, e)
+		return Exit{}, true, err
 	}
 	resp, err := r.model.Complete(ctx, req)
 	if err != nil {
@@ -303,8 +275,53 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		r.emit(n, Event{Kind: KindReact, Status: "no_tool_calls", Message: msg.Content, Stalls: c.Stalls})
 		return Exit{}, false, r.nudge(n, txtNoToolCall)
 	}
+	return r.runCalls(ctx, n, sk, cat, msg.ToolCalls, c)
+}
+
+// modelRequest builds the turn's request to the model: the prompt with its
+// hints, the catalog's tools and the node's conversation, fitted to the
+// context window (the trace says what the fitting did).
+func (r *Runner) modelRequest(n state.Node, sk Skill, cat *catalog.Catalog, c *Counter) (model.Request, error) {
+	history, err := r.store.Messages(n.ID)
+	if err != nil {
+		return model.Request{}, fmt.Errorf("loop: %w", err)
+	}
+	if k := len(history); k > 0 && history[k-1].Role == model.RoleAssistant && len(history[k-1].ToolCalls) == 0 {
+		// A text turn left unanswered (the process stopped right after
+		// it): answered now, so the request does not end with it.
+		if err := r.nudge(n, txtNoToolCall); err != nil {
+			return model.Request{}, err
+		}
+		if history, err = r.store.Messages(n.ID); err != nil {
+			return model.Request{}, fmt.Errorf("loop: %w", err)
+		}
+	}
+	in := PromptInput{Locale: r.cfg.Locale, Agent: r.agent, Manual: sk.Skill.Profile.SkillManual,
+		Catalog: cat.Prompt(r.cfg.Locale), Phase: PhaseHint(sk.Skill.Contract, n.Outputs, r.cfg.Locale),
+		Inputs: InputsHint(sk.Skill.Contract, n.Inputs, r.cfg.Locale)}
+	if failed, _ := r.reflect.Load(n.ID); r.cfg.Reflect && failed == true {
+		in.Reflect = ReflectHint(r.cfg.Locale)
+	}
+	var tools []model.Tool
+	for _, d := range cat.Definitions() {
+		tools = append(tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: d.InputSchema})
+	}
+	req, fit := r.request(in, tools, history)
+	if fit.Compacted > 0 || fit.Over || len(fit.Shortened) > 0 {
+		e := Event{Kind: KindReact, Status: "context", Message: fit.String(), Stalls: c.Stalls}
+		if fit.Over {
+			e.Level = "WARN"
+		}
+		r.emit(n, e)
+	}
+	return req, nil
+}
+
+// runCalls runs a turn's tool calls in order, until one ends the turn (the
+// rest are answered as skipped) or the node leaves the loop (done).
+func (r *Runner) runCalls(ctx context.Context, n state.Node, sk Skill, cat *catalog.Catalog, calls []model.ToolCall, c *Counter) (Exit, bool, error) {
 	skip := false
-	for i, tc := range msg.ToolCalls {
+	for i, tc := range calls {
 		if skip {
 			if err := r.skipped(n, tc, c); err != nil {
 				return Exit{}, true, err
@@ -338,7 +355,7 @@ func (r *Runner) turn(ctx context.Context, nodeID string, sk Skill, c *Counter) 
 		case StepNextTurn:
 			skip = true
 		case StepExit:
-			for _, rest := range msg.ToolCalls[i+1:] {
+			for _, rest := range calls[i+1:] {
 				if err := r.skipped(n, rest, c); err != nil {
 					return Exit{}, true, err
 				}

@@ -7,23 +7,13 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/builtins/env"
-	"github.com/agentwarden/warden/plugins/builtins/node"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // TestWasmEndToEnd runs scenarios 1 and 8 with every first-party guard and
@@ -39,21 +29,14 @@ func TestWasmEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close(ctx) })
-	pkgs := map[string]string{}
-	for _, g := range append(append([]string(nil), chain.FirstPartyBefore...), chain.FirstPartyAfter...) {
-		pkgs[g] = "./plugins/guards/" + chain.PluginDir(g) + "/cmd"
-	}
-	for _, b := range []string{"control", "node", "env"} {
-		pkgs["builtin:"+b] = "./plugins/builtins/" + b + "/cmd"
-	}
 	// Each is granted its own capabilities, as a first-party slot does.
-	grants := map[string][]abi.Capability{}
-	for name, p := range map[string]guest.Plugin{
-		"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-		"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-		"Evidence": evidence.Plugin, "builtin:control": control.Plugin, "builtin:node": node.Plugin, "builtin:env": env.Plugin,
-	} {
-		grants[name] = p.Manifest.Capabilities
+	pkgs, grants := map[string]string{}, map[string][]abi.Capability{}
+	for _, p := range plugins.All {
+		name := p.Name
+		if p.Role == abi.RoleBuiltin {
+			name = "builtin:" + name
+		}
+		pkgs[name], grants[name] = "./"+p.Main, p.Plugin.Manifest.Capabilities
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

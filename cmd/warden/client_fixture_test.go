@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/scenario"
@@ -86,6 +87,7 @@ func newClientFixture(t *testing.T, file string, delay time.Duration) *clientFix
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	agent := server.Agent{Profile: sc.Agent, Skills: skills}
 	srv, err := server.New(server.Options{
+		Guards: chain.NativeGuards(), Builtins: loop.NativeBuiltins(func() time.Time { return clientNow }),
 		Keys:      map[string]string{clientAcme: "acme", clientGlobex: "globex"},
 		AdminKeys: []string{clientAdmin},
 		Agents: clientAgents(func(context.Context, string) (server.Agent, error) {

@@ -5,11 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"slices"
 
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/firstparty"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // cacheEnv names warden's cache directory: the first-party plugins built
@@ -46,15 +45,12 @@ func logPlugins(log *slog.Logger, slots map[string]*host.Slot, native bool) {
 		log.Info("first-party plugins run native")
 		return
 	}
-	names := append(slices.Clone(chain.FirstPartyBefore), chain.FirstPartyAfter...)
-	names = append(names, "control", "node", "env")
-	seen := map[string]bool{}
-	for _, n := range names {
+	for _, p := range plugins.All {
+		n := p.Name
 		sl, ok := slots[n]
-		if !ok || seen[n] {
+		if !ok {
 			continue
 		}
-		seen[n] = true
 		g := sl.Current()
 		log.Info("plugin", "slot", n, "generation", g.Number, "digest", "sha256:"+g.Digest, "ref", g.Ref, "runtime", "wasm")
 	}

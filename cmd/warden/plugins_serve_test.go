@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // TestServePlugins runs warden serve with the first-party plugins as wasm
@@ -24,11 +24,8 @@ func TestServePlugins(t *testing.T) {
 	dir := t.TempDir()
 	var writegate []byte
 	files := map[string]string{}
-	for _, n := range []string{"ArgPolicy", "ArgBinding", "ParamContract", "Fingerprint", "WriteGate", "ResponseContract", "Evidence"} {
-		files[chain.PluginDir(n)] = "./plugins/guards/" + chain.PluginDir(n) + "/cmd"
-	}
-	for _, b := range []string{"control", "node", "env"} {
-		files[b] = "./plugins/builtins/" + b + "/cmd"
+	for _, p := range plugins.All {
+		files[p.File] = "./" + p.Main
 	}
 	for name, pkg := range files {
 		path, err := testdata.Build(pkg)

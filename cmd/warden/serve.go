@@ -21,6 +21,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/firstparty"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/openai"
@@ -213,6 +214,8 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 			}
 			log.Info("first-party plugins", "from", set.String(), "digest", set.Digest())
 		}
+	} else {
+		opts.Guards, opts.Builtins = chain.NativeGuards(), loop.NativeBuiltins(time.Now)
 	}
 	// Always a host: the tenants' own plugins (PUT /v1/plugins) load in
 	// it, as the admin's slots and the plugin directory's modules do.

@@ -133,62 +133,15 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		return res
 	}
 	res.Trace = make([]Step, 0, len(c.Before)+len(c.After))
-	base := abi.Request{
-		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
-		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,
-	}
-	switch {
-	case json.Valid(call.Args):
-		base.Args = call.Args
-	case len(bytes.TrimSpace(call.Args)) == 0 && !requires(call.Schema):
-		// No arguments for a tool that requires none: the empty object,
-		// as the model meant. Any other text passes on as it is.
-		base.Args = json.RawMessage(`{}`)
-	default:
-		base.ArgsText = string(call.Args)
-	}
+	base := baseRequest(call)
 	env := envelopePool.Get().(*host.Envelope)
 	defer func() {
 		env.Reset()
 		envelopePool.Put(env)
 	}()
-	var bound json.RawMessage
-	rewriter := "" // the last guard that rewrote the arguments
-	stale := true  // env does not hold the request the next guard must see
-	for _, g := range c.Before {
-		var v abi.Verdict
-		var start time.Time
-		if eg, ok := g.(EnvelopeGuard); ok {
-			if stale {
-				c.setEnvelope(env, base, call, abi.PhaseBefore, bound, res.Provenance, nil, nil)
-				stale = false
-			}
-			start = time.Now()
-			v = eg.GuardEnvelope(ctx, call.Tenant, env)
-		} else {
-			req := c.request(base, call, abi.PhaseBefore, bound, res.Provenance)
-			start = time.Now()
-			v = g.Guard(ctx, call.Tenant, req)
-		}
-		d := time.Since(start)
-		applied, policy := applyPolicy(g, v)
-		res.Trace = append(res.Trace, newStep(g, abi.PhaseBefore, v, policy, d))
-		v = applied
-		res.Effects = appendEffects(res.Effects, v.Effects)
-		if v.Observation != nil {
-			res.Observation = *v.Observation
-			res.Args = current(bound, base.Args)
-			res.Decider = &res.Trace[len(res.Trace)-1]
-			return res
-		}
-		if v.Args != nil {
-			bound, rewriter = v.Args, g.Name()
-			stale = true
-		}
-		for _, f := range v.Facts {
-			res.Provenance[f.Path] = f.Source
-			stale = true
-		}
+	bound, rewriter, refused := c.before(ctx, call, base, env, &res)
+	if refused {
+		return res
 	}
 	args := current(bound, base.Args)
 	res.Args = args
@@ -213,8 +166,78 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 	}
 	inv := c.Invoker.Invoke(ctx, Invocation{Tool: call.Tool, Args: args, Contract: call.ToolContract, Locale: call.Locale})
 	res.Invoked, res.Attempts, res.Response = true, inv.Attempts, inv.Response
+	c.after(ctx, call, base, env, args, inv, &res)
+	return res
+}
+
+// baseRequest is the request every guard of the call starts from: the
+// arguments as JSON, or as text when they are not.
+func baseRequest(call Call) abi.Request {
+	base := abi.Request{
+		Tool: call.Tool, CallID: call.CallID, Contract: call.Contract,
+		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,
+	}
+	switch {
+	case json.Valid(call.Args):
+		base.Args = call.Args
+	case len(bytes.TrimSpace(call.Args)) == 0 && !requires(call.Schema):
+		// No arguments for a tool that requires none: the empty object,
+		// as the model meant. Any other text passes on as it is.
+		base.Args = json.RawMessage(`{}`)
+	default:
+		base.ArgsText = string(call.Args)
+	}
+	return base
+}
+
+// before runs the before phase: bound is the arguments as the last guard
+// that rewrote them (rewriter) left them; refused says a guard refused
+// the call (res holds its observation).
+func (c *Chain) before(ctx context.Context, call Call, base abi.Request, env *host.Envelope, res *Result) (bound json.RawMessage, rewriter string, refused bool) {
+	stale := true // env does not hold the request the next guard must see
+	for _, g := range c.Before {
+		var v abi.Verdict
+		var start time.Time
+		if eg, ok := g.(EnvelopeGuard); ok {
+			if stale {
+				c.setEnvelope(env, base, call, abi.PhaseBefore, bound, res.Provenance, nil, nil)
+				stale = false
+			}
+			start = time.Now()
+			v = eg.GuardEnvelope(ctx, call.Tenant, env)
+		} else {
+			req := c.request(base, call, abi.PhaseBefore, bound, res.Provenance)
+			start = time.Now()
+			v = g.Guard(ctx, call.Tenant, req)
+		}
+		d := time.Since(start)
+		applied, policy := applyPolicy(g, v)
+		res.Trace = append(res.Trace, newStep(g, abi.PhaseBefore, v, policy, d))
+		v = applied
+		res.Effects = appendEffects(res.Effects, v.Effects)
+		if v.Observation != nil {
+			res.Observation = *v.Observation
+			res.Args = current(bound, base.Args)
+			res.Decider = &res.Trace[len(res.Trace)-1]
+			return bound, rewriter, true
+		}
+		if v.Args != nil {
+			bound, rewriter = v.Args, g.Name()
+			stale = true
+		}
+		for _, f := range v.Facts {
+			res.Provenance[f.Path] = f.Source
+			stale = true
+		}
+	}
+	return bound, rewriter, false
+}
+
+// after runs the after phase on the invocation's result: the last guard
+// that gave an observation decides what the model sees.
+func (c *Chain) after(ctx context.Context, call Call, base abi.Request, env *host.Envelope, args json.RawMessage, inv Invoked, res *Result) {
 	obs := inv.Observation
-	stale = true
+	stale := true
 	decider := -1
 	for _, g := range c.After {
 		var v abi.Verdict
@@ -250,7 +273,6 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 	if decider >= 0 {
 		res.Decider = &res.Trace[decider]
 	}
-	return res
 }
 
 // JudgeGuard is the chain position that judges a business response

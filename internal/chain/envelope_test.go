@@ -8,13 +8,7 @@ import (
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // TestEnvelopeMatchesRequest checks that a guard's envelope spliced from a
@@ -87,10 +81,9 @@ func TestEnvelopeMatchesRequest(t *testing.T) {
 // Guard does, against one host.Envelope per phase spliced per guard.
 func BenchmarkEnvelope(b *testing.B) {
 	call, _ := benchCall(b)
-	plugins := map[string]guest.Plugin{
-		"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-		"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-		"Evidence": evidence.Plugin,
+	firstParty := map[string]guest.Plugin{}
+	for _, p := range plugins.Guards() {
+		firstParty[p.Name] = p.Plugin
 	}
 	resp := json.RawMessage(`{"code":200,"msg":"ok","data":{"records":[]}}`)
 	ok := abi.Success("工具 search_articles 调用成功", resp)
@@ -116,7 +109,7 @@ func BenchmarkEnvelope(b *testing.B) {
 					req.ABI, req.Kind = abi.Version, abi.RoleGuard
 					req.State = make(map[string]json.RawMessage, len(call.State))
 					for k, v := range call.State {
-						if c := abi.Capability(k); c.IsStateView() && plugins[g].Manifest.Grants(c) {
+						if c := abi.Capability(k); c.IsStateView() && firstParty[g].Manifest.Grants(c) {
 							req.State[k] = v
 						}
 					}
@@ -133,7 +126,7 @@ func BenchmarkEnvelope(b *testing.B) {
 				req := phase(ph.p)
 				env.Set(&req)
 				for _, g := range ph.guards {
-					m := plugins[g].Manifest
+					m := firstParty[g].Manifest
 					buf = env.AppendFor(buf[:0], nil, &m)
 				}
 			}

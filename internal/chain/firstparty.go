@@ -2,22 +2,31 @@ package chain
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/plugins"
 )
 
-// The first-party guards in chain order (CONTRACT_SPEC §13). WriteGate and
+// The first-party guards in chain order (CONTRACT_SPEC §13), as the
+// contract defines it (contract.FirstPartyGuards). WriteGate and
 // Fingerprint run in both phases: before the call they gate it; after it
 // they settle the write ledger and record the call.
 var (
-	FirstPartyBefore = []string{"ArgPolicy", "ArgBinding", "ParamContract", "Fingerprint", "WriteGate"}
-	FirstPartyAfter  = []string{"ResponseContract", "WriteGate", "Evidence", "Fingerprint"}
+	FirstPartyBefore = contract.FirstPartyGuards[contract.PhaseBefore]
+	FirstPartyAfter  = contract.FirstPartyGuards[contract.PhaseAfter]
 )
 
-// PluginDir is the directory under plugins/guards/ that builds a
-// first-party guard ("WriteGate" → "writegate").
-func PluginDir(guard string) string { return strings.ToLower(guard) }
+// NativeGuards are the first-party guards (package plugins) in-process, by
+// chain position name, each run with opts.
+func NativeGuards(opts ...guest.NativeOption) map[string]Guard {
+	out := map[string]Guard{}
+	for _, p := range plugins.Guards() {
+		out[p.Name] = Native(p.Name, p.Plugin, nil, opts...)
+	}
+	return out
+}
 
 // New assembles a skill's chain: the first-party guards by name (each must be
 // present), the skill's tenant guards placed around them, and the invoker.

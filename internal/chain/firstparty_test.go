@@ -17,14 +17,8 @@ import (
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/services"
 	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/plugins"
 	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
 )
 
 // The skill every chain test runs: a read that finds a space, and a gated
@@ -138,15 +132,10 @@ var fixedClock = time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 // guards loads the seven first-party guards, as wasm or natively.
 func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 	tb.Helper()
-	plugins := map[string]guest.Plugin{
-		"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-		"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-		"Evidence": evidence.Plugin,
-	}
 	out := map[string]chain.Guard{}
 	if !wasm {
-		for name, p := range plugins {
-			out[name] = chain.Native(name, p, nil, guest.WithClock(func() time.Time { return fixedClock }))
+		for _, p := range plugins.Guards() {
+			out[p.Name] = chain.Native(p.Name, p.Plugin, nil, guest.WithClock(func() time.Time { return fixedClock }))
 		}
 		return out
 	}
@@ -158,12 +147,12 @@ func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 	tb.Cleanup(func() { _ = h.Close(ctx) })
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	errs := make(chan error, len(plugins))
-	for name := range plugins {
+	errs := make(chan error, len(plugins.Guards()))
+	for _, fp := range plugins.Guards() {
 		wg.Add(1)
 		go func(name string) {
 			defer wg.Done()
-			path, err := testdata.Build("./plugins/guards/" + chain.PluginDir(name) + "/cmd")
+			path, err := testdata.Build("./" + fp.Main)
 			if err != nil {
 				errs <- err
 				return
@@ -173,7 +162,7 @@ func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 				errs <- err
 				return
 			}
-			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}, Capabilities: plugins[name].Manifest.Capabilities})
+			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}, Capabilities: fp.Plugin.Manifest.Capabilities})
 			if err != nil {
 				errs <- err
 				return
@@ -181,7 +170,7 @@ func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 			mu.Lock()
 			out[name] = chain.Wasm(name, p)
 			mu.Unlock()
-		}(name)
+		}(fp.Name)
 	}
 	wg.Wait()
 	close(errs)

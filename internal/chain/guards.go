@@ -57,11 +57,7 @@ func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi
 	if req.Config == nil {
 		req.Config = n.config
 	}
-	for k := range req.State {
-		if c := abi.Capability(k); !c.IsStateView() || !n.p.Manifest.Grants(c) {
-			delete(req.State, k)
-		}
-	}
+	host.FilterViews(req.State, n.p.Manifest.Capabilities)
 	return n.run(ctx, req.Locale, func(dst []byte) []byte { return req.AppendJSON(dst) })
 }
 

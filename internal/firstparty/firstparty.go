@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/agentwarden/warden/plugins"
 )
 
 // Plugin is one first-party plugin: the name of its module file (without
@@ -22,20 +24,15 @@ type Plugin struct {
 	Package string
 }
 
-// Plugins are the first-party plugins: the guards (under plugins/guards,
-// the chain's position names lower-cased), then the builtins.
-var Plugins = []Plugin{
-	{"argpolicy", "./plugins/guards/argpolicy/cmd"},
-	{"argbinding", "./plugins/guards/argbinding/cmd"},
-	{"paramcontract", "./plugins/guards/paramcontract/cmd"},
-	{"fingerprint", "./plugins/guards/fingerprint/cmd"},
-	{"writegate", "./plugins/guards/writegate/cmd"},
-	{"responsecontract", "./plugins/guards/responsecontract/cmd"},
-	{"evidence", "./plugins/guards/evidence/cmd"},
-	{"control", "./plugins/builtins/control/cmd"},
-	{"node", "./plugins/builtins/node/cmd"},
-	{"env", "./plugins/builtins/env/cmd"},
-}
+// Plugins are the first-party plugins (package plugins' list): the guards
+// in chain order, then the builtins.
+var Plugins = func() []Plugin {
+	var out []Plugin
+	for _, p := range plugins.All {
+		out = append(out, Plugin{p.File, "./" + p.Main})
+	}
+	return out
+}()
 
 // Origin says where a Set came from.
 type Origin string

@@ -56,7 +56,7 @@ func TestPluginsMatchTree(t *testing.T) {
 		t.Errorf("Makefile's FIRSTPARTY is not %v", names)
 	}
 	for _, g := range append(slices.Clone(chain.FirstPartyBefore), chain.FirstPartyAfter...) {
-		if !slices.ContainsFunc(Plugins, func(p Plugin) bool { return p.Package == "./plugins/guards/"+chain.PluginDir(g)+"/cmd" }) {
+		if !slices.ContainsFunc(Plugins, func(p Plugin) bool { return p.Package == "./plugins/guards/"+strings.ToLower(g)+"/cmd" }) {
 			t.Errorf("guard %s has no plugin", g)
 		}
 	}

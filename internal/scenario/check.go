@@ -14,6 +14,9 @@ import (
 )
 
 // check returns every expectation of e that does not hold.
+//
+// It stays long: one short, independent check per expectation; split,
+// they would only be scattered.
 func check(e Expect, n state.Node, t state.Task, events []loop.Event, systems []prompt, tools *tscripted.Server, tp *tenantPlugins, sleeps []time.Duration) []string {
 	var miss []string
 	add := func(format string, a ...any) { miss = append(miss, fmt.Sprintf(format, a...)) }

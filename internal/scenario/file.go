@@ -333,6 +333,9 @@ func Parse(b []byte) (Scenario, error) {
 	return s, nil
 }
 
+// validate checks a scenario file's rules, returning the first broken one.
+// It stays long: one short rule per field; split, they would only be
+// scattered.
 func (s *Scenario) validate() error {
 	if s.Pending != "" {
 		return nil

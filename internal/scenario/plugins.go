@@ -4,26 +4,15 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/firstparty"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/builtins/env"
-	"github.com/agentwarden/warden/plugins/builtins/node"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // KindPlugin is the kind of a PluginInfo line of a trace.
@@ -75,55 +64,27 @@ func (p PluginInfo) String() string {
 // SourceTenant is the Source of a scenario's own module (its plugins).
 const SourceTenant = "tenant"
 
-var firstParty = map[string]guest.Plugin{
-	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-	"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-	"Evidence": evidence.Plugin,
-}
-
-// guardOrder is the first-party guards in chain order, each once.
-var guardOrder = func() []string {
-	var out []string
-	for _, n := range append(slices.Clone(chain.FirstPartyBefore), chain.FirstPartyAfter...) {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}()
-
-// builtinSlots are the first-party builtins' slot names, as the server
-// names them.
-var builtinSlots = []string{"control", "node", "env"}
-
 // LoadPlugins loads the first-party plugins as Run would with o and says
 // which they are, in chain order, then the builtins. A caller prints them
 // once before its scenarios; Run finds them loaded.
 func LoadPlugins(ctx context.Context, o Options) ([]PluginInfo, error) {
-	_, _, info, err := plugins(ctx, o, func() time.Time { return Clock })
+	_, _, info, err := firstPartyPlugins(ctx, o, func() time.Time { return Clock })
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	return info, nil
 }
 
-// plugins returns the first-party guards and builtins, in-process or as
+// firstPartyPlugins returns the first-party guards and builtins, in-process or as
 // wasm, and what they are.
-func plugins(ctx context.Context, o Options, clock func() time.Time) (map[string]chain.Guard, []loop.Builtin, []PluginInfo, error) {
+func firstPartyPlugins(ctx context.Context, o Options, clock func() time.Time) (map[string]chain.Guard, []loop.Builtin, []PluginInfo, error) {
 	guards := map[string]chain.Guard{}
 	var info []PluginInfo
 	if o.Native {
-		for _, name := range guardOrder {
-			p := firstParty[name]
-			guards[name] = chain.Native(name, p, nil)
-			info = append(info, PluginInfo{Kind: KindPlugin, Plugin: name, Ref: ref(p.Manifest), Runtime: "native"})
+		for _, p := range plugins.All {
+			info = append(info, PluginInfo{Kind: KindPlugin, Plugin: p.Name, Ref: ref(p.Plugin.Manifest), Runtime: "native"})
 		}
-		builtins := []guest.Plugin{control.Plugin, node.Plugin, env.Plugin}
-		for i, p := range builtins {
-			info = append(info, PluginInfo{Kind: KindPlugin, Plugin: builtinSlots[i], Ref: ref(p.Manifest), Runtime: "native"})
-		}
-		return guards, []loop.Builtin{loop.NativeBuiltin(control.Plugin), loop.NativeBuiltin(node.Plugin),
-			loop.NativeBuiltin(env.Plugin, guest.WithClock(clock))}, info, nil
+		return chain.NativeGuards(), loop.NativeBuiltins(clock), info, nil
 	}
 	set := o.Plugins
 	if set == nil {
@@ -146,20 +107,17 @@ func plugins(ctx context.Context, o Options, clock func() time.Time) (map[string
 			Generation: g.Number, Digest: "sha256:" + g.Digest, Source: string(set.Origin)})
 		return sl, nil
 	}
-	for _, name := range guardOrder {
-		sl, err := slot(name, chain.PluginDir(name))
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("guard %s: %w", name, err)
-		}
-		guards[name] = sl
-	}
 	var builtins []loop.Builtin
-	for _, name := range builtinSlots {
-		sl, err := slot(name, name)
+	for _, p := range plugins.All {
+		sl, err := slot(p.Name, p.File)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("builtin %s: %w", name, err)
+			return nil, nil, nil, fmt.Errorf("%s %s: %w", p.Role, p.Name, err)
 		}
-		builtins = append(builtins, slotBuiltin{sl})
+		if p.Role == abi.RoleGuard {
+			guards[p.Name] = sl
+		} else {
+			builtins = append(builtins, slotBuiltin{sl})
+		}
 	}
 	return guards, builtins, info, nil
 }
@@ -251,13 +209,8 @@ var policy = host.Policy{Limits: abi.Limits{TimeoutMs: 5000}}
 // of the first-party plugin of that name, and nothing else, so a module
 // given in its place (warden run --plugins) that asks for more is refused.
 func grantOf(name string) []abi.Capability {
-	if p, ok := firstParty[name]; ok {
-		return p.Manifest.Capabilities
-	}
-	for i, p := range []guest.Plugin{control.Plugin, node.Plugin, env.Plugin} {
-		if builtinSlots[i] == name {
-			return p.Manifest.Capabilities
-		}
+	if p, ok := plugins.Lookup(name); ok {
+		return p.Plugin.Manifest.Capabilities
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/tools"
+	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
 	"github.com/agentwarden/warden/loop"
 )
 
@@ -97,120 +98,205 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	defer func() { rep.Duration = time.Since(start) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	clock, advance := scenarioClock()
 
-	locale := abi.LocaleZH
-	if s.Locale == "en" {
-		locale = abi.LocaleEN
+	ts, err := setupTools(ctx, s)
+	if err != nil {
+		return rep, err
 	}
+	defer ts.close()
+	guards, builtins, tp, err := setupPlugins(ctx, s, o, clock)
+	if err != nil {
+		return rep, err
+	}
+	defer tp.close()
+	inv, sleeps := newInvoker(s, ts.rt)
+	ls, err := loadSkills(ctx, s, ts, tp, guards, inv)
+	if err != nil {
+		return rep, err
+	}
+	tp = ls.tp
+	if miss := checkLoad(s.Expect.Load, ls.refused); len(miss) > 0 || ls.runContract == nil {
+		if ls.runContract == nil && o.Model == nil {
+			// The node's skill was refused: nothing runs.
+			rep.Mismatches = append(miss, tp.checkInstall(s.Expect.Install)...)
+			return rep, nil
+		}
+		if ls.runContract == nil {
+			return rep, fmt.Errorf("scenario %s: %w: the node's skill was refused at load", s.Name, ErrInvalidScenario)
+		}
+		defer func() { rep.Mismatches = append(miss, rep.Mismatches...) }()
+	}
+	st, err := newStore(s, ls, clock)
+	if err != nil {
+		return rep, err
+	}
+	r, err := newRunner(s, o, st, ls.skills, builtins, clock)
+	if err != nil {
+		return rep, err
+	}
+	if s.Task != nil {
+		if err := seedSession(st, s.State); err != nil {
+			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		}
+		return runTasks(ctx, s, o, rep, r.runner, st, r.rec, r.script, r.prompts, ts.local, tp, &sleeps.d, advance)
+	}
+	miss, err := driveNode(ctx, s, r.runner, st, advance)
+	return finishNode(s, o, rep, miss, err, st, r, ts.local, tp, sleeps.d)
+}
+
+// scenarioClock is a scenario's clock, at Clock until a reply's "after"
+// advances it.
+func scenarioClock() (clock func() time.Time, advance func(time.Duration)) {
 	now := Clock
-	var clockMu sync.Mutex
-	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
-	advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
+	var mu sync.Mutex
+	clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance = func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	return clock, advance
+}
 
-	// Tools.
+// toolSet is a scenario's business tools: the scripted ones and those the
+// MCP servers serve, routed by name.
+type toolSet struct {
+	rt     *router
+	local  *tscripted.Server
+	defs   map[string]catalog.BusinessTool
+	served []tools.Tool // by the MCP servers
+	close  func()
+}
+
+// setupTools starts the scenario's scripted tools and connects its MCP
+// servers.
+func setupTools(ctx context.Context, s Scenario) (*toolSet, error) {
 	local := scriptedServer(s.Tools.Scripted)
-	rt := &router{scripted: map[string]bool{}, local: local}
+	ts := &toolSet{rt: &router{scripted: map[string]bool{}, local: local}, local: local,
+		defs: map[string]catalog.BusinessTool{}, close: func() {}}
 	for _, t := range s.Tools.Scripted {
-		rt.scripted[t.Name] = true
+		ts.rt.scripted[t.Name] = true
 	}
-	defs := map[string]catalog.BusinessTool{}
-	var served []tools.Tool
 	if s.Tools.MCP != nil || len(s.Tools.MCPServers) > 0 {
 		c, err := dialMCP(ctx, s.Tools, s.File)
 		if err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: mcp: %w", s.Name, ErrSetup, err)
+			return nil, fmt.Errorf("scenario %s: %w: mcp: %w", s.Name, ErrSetup, err)
 		}
-		defer c.Close()
-		rt.remote = c
-		ts, err := c.ListTools(ctx)
+		ts.rt.remote = c
+		served, err := c.ListTools(ctx)
 		if err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: mcp: %w", s.Name, ErrSetup, err)
+			c.Close()
+			return nil, fmt.Errorf("scenario %s: %w: mcp: %w", s.Name, ErrSetup, err)
 		}
-		for _, t := range ts {
-			defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+		for _, t := range served {
+			ts.defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
 		}
-		served = ts
+		ts.served, ts.close = served, func() { c.Close() }
 	}
 	lts, _ := local.ListTools(ctx)
 	for _, t := range lts {
-		defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+		ts.defs[t.Name] = catalog.BusinessTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
 	}
+	return ts, nil
+}
 
-	// Plugins.
-	guards, builtins, _, err := plugins(ctx, o, clock)
+// setupPlugins loads the first-party plugins and installs the scenario's
+// own (tp is nil without them); its builtins join the first-party ones.
+func setupPlugins(ctx context.Context, s Scenario, o Options, clock func() time.Time) (map[string]chain.Guard, []loop.Builtin, *tenantPlugins, error) {
+	guards, builtins, _, err := firstPartyPlugins(ctx, o, clock)
 	if err != nil {
-		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		return nil, nil, nil, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 	}
-	var tp *tenantPlugins
-	if len(s.Plugins) > 0 {
-		h, err := tenantHost(o.CacheDir)
-		if err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
-		}
-		if tp, err = installPlugins(ctx, s, h, o.Installed); err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
-		}
-		defer tp.close()
-		builtins = append(slices.Clip(builtins), tp.builtins...)
+	if len(s.Plugins) == 0 {
+		return guards, builtins, nil, nil
 	}
-	var sleeps []time.Duration
-	var sleepMu sync.Mutex
+	h, err := tenantHost(o.CacheDir)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+	}
+	tp, err := installPlugins(ctx, s, h, o.Installed)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+	}
+	return guards, append(slices.Clip(builtins), tp.builtins...), tp, nil
+}
+
+// sleepLog is the backoff sleeps the invoker took, in order.
+type sleepLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+// newInvoker is the scenario's tool invoker: its timeout, and its backoff
+// sleeps recorded rather than slept unless the scenario asks for real ones.
+func newInvoker(s Scenario, rt *router) (*chain.Invoker, *sleepLog) {
+	sleeps := &sleepLog{}
 	inv := &chain.Invoker{Caller: rt}
 	if d := s.Config.ToolTimeout; d != "" {
 		inv.DefaultTimeout, _ = time.ParseDuration(d)
 	}
 	if !s.Config.RealBackoff {
 		inv.Sleep = func(ctx context.Context, d time.Duration) error {
-			sleepMu.Lock()
-			sleeps = append(sleeps, d)
-			sleepMu.Unlock()
+			sleeps.mu.Lock()
+			sleeps.d = append(sleeps.d, d)
+			sleeps.mu.Unlock()
 			return ctx.Err()
 		}
 	}
+	return inv, sleeps
+}
 
-	// Skills.
-	var skills []loop.Skill
-	var run Skill
-	var runContract *contract.Contract
-	refused := map[string][]*contract.LoadError{}
+// loadedSkills is what loading a scenario's skills gives: the skills that
+// loaded, the node's skill, those refused as the scenario expects, and the
+// tenant plugins their guards attached to.
+type loadedSkills struct {
+	skills      []loop.Skill
+	run         Skill
+	runContract *contract.Contract
+	refused     map[string][]*contract.LoadError
+	tp          *tenantPlugins
+}
+
+// loadSkills loads each skill as a deployment does: its contract, its
+// tenant guards, its chain and its tools. A skill refused as the scenario
+// expects is dropped; any other refusal is an invalid scenario.
+func loadSkills(ctx context.Context, s Scenario, ts *toolSet, tp *tenantPlugins, guards map[string]chain.Guard, inv *chain.Invoker) (*loadedSkills, error) {
+	ls := &loadedSkills{refused: map[string][]*contract.LoadError{}, tp: tp}
 	for i, sk := range s.Skills {
 		parsed, _, err := contract.Parse(sk.SkillKey, sk.Contract)
 		var ve *contract.ValidationError
 		if err != nil && errors.As(err, &ve) && s.Expect.refusesLoad(sk.SkillKey) {
 			// Refused as the scenario expects: the skill is dropped.
-			refused[sk.SkillKey] = ve.Problems
+			ls.refused[sk.SkillKey] = ve.Problems
 			continue
 		}
 		if err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
+			return nil, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
 		}
 		// The skill's tenant guards resolve against the scenario's plugins;
 		// one that does not is a load error of the skill, never ignored.
 		var placements []chain.Placement
 		if len(parsed.Guards) > 0 {
 			var problems []*contract.LoadError
-			if tp == nil {
-				tp = &tenantPlugins{reg: &chain.Registry{}}
+			if ls.tp == nil {
+				ls.tp = &tenantPlugins{reg: &chain.Registry{}}
 			}
-			placements, problems = tp.reg.Attach(ctx, tenant, sk.SkillKey, parsed.Guards)
+			placements, problems = ls.tp.reg.Attach(ctx, tenant, sk.SkillKey, parsed.Guards)
 			if len(problems) > 0 && s.Expect.refusesLoad(sk.SkillKey) {
-				refused[sk.SkillKey] = problems
+				ls.refused[sk.SkillKey] = problems
 				continue
 			}
 			if len(problems) > 0 {
 				err := &contract.ValidationError{SkillKey: sk.SkillKey, Problems: problems}
-				return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
+				return nil, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
 			}
 		}
 		ch, err := chain.New(guards, placements, inv)
 		if err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+			return nil, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
 		var bts []catalog.BusinessTool
 		for _, n := range sk.ToolNames {
-			d, ok := defs[n]
-			if !ok && rt.remote == nil {
-				return rep, fmt.Errorf("scenario %s: %w: skill %s: tool %s is neither scripted nor served", s.Name, ErrInvalidScenario, sk.SkillKey, n)
+			d, ok := ts.defs[n]
+			if !ok && ts.rt.remote == nil {
+				return nil, fmt.Errorf("scenario %s: %w: skill %s: tool %s is neither scripted nor served", s.Name, ErrInvalidScenario, sk.SkillKey, n)
 			}
 			if ok {
 				bts = append(bts, d) // else an MCP server may add it later
@@ -219,74 +305,83 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		// A served tool the contract is silent about is a write when its
 		// annotations say so, as in a deployment.
 		loaded, _, err := tools.ApplyHints(&contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey,
-			SkillName: sk.SkillName, SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: parsed, ToolNames: sk.ToolNames}, served)
+			SkillName: sk.SkillName, SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: parsed, ToolNames: sk.ToolNames}, ts.served)
 		if err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
+			return nil, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)
 		}
 		sk.Contract = json.RawMessage(loaded.Profile.SkillContract)
-		skills = append(skills, loop.Skill{Skill: loaded, Chain: ch, Tools: bts, Live: liveDefs(rt, loaded, served)})
+		ls.skills = append(ls.skills, loop.Skill{Skill: loaded, Chain: ch, Tools: bts, Live: liveDefs(ts.rt, loaded, ts.served)})
 		if (s.Skill == "" && i == 0) || s.Skill == sk.SkillKey {
-			run, runContract = sk, loaded.Contract
+			ls.run, ls.runContract = sk, loaded.Contract
 		}
 	}
+	return ls, nil
+}
 
-	if miss := checkLoad(s.Expect.Load, refused); len(miss) > 0 || runContract == nil {
-		if runContract == nil && o.Model == nil {
-			// The node's skill was refused: nothing runs.
-			rep.Mismatches = append(miss, tp.checkInstall(s.Expect.Install)...)
-			return rep, nil
-		}
-		if runContract == nil {
-			return rep, fmt.Errorf("scenario %s: %w: the node's skill was refused at load", s.Name, ErrInvalidScenario)
-		}
-		defer func() { rep.Mismatches = append(miss, rep.Mismatches...) }()
-	}
-
-	// Store, task and node.
+// newStore is the session's store; a node scenario's task and node are
+// created in it, seeded with the scenario's state and the user's message.
+func newStore(s Scenario, ls *loadedSkills, clock func() time.Time) (*state.Memory, error) {
 	st, err := state.NewMemory(state.Options{SessionID: sessionID, Now: clock,
 		BypassTools: s.Config.WriteConfirmBypassTools, ReservedKeys: s.Config.ReservedKeys,
 		FingerprintLimit: s.Config.FingerprintLimit, RepeatTools: s.Config.RepeatTools})
 	if err != nil {
-		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		return nil, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+	}
+	if s.Task != nil {
+		return st, nil
 	}
 	var keys []string
 	for _, sk := range s.Skills {
-		if refused[sk.SkillKey] == nil {
+		if ls.refused[sk.SkillKey] == nil {
 			keys = append(keys, sk.SkillKey)
 		}
 	}
-	if s.Task == nil {
-		for _, err := range []error{
-			st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
-			st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
-				ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config), Platform: s.Platform}),
-			seed(st, s.State, run, runContract, Clock),
-			st.AddUserMessage(s.User),
-			st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),
-		} {
-			if err != nil {
-				return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
-			}
+	run := ls.run
+	for _, err := range []error{
+		st.CreateTask(state.Task{ID: taskID, Objective: s.User}),
+		st.CreateNode(state.Node{ID: nodeID, TaskID: taskID, SkillKey: run.SkillKey, Contract: run.Contract,
+			ToolNames: run.ToolNames, Skills: keys, DelegateMaxDepth: delegateMaxDepth(s.Config), Platform: s.Platform}),
+		seed(st, s.State, run, ls.runContract, Clock),
+		st.AddUserMessage(s.User),
+		st.AppendMessages(nodeID, model.Message{Role: model.RoleUser, Content: s.User}),
+	} {
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
 	}
+	return st, nil
+}
 
-	// Model and loop.
-	rec := &loop.Recorder{}
-	var sink loop.Sink = rec
+// scenarioRunner is the loop a scenario runs, with its model (the
+// scenario's script unless Options.Model), its trace and its prompts.
+type scenarioRunner struct {
+	runner  *loop.Runner
+	rec     *loop.Recorder
+	prompts *promptLog
+	script  *turns // nil with Options.Model
+}
+
+// newRunner makes the loop with the scenario's config.
+func newRunner(s Scenario, o Options, st *state.Memory, skills []loop.Skill, builtins []loop.Builtin, clock func() time.Time) (*scenarioRunner, error) {
+	r := &scenarioRunner{rec: &loop.Recorder{}}
+	var sink loop.Sink = r.rec
 	if o.Sink != nil {
-		sink = loop.SinkFunc(func(e loop.Event) { rec.Emit(e); o.Sink.Emit(e) })
+		sink = loop.SinkFunc(func(e loop.Event) { r.rec.Emit(e); o.Sink.Emit(e) })
 	}
-	prompts := &promptLog{rec: rec, st: st}
-	var script *turns
+	r.prompts = &promptLog{rec: r.rec, st: st}
 	m := o.Model
 	if m == nil {
-		if script, err = newTurns(s, st, rec); err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		var err error
+		if r.script, err = newTurns(s, st, r.rec); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 		}
-		m = script
+		m = r.script
 	}
 	cfg := loop.DefaultConfig()
-	cfg.Locale, cfg.Tenant, cfg.Now = locale, "scenario", clock
+	cfg.Locale, cfg.Tenant, cfg.Now = abi.LocaleZH, "scenario", clock
+	if s.Locale == "en" {
+		cfg.Locale = abi.LocaleEN
+	}
 	if s.Config.NoProgressLimit > 0 {
 		cfg.NoProgressLimit = s.Config.NoProgressLimit
 	}
@@ -297,21 +392,19 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 		cfg.ReconfirmAfter, _ = time.ParseDuration(d)
 	}
 	cfg.DelegateMaxDepth = delegateMaxDepth(s.Config)
-	runner, err := loop.New(loop.Options{Model: prompts.wrap(m), Store: st, Agent: s.Agent, Skills: skills,
+	var err error
+	r.runner, err = loop.New(loop.Options{Model: r.prompts.wrap(m), Store: st, Agent: s.Agent, Skills: skills,
 		Builtins: builtins, Sink: sink, Config: cfg})
 	if err != nil {
-		return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
+		return nil, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
 	}
+	return r, nil
+}
 
-	if s.Task != nil {
-		if err := seedSession(st, s.State); err != nil {
-			return rep, fmt.Errorf("scenario %s: %w: %w", s.Name, ErrSetup, err)
-		}
-		return runTasks(ctx, s, o, rep, runner, st, rec, script, prompts, local, tp, &sleeps, advance)
-	}
-
-	// Drive the node through its suspensions with the scripted user.
-	var miss []string
+// driveNode runs the node through its suspensions with the scripted user's
+// replies. miss holds the replies that did not fit; err is the run's
+// (errStop when a reply stopped it).
+func driveNode(ctx context.Context, s Scenario, runner *loop.Runner, st *state.Memory, advance func(time.Duration)) (miss []string, err error) {
 	exit, err := runner.Run(ctx, nodeID)
 	for i := 0; err == nil; i++ {
 		if exit.Delegation != nil {
@@ -344,13 +437,21 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 			err = errStop
 		}
 	}
+	return miss, err
+}
+
+// finishNode reports a node scenario's run: its error, its trace, how the
+// node and its task ended, and, with the scenario's script, every
+// expectation that did not hold.
+func finishNode(s Scenario, o Options, rep Report, miss []string, err error, st *state.Memory, r *scenarioRunner,
+	local *tscripted.Server, tp *tenantPlugins, sleeps []time.Duration) (Report, error) {
 	if err != nil && !errors.Is(err, errStop) {
 		if o.Model == nil || !errors.Is(err, scripted.ErrExhausted) {
 			miss = append(miss, "run: "+err.Error())
 			rep.Err = err
 		}
 	}
-	rep.Events = rec.Events()
+	rep.Events = r.rec.Events()
 	n, nerr := st.Node(nodeID)
 	t, terr := st.Task(taskID)
 	if nerr != nil || terr != nil {
@@ -368,10 +469,10 @@ func Run(ctx context.Context, s Scenario, o Options) (rep Report, err error) {
 	if o.Model != nil {
 		return rep, nil
 	}
-	if u := script.unplayed(); u != "" {
+	if u := r.script.unplayed(); u != "" {
 		miss = append(miss, u)
 	}
-	miss = append(miss, check(s.Expect, n, t, rep.Events, prompts.systems(), local, tp, sleeps)...)
+	miss = append(miss, check(s.Expect, n, t, rep.Events, r.prompts.systems(), local, tp, sleeps)...)
 	rep.Mismatches = miss
 	return rep, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/server"
@@ -525,6 +526,10 @@ func TestNewRefusesOptions(t *testing.T) {
 			`server: invalid options: tenant name "warden.probe" is reserved for self-tests`},
 		{"negative lease", func(o *server.Options) { o.Lease = -time.Second }, "server: invalid options: negative timeout"},
 		{"negative idle timeout", func(o *server.Options) { o.IdleTimeout = -time.Second }, "server: invalid options: negative timeout"},
+		{"no first-party plugins", func(*server.Options) {},
+			"server: invalid options: no first-party plugins: Guards and Builtins, or a plugin directory"},
+		{"guards without builtins", func(o *server.Options) { o.Guards = chain.NativeGuards() },
+			"server: invalid options: no first-party plugins: Guards and Builtins, or a plugin directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/scenario"
@@ -140,6 +142,7 @@ func ordersServe(t *testing.T, file string, cfg mcp.Config) (*fixture, *httptest
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	agent := server.Agent{Profile: sc.Agent, Skills: skills}
 	srv, err := server.New(server.Options{
+		Guards: chain.NativeGuards(), Builtins: loop.NativeBuiltins(time.Now),
 		Keys:   map[string]string{keyAcme: "acme"},
 		Agents: agentsFunc(func(context.Context, string) (server.Agent, error) { return agent, nil }),
 		Tools:  orders,

@@ -16,11 +16,8 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/store"
-	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/builtins/env"
-	"github.com/agentwarden/warden/plugins/builtins/node"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // Generation records live in the store (store.GenerationRecord); these
@@ -82,22 +79,13 @@ type pluginFile struct {
 	want abi.Manifest
 }
 
-// builtinSlots are the slot names of the first-party builtins, in the order
-// sessions list them.
-var builtinSlots = []string{"control", "node", "env"}
-
 // pluginFiles are the modules LoadPlugins loads and Scan watches: the
 // guards in chain order, then the builtins, named as `make plugins` names
 // them.
 var pluginFiles = func() []pluginFile {
 	var out []pluginFile
-	for _, n := range append(slices.Clone(chain.FirstPartyBefore), chain.FirstPartyAfter...) {
-		if !slices.ContainsFunc(out, func(f pluginFile) bool { return f.slot == n }) {
-			out = append(out, pluginFile{slot: n, base: chain.PluginDir(n), want: firstParty[n].Manifest})
-		}
-	}
-	for i, p := range []abi.Manifest{control.Plugin.Manifest, node.Plugin.Manifest, env.Plugin.Manifest} {
-		out = append(out, pluginFile{slot: builtinSlots[i], base: builtinSlots[i], want: p})
+	for _, p := range plugins.All {
+		out = append(out, pluginFile{slot: p.Name, base: p.File, want: p.Plugin.Manifest})
 	}
 	return out
 }()

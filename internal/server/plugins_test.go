@@ -17,7 +17,6 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
-	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/scenario"
@@ -26,6 +25,7 @@ import (
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
 	"github.com/agentwarden/warden/loop"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // pluginClock is the fixed time of the plugin fixtures: the server's clock
@@ -44,11 +44,8 @@ func firstPartyModules(t *testing.T) map[string][]byte {
 	t.Helper()
 	firstParty.once.Do(func() {
 		pkgs := map[string]string{}
-		for _, n := range []string{"ArgPolicy", "ArgBinding", "ParamContract", "Fingerprint", "WriteGate", "ResponseContract", "Evidence"} {
-			pkgs[chain.PluginDir(n)+".wasm"] = "./plugins/guards/" + chain.PluginDir(n) + "/cmd"
-		}
-		for _, b := range []string{"control", "node", "env"} {
-			pkgs[b+".wasm"] = "./plugins/builtins/" + b + "/cmd"
+		for _, p := range plugins.All {
+			pkgs[p.File+".wasm"] = "./" + p.Main
 		}
 		firstParty.modules = map[string][]byte{}
 		for file, pkg := range pkgs {

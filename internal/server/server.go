@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
@@ -28,16 +27,7 @@ import (
 	"github.com/agentwarden/warden/internal/tools"
 	"github.com/agentwarden/warden/internal/tracing"
 	"github.com/agentwarden/warden/loop"
-	"github.com/agentwarden/warden/plugins/builtins/control"
-	"github.com/agentwarden/warden/plugins/builtins/env"
-	"github.com/agentwarden/warden/plugins/builtins/node"
-	"github.com/agentwarden/warden/plugins/guards/argbinding"
-	"github.com/agentwarden/warden/plugins/guards/argpolicy"
-	"github.com/agentwarden/warden/plugins/guards/evidence"
-	"github.com/agentwarden/warden/plugins/guards/fingerprint"
-	"github.com/agentwarden/warden/plugins/guards/paramcontract"
-	"github.com/agentwarden/warden/plugins/guards/responsecontract"
-	"github.com/agentwarden/warden/plugins/guards/writegate"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // Agent is what a tenant's sessions run: the agent's profile and its
@@ -98,12 +88,16 @@ type Options struct {
 	// (its id, clock and the agent's state settings); nil means
 	// state.NewMemory(opt).
 	NewStore func(session string, opt state.Options) (state.Store, error)
-	// Guards are the first-party guards by chain position name; nil runs
-	// them in-process. A slot installed through the admin API under one of
-	// these names replaces it for sessions created afterwards.
+	// Guards are the first-party guards by chain position name, e.g.
+	// chain.NativeGuards() to run package plugins' in-process; required
+	// unless Plugins is set. A slot installed through the admin API under
+	// a first-party guard's name replaces it for sessions created
+	// afterwards.
 	Guards map[string]chain.Guard
-	// Builtins are the builtin plugins; nil runs the first-party ones
-	// in-process.
+	// Builtins are the builtin plugins, e.g. loop.NativeBuiltins(Now);
+	// required unless Plugins is set. A slot installed through the admin
+	// API under a first-party builtin's name (control, node, env) replaces
+	// that builtin likewise.
 	Builtins []loop.Builtin
 	// Loop is the loop's config; its Tenant is set per session.
 	Loop loop.Config
@@ -290,21 +284,44 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opt: o, keys: map[[32]byte]string{}, log: o.Logger,
 		sessions: map[string]*session{}, slots: map[string]*host.Slot{}}
+	if err := s.setKeys(o); err != nil {
+		return nil, err
+	}
+	if err := o.validateCapabilities(); err != nil {
+		return nil, err
+	}
+	fwd, err := newForwarder(o.Forward)
+	if err != nil {
+		return nil, err
+	}
+	s.fwd = fwd
+	if o.Plugins == "" && (o.Guards == nil || o.Builtins == nil) {
+		return nil, fmt.Errorf("%w: no first-party plugins: Guards and Builtins, or a plugin directory", ErrConfig)
+	}
+	s.limits = newLimiter(o.Limits, o.Keys)
+	s.setDefaults()
+	s.ready.Store(true)
+	return s, nil
+}
+
+// setKeys checks the tenant, admin and metrics keys and keeps their
+// digests.
+func (s *Server) setKeys(o Options) error {
 	for k, t := range o.Keys {
 		if k == "" || t == "" {
-			return nil, fmt.Errorf("%w: empty key or tenant", ErrConfig)
+			return fmt.Errorf("%w: empty key or tenant", ErrConfig)
 		}
 		if t == host.ProbeTenant {
-			return nil, fmt.Errorf("%w: tenant name %q is reserved for self-tests", ErrConfig, t)
+			return fmt.Errorf("%w: tenant name %q is reserved for self-tests", ErrConfig, t)
 		}
 		s.keys[sha256.Sum256([]byte(k))] = t
 	}
 	for _, k := range o.AdminKeys {
 		if k == "" {
-			return nil, fmt.Errorf("%w: empty admin key", ErrConfig)
+			return fmt.Errorf("%w: empty admin key", ErrConfig)
 		}
 		if _, ok := s.keys[sha256.Sum256([]byte(k))]; ok {
-			return nil, fmt.Errorf("%w: an admin key is also a tenant key", ErrConfig)
+			return fmt.Errorf("%w: an admin key is also a tenant key", ErrConfig)
 		}
 		s.admins = append(s.admins, sha256.Sum256([]byte(k)))
 	}
@@ -315,33 +332,38 @@ func New(o Options) (*Server, error) {
 	s.operators = append(s.operators, s.admins...)
 	for _, k := range o.MetricsKeys {
 		if k == "" {
-			return nil, fmt.Errorf("%w: empty metrics key", ErrConfig)
+			return fmt.Errorf("%w: empty metrics key", ErrConfig)
 		}
 		if _, ok := s.keys[sha256.Sum256([]byte(k))]; ok {
-			return nil, fmt.Errorf("%w: a metrics key is also a tenant key", ErrConfig)
+			return fmt.Errorf("%w: a metrics key is also a tenant key", ErrConfig)
 		}
 		s.operators = append(s.operators, sha256.Sum256([]byte(k)))
 	}
+	return nil
+}
+
+// validateCapabilities checks that each tenant's allow-list is a tenant's
+// and names known capabilities.
+func (o Options) validateCapabilities() error {
 	for t, caps := range o.Capabilities {
 		known := false
 		for _, v := range o.Keys {
 			known = known || v == t
 		}
 		if !known {
-			return nil, fmt.Errorf("%w: capabilities for %q, which is not a tenant", ErrConfig, t)
+			return fmt.Errorf("%w: capabilities for %q, which is not a tenant", ErrConfig, t)
 		}
 		for _, c := range caps {
 			if !c.Known() {
-				return nil, fmt.Errorf("%w: tenant %s: capability %q is unknown", ErrConfig, t, c)
+				return fmt.Errorf("%w: tenant %s: capability %q is unknown", ErrConfig, t, c)
 			}
 		}
 	}
-	s.limits = newLimiter(o.Limits, o.Keys)
-	fwd, err := newForwarder(o.Forward)
-	if err != nil {
-		return nil, err
-	}
-	s.fwd = fwd
+	return nil
+}
+
+// setDefaults fills the options left zero.
+func (s *Server) setDefaults() {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -354,7 +376,7 @@ func New(o Options) (*Server, error) {
 	if s.opt.SelfTest == nil {
 		s.opt.SelfTest = DefaultSelfTest
 	}
-	if s.dir = o.Directory; s.dir == nil {
+	if s.dir = s.opt.Directory; s.dir == nil {
 		s.dir = store.NewMemory()
 	}
 	if s.opt.Instance == "" {
@@ -363,11 +385,9 @@ func New(o Options) (*Server, error) {
 	if s.opt.Lease == 0 {
 		s.opt.Lease = 15 * time.Second
 	}
-	if s.opt.IdleTimeout == 0 && o.Directory != nil {
+	if s.opt.IdleTimeout == 0 && s.opt.Directory != nil {
 		s.opt.IdleTimeout = 30 * time.Minute
 	}
-	s.ready.Store(true)
-	return s, nil
 }
 
 // SetReady changes what /readyz answers (false while draining).
@@ -670,58 +690,59 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.status, b)
 }
 
-// firstParty are the first-party guards, by chain position name.
-var firstParty = map[string]guest.Plugin{
-	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-	"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-	"Evidence": evidence.Plugin,
-}
-
-// guards returns the first-party guards sessions run now: the configured
-// ones, or in-process ones, with admin slots of the same name in their
-// place.
+// guards returns the first-party guards sessions run now: Options.Guards,
+// with the slot of a first-party guard's name (loaded from
+// Options.Plugins or installed through the admin API) in its place.
 func (s *Server) guards() map[string]chain.Guard {
-	g := map[string]chain.Guard{}
-	if s.opt.Guards != nil {
-		for n, v := range s.opt.Guards {
-			g[n] = v
-		}
-	} else {
-		for n, p := range firstParty {
-			g[n] = chain.Native(n, p, nil)
-		}
+	g := make(map[string]chain.Guard, len(s.opt.Guards))
+	for n, v := range s.opt.Guards {
+		g[n] = v
 	}
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()
 	for n, sl := range s.slots {
-		if _, ok := g[n]; ok {
+		if p, first := plugins.Lookup(n); g[n] != nil || first && p.Role == abi.RoleGuard {
 			g[n] = sl
 		}
 	}
 	return g
 }
 
-// builtins returns the builtin plugins sessions run now: the configured
-// ones, or the first-party ones, each served by its slot (control, node,
-// env: loaded from Options.Plugins or installed through the admin API)
-// when there is one, else in-process.
+// builtins returns the builtin plugins sessions run now: Options.Builtins,
+// each first-party one served by its slot (control, node, env: loaded from
+// Options.Plugins or installed through the admin API) when there is one;
+// with a plugin directory, the first-party builtins' slots.
 func (s *Server) builtins() []loop.Builtin {
-	if s.opt.Builtins != nil {
-		return s.opt.Builtins
-	}
-	native := map[string]loop.Builtin{"control": loop.NativeBuiltin(control.Plugin), "node": loop.NativeBuiltin(node.Plugin),
-		"env": loop.NativeBuiltin(env.Plugin, guest.WithClock(s.opt.Now))}
-	out := make([]loop.Builtin, 0, len(builtinSlots))
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()
-	for _, n := range builtinSlots {
-		if sl, ok := s.slots[n]; ok {
-			out = append(out, slotBuiltin{sl})
-		} else {
-			out = append(out, native[n])
+	if s.opt.Builtins == nil {
+		var out []loop.Builtin
+		for _, p := range plugins.Builtins() {
+			if sl, ok := s.slots[p.Name]; ok {
+				out = append(out, slotBuiltin{sl})
+			}
 		}
+		return out
+	}
+	out := make([]loop.Builtin, 0, len(s.opt.Builtins))
+	for _, b := range s.opt.Builtins {
+		if sl, ok := s.slots[firstPartyBuiltin(b.Manifest())]; ok {
+			b = slotBuiltin{sl}
+		}
+		out = append(out, b)
 	}
 	return out
+}
+
+// firstPartyBuiltin returns the slot name of the first-party builtin m is
+// the manifest of, or "".
+func firstPartyBuiltin(m abi.Manifest) string {
+	for _, p := range plugins.Builtins() {
+		if p.Plugin.Manifest.Name == m.Name {
+			return p.Name
+		}
+	}
+	return ""
 }
 
 // Check assembles a session of every tenant once, so that an agent whose

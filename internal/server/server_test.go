@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model"
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/scenario"
@@ -118,6 +119,7 @@ func buildFixture(t *testing.T, fs fixtureSetup) *fixture {
 	if fs.options != nil {
 		fs.options(&opts)
 	}
+	native(&opts)
 	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +128,24 @@ func buildFixture(t *testing.T, fs fixtureSetup) *fixture {
 	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	return &fixture{srv: srv, ts: hs, tools: toolSrv}
+}
+
+// native gives o the first-party plugins in-process (package plugins'),
+// unless it has its own or a plugin directory; the env builtin reads o.Now.
+func native(o *server.Options) {
+	if o.Plugins != "" {
+		return
+	}
+	if o.Guards == nil {
+		o.Guards = chain.NativeGuards()
+	}
+	if o.Builtins == nil {
+		now := o.Now
+		if now == nil {
+			now = time.Now
+		}
+		o.Builtins = loop.NativeBuiltins(now)
+	}
 }
 
 type agentsFunc func(ctx context.Context, tenant string) (server.Agent, error)

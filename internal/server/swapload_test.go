@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/loadgen"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/server"
@@ -189,6 +190,7 @@ func newSwapRig(t *testing.T, h *host.Host) *swapRig {
 		},
 	})
 	srv, err := server.New(server.Options{
+		Guards: chain.NativeGuards(), Builtins: loop.NativeBuiltins(time.Now),
 		Keys:      map[string]string{swapTenantKey: "load"},
 		AdminKeys: []string{swapAdminKey},
 		Agents:    swapAgents{agent},

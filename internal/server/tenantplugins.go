@@ -157,6 +157,9 @@ const commandBuild = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o NA
 // name it as the path does, be a guard or a builtin and ask for no
 // capability the tenant may not have. It is then kept in the store, where
 // every instance finds it.
+//
+// It stays long: the install's checks one after another, each a refusal
+// with its own answer.
 func (s *Server) putPlugin(w http.ResponseWriter, r *http.Request, tenant, by string) error {
 	reg, err := s.registryOf()
 	if err != nil {

@@ -187,6 +187,7 @@ func TestAdminRecordsGenerations(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	opts.Host, opts.Generations, opts.Instance = h, gens, "i-admin"
+	native(&opts)
 	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -265,6 +266,7 @@ func TestWatchConfig(t *testing.T) {
 	t.Parallel()
 	opts, _ := scenarioOptions(t)
 	opts.AdminKeys = nil
+	native(&opts)
 	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
