@@ -52,11 +52,11 @@ func testSessionStates(t *testing.T, d store.Directory) {
 		f    store.SessionFilter
 		want string
 	}{
-		{"every session of the tenant", store.SessionFilter{Tenant: "acme"}, "s_empty:/"+"/0,s_waiting:t1/SUSPENDED/1,s_failed:t2/FAILED/2,s_done:t2/DONE/2"},
+		{"every session of the tenant", store.SessionFilter{Tenant: "acme"}, "s_empty:/" + "/0,s_waiting:t1/SUSPENDED/1,s_failed:t2/FAILED/2,s_done:t2/DONE/2"},
 		{"failed: the latest task's status only", store.SessionFilter{Tenant: "acme", Status: []string{"FAILED"}}, "s_failed:t2/FAILED/2"},
 		{"waiting or done", store.SessionFilter{Tenant: "acme", Status: []string{"SUSPENDED", "DONE"}}, "s_waiting:t1/SUSPENDED/1,s_done:t2/DONE/2"},
-		{"no task", store.SessionFilter{Tenant: "acme", Status: []string{store.NoTask}}, "s_empty:/"+"/0"},
-		{"since", store.SessionFilter{Tenant: "acme", Since: at(3)}, "s_empty:/"+"/0,s_waiting:t1/SUSPENDED/1"},
+		{"no task", store.SessionFilter{Tenant: "acme", Status: []string{store.NoTask}}, "s_empty:/" + "/0"},
+		{"since", store.SessionFilter{Tenant: "acme", Since: at(3)}, "s_empty:/" + "/0,s_waiting:t1/SUSPENDED/1"},
 		{"every tenant, failed", store.SessionFilter{Status: []string{"FAILED"}}, "s_other:t1/FAILED/1,s_failed:t2/FAILED/2"},
 		{"no match", store.SessionFilter{Tenant: "acme", Status: []string{"CANCELLED"}}, ""},
 	}
