@@ -37,14 +37,23 @@ const cli = (...args) => execFileSync(env('WARDEN_BIN'), args, {
 async function noSecret(page, session, tasks, pages) {
   const paths = [`/v1/sessions/${session}`, `/v1/sessions?limit=50`, '/v1/approvals?status=PENDING', '/v1/approvals?status=CONFIRMED'];
   for (const t of tasks) paths.push(`/v1/sessions/${session}/tasks/${t}`, `/v1/sessions/${session}/tasks/${t}/trace`);
-  const answers = await page.evaluate(async ({ paths, key }) => {
+  // The tenant's request rate covers these too: a 429 is waited out.
+  const fetchAll = (paths) => page.evaluate(async ({ paths, key }) => {
     const out = {};
     for (const p of paths) {
-      const r = await fetch(p, { headers: { Authorization: 'Bearer ' + key } });
-      out[p] = r.status + ' ' + (await r.text());
+      for (let i = 0; ; i++) {
+        const r = await fetch(p, { headers: { Authorization: 'Bearer ' + key } });
+        if (r.status === 429 && i < 20) {
+          await new Promise((ok) => setTimeout(ok, 500));
+          continue;
+        }
+        out[p] = r.status + ' ' + (await r.text());
+        break;
+      }
     }
     return out;
   }, { paths, key: tenantKey });
+  const answers = await fetchAll(paths);
   for (const [p, body] of Object.entries(answers)) {
     check(body.startsWith('200 '), `${p}: ${body.slice(0, 200)}`);
     check(!body.includes(secret), `${p} shows the sensitive value: ${body}`);
@@ -53,9 +62,9 @@ async function noSecret(page, session, tasks, pages) {
   for (const p of paths.filter((p) => p.startsWith('/v1/approvals'))) {
     for (const a of JSON.parse(answers[p].slice(4)).approvals || []) ids.push(a.id);
   }
-  for (const id of ids) {
-    const body = await page.evaluate(async ({ id, key }) => (await fetch('/v1/approvals/' + id, { headers: { Authorization: 'Bearer ' + key } })).text(), { id, key: tenantKey });
-    check(!body.includes(secret), `approval ${id} shows the sensitive value: ${body}`);
+  const each = await fetchAll(ids.map((id) => '/v1/approvals/' + id));
+  for (const [p, body] of Object.entries(each)) {
+    check(body.startsWith('200 ') && !body.includes(secret), `${p} shows the sensitive value: ${body}`);
   }
   for (const [name, p] of pages) {
     const html = await p.content();
