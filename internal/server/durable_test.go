@@ -589,6 +589,16 @@ func TestListSessions(t *testing.T) {
 			}
 		}
 	}
+	// The platform's view: every tenant's, each naming its tenant; a
+	// tenant's key does not open it.
+	var all server.SessionList
+	if code, eb := b.do(t, "GET", "/admin/v1/sessions?status=NONE", keyAdmin, "", &all); code != http.StatusOK || len(all.Sessions) != 6 ||
+		all.Sessions[0].Tenant != "globex" || all.Sessions[1].Tenant != "acme" || all.Sessions[1].ID != ids[4] {
+		t.Fatalf("admin listing: %d %+v %+v", code, eb, all)
+	}
+	if code, _ := b.do(t, "GET", "/admin/v1/sessions", keyAcme, "", nil); code != http.StatusUnauthorized && code != http.StatusForbidden {
+		t.Fatalf("a tenant key lists every tenant's sessions: %d", code)
+	}
 	var globex server.SessionList
 	if b.do(t, "GET", "/v1/sessions", keyGlobex, "", &globex); len(globex.Sessions) != 1 || slices.Contains(ids, globex.Sessions[0].ID) {
 		t.Fatalf("globex sees %+v", globex)

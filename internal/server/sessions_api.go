@@ -69,7 +69,9 @@ type SessionList struct {
 // count, its latest task and that task's status (absent without a task),
 // and the time of its last trace event (absent without one).
 type SessionSummary struct {
-	ID      string     `json:"id"`
+	ID string `json:"id"`
+	// Tenant is the session's tenant, in the platform's listing only.
+	Tenant  string     `json:"tenant,omitempty"`
 	Created time.Time  `json:"created"`
 	Tasks   int        `json:"tasks"`
 	Latest  string     `json:"latest,omitempty"`
@@ -90,6 +92,18 @@ const (
 // listSessions pages through the tenant's sessions, from the directory:
 // on any instance, whoever owns them.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, tenant string) error {
+	return s.sessionPage(w, r, tenant)
+}
+
+// listAllSessions is the platform's view: every tenant's sessions, each
+// naming its tenant, filtered as a tenant's listing is.
+func (s *Server) listAllSessions(w http.ResponseWriter, r *http.Request) error {
+	return s.sessionPage(w, r, "")
+}
+
+// sessionPage answers a page of sessions, the tenant's or, with tenant
+// "", every tenant's.
+func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, tenant string) error {
 	q := r.URL.Query()
 	for k := range q {
 		if k != "limit" && k != "after" && k != "status" && k != "since" {
@@ -141,6 +155,9 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, tenant str
 	out := SessionList{Sessions: []SessionSummary{}}
 	for _, ss := range list {
 		sum := SessionSummary{ID: ss.ID, Created: ss.Created, Tasks: ss.Tasks, Latest: ss.Latest, Status: ss.Status}
+		if tenant == "" {
+			sum.Tenant = ss.Tenant
+		}
 		if !ss.Last.IsZero() {
 			last := ss.Last
 			sum.Last = &last
