@@ -35,6 +35,7 @@ const views = {
   admin: [
     { path: 'slots', label: 'Plugin slots', key: 'p' },
     { path: 'instances', label: 'Instances', key: 'i' },
+    { path: 'sessions', label: 'Sessions', key: 's' },
   ],
 };
 
@@ -132,6 +133,7 @@ function Shell({ who, onLogout }) {
     else body = <Sessions />;
   } else {
     if (head === 'instances') body = <Instances />;
+    else if (head === 'sessions') body = <Sessions admin />;
     else body = <Slots />;
   }
   return (

@@ -294,7 +294,7 @@ function Waiting({ session, task, onChange }) {
 // Trace is the task's events as they arrive: each tool call with its
 // outcome, code, message and evidence.
 function Trace({ events }) {
-  const shown = events.filter((e) => e.kind !== 'MODEL');
+  const shown = events;
   const tokens = events.filter((e) => e.kind === 'MODEL').reduce((n, e) => n + (e.promptTokens || 0) + (e.completionTokens || 0), 0);
   if (!shown.length) return <p class="muted">No events yet.</p>;
   return (
@@ -316,6 +316,8 @@ function Trace({ events }) {
               <td>{e.name && <code title={e.code}>{e.name}</code>}{e.category && <div class="muted small">{e.category}</div>}</td>
               <td class="msg">
                 <Fold text={e.message} at={300} />
+                {e.kind === 'MODEL' && <span class="small">{e.finish && <>finish <code>{e.finish}</code> · </>}
+                  {e.promptTokens || e.completionTokens ? `tokens: ${e.promptTokens || 0} in, ${e.completionTokens || 0} out${e.cachedTokens ? `, ${e.cachedTokens} cached` : ''}` : 'no usage reported'}</span>}
                 {(e.input || e.sent) && (
                   <details>
                     <summary>call</summary>

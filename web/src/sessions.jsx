@@ -25,7 +25,10 @@ const spans = [
   { value: '604800', label: 'Last 7 days' },
 ];
 
-export function Sessions() {
+// With admin, it is the platform's view: every tenant's sessions, each
+// naming its tenant (GET /admin/v1/sessions), without search or links, as
+// an admin key reads no tenant's session.
+export function Sessions({ admin = false }) {
   const [status, setStatus] = useState(new URLSearchParams(location.hash.split('?')[1] || '').get('status') || '');
   const [span, setSpan] = useState('');
   const [rows, setRows] = useState([]);
@@ -38,7 +41,7 @@ export function Sessions() {
   const page = async (after) => {
     setLoading(true);
     try {
-      let path = `/v1/sessions?limit=${PAGE}` + (after ? '&after=' + encodeURIComponent(after) : '');
+      let path = (admin ? '/admin/v1/sessions' : '/v1/sessions') + `?limit=${PAGE}` + (after ? '&after=' + encodeURIComponent(after) : '');
       if (status) path += '&status=' + status;
       if (span) path += '&since=' + encodeURIComponent(new Date(Date.now() - span * 1000).toISOString().replace(/\.\d+Z$/, 'Z'));
       const r = await get(path);
@@ -59,7 +62,7 @@ export function Sessions() {
   // tenant's request rate covers the console too.
   const searching = q.trim().length > 0;
   useEffect(() => {
-    if (!searching) return undefined;
+    if (!searching || admin) return undefined;
     let stop = false;
     const todo = rows.filter((s) => !details[s.id]).map((s) => s.id);
     const worker = async () => {
@@ -106,11 +109,11 @@ export function Sessions() {
     <section aria-labelledby="h-sessions">
       <div class="bar">
         <h1 id="h-sessions">Sessions</h1>
-        <form role="search" onSubmit={(e) => e.preventDefault()}>
+        {!admin && <form role="search" onSubmit={(e) => e.preventDefault()}>
           <label for="q" class="sr">Search sessions by id or text</label>
           <input id="q" data-search type="search" placeholder="Search by id or text  ( / )" value={q}
             onInput={(e) => setQ(e.currentTarget.value)} />
-        </form>
+        </form>}
         <label>Status{' '}
           <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
             {filters.map((f) => <option value={f.value}>{f.label}</option>)}
@@ -122,21 +125,23 @@ export function Sessions() {
           </select>
         </label>
         <button type="button" onClick={() => page('')}>Refresh</button>
-        <button type="button" onClick={create}>New session</button>
+        {!admin && <button type="button" onClick={create}>New session</button>}
       </div>
       <ErrorNote error={error} />
-      <p class="muted small">A search matches session ids, and the text of the tasks of the sessions listed (which it reads).</p>
+      {!admin && <p class="muted small">A search matches session ids, and the text of the tasks of the sessions listed (which it reads).</p>}
+      {admin && <p class="muted small">Every tenant's sessions. An admin key reads no tenant's session: open one with its tenant's key.</p>}
       <div class="scroll">
       <table class="list sessions">
-        <caption class="sr">The tenant's sessions, newest first</caption>
-        <thead><tr><th scope="col">Session</th><th scope="col">Latest task</th><th scope="col">Tasks</th><th scope="col">Last activity</th><th scope="col">Created</th></tr></thead>
+        <caption class="sr">{admin ? "Every tenant's sessions" : "The tenant's sessions"}, newest first</caption>
+        <thead><tr><th scope="col">Session</th>{admin && <th scope="col">Tenant</th>}<th scope="col">Latest task</th><th scope="col">Tasks</th><th scope="col">Last activity</th><th scope="col">Created</th></tr></thead>
         <tbody>
           {shown.map((s) => {
             const tasks = details[s.id]?.tasks || [];
             const last = tasks[tasks.length - 1];
             return (
               <tr data-session={s.id} data-status={s.status || 'NONE'}>
-                <td><a href={'#/sessions/' + encodeURIComponent(s.id) + (s.latest ? '/' + encodeURIComponent(s.latest) : '')}><code>{s.id}</code></a></td>
+                <td>{admin ? <code>{s.id}</code> : <a href={'#/sessions/' + encodeURIComponent(s.id) + (s.latest ? '/' + encodeURIComponent(s.latest) : '')}><code>{s.id}</code></a>}</td>
+                {admin && <td>{s.tenant}</td>}
                 <td>{s.status ? <><Badge value={s.status} /> <code>{s.latest}</code></> : <span class="muted">none</span>}
                   {last && <div class="objective small">{last.objective}</div>}</td>
                 <td class="num">{s.tasks ?? '—'}</td>

@@ -509,6 +509,15 @@ try {
   await ap.locator('td', { hasText: 'this instance' }).waitFor({ timeout: wait });
   await shot(ap, '23-instances');
   step('instances');
+  // The platform's sessions: every tenant's, by status.
+  await ap.keyboard.press('s');
+  await ap.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await ap.getByLabel('Status').selectOption('FAILED');
+  await ap.locator('table.sessions tbody tr[data-status="FAILED"]', { hasText: 'acme' }).waitFor({ timeout: wait });
+  check(await ap.locator('table.sessions tbody tr').count() === 1, 'the platform lists other sessions as failed');
+  await shot(ap, '24-platform-sessions-failed');
+  await fits(ap, 'platform sessions', '24-platform-sessions-390px');
+  step('platform: every tenant\'s failed sessions');
 
   check(errors.length === 0, 'page errors or policy violations: ' + errors.join('; '));
   check(external.length === 0, 'requests left the server: ' + external.join(' '));
