@@ -226,14 +226,20 @@ func consoleFixture(t *testing.T) (skills, keys, script string) {
 
 // TestConsoleBrowser drives the console in headless Chromium
 // (web/tests/console.mjs, playwright-core) against a warden serve over the
-// example MCP server: a bad key refused, a tenant's login, a message whose
-// write is held, the pending approval with its masked summary, CONFIRM,
-// the task reaching DONE in a tab that follows the event stream, a
-// follow-up question answered in the page; the tenant's guard installed
+// example MCP server: a bad key refused, a tenant's login, a write held
+// from the CLI appearing in an open approvals tab with the pending count,
+// a message whose write is held, the pending approval with its masked
+// summary, CONFIRM, the task reaching DONE in a tab that follows the event
+// stream, a follow-up question answered in the page, a third task failing
+// at run time read with its code and cause (graph and trace ending as it
+// did), no sensitive value in any page or API answer about the tasks, not
+// found pages, the failed and the waiting sessions found by filter, a
+// refused key sent back to the login; the tenant's guard installed
 // from a file, a skill attaching it uploaded (its problems listed first),
 // the guard's deletion refused while attached, then the skill and the
 // guard deleted, each view checked at a phone's width; and, as
-// admin, two generations of a slot installed and rolled back. Screenshots
+// admin, two generations of a slot installed and rolled back, and every
+// tenant's failed sessions listed. Screenshots
 // go to $WARDEN_ARTIFACTS, or a directory the test logs.
 func TestConsoleBrowser(t *testing.T) {
 	if testing.Short() {

@@ -15,16 +15,24 @@ export function Session({ id, task }) {
   const [live, setLive] = useState('connecting');
   const timer = useRef(0);
 
+  // The view may move to another session while a read is in flight: only
+  // the shown session's answers count.
+  const shown = useRef(id);
+  shown.current = id;
   const load = async () => {
+    const of = id;
     try {
-      setInfo(await get('/v1/sessions/' + enc(id)));
+      const got = await get('/v1/sessions/' + enc(of));
+      if (shown.current !== of) return;
+      setInfo(got);
       setError(null);
     } catch (e) {
-      setError(e);
+      if (shown.current === of) setError(e);
     }
   };
   useEffect(() => {
     setInfo(null);
+    setError(null);
     setEvs([]);
     load();
     const stop = follow(id, {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, post } from './api.js';
 import { Ago, Badge, ErrorNote, Loading, When } from './ui.jsx';
 
@@ -38,20 +38,25 @@ export function Sessions({ admin = false }) {
   const [error, setError] = useState(null);
   const [loading, setLoading] = useState(true);
 
+  // Only the answer to the latest request counts: a page asked before
+  // the filter changed is dropped.
+  const asked = useRef(0);
   const page = async (after) => {
+    const n = ++asked.current;
     setLoading(true);
     try {
       let path = (admin ? '/admin/v1/sessions' : '/v1/sessions') + `?limit=${PAGE}` + (after ? '&after=' + encodeURIComponent(after) : '');
       if (status) path += '&status=' + status;
       if (span) path += '&since=' + encodeURIComponent(new Date(Date.now() - span * 1000).toISOString().replace(/\.\d+Z$/, 'Z'));
       const r = await get(path);
+      if (n !== asked.current) return;
       setRows((old) => (after ? [...old, ...r.sessions] : r.sessions));
       setNext(r.next || '');
       setError(null);
     } catch (e) {
-      setError(e);
+      if (n === asked.current) setError(e);
     } finally {
-      setLoading(false);
+      if (n === asked.current) setLoading(false);
     }
   };
   useEffect(() => { setRows([]); page(''); }, [status, span]);

@@ -514,6 +514,7 @@ try {
   await ap.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
   await ap.getByLabel('Status').selectOption('FAILED');
   await ap.locator('table.sessions tbody tr[data-status="FAILED"]', { hasText: 'acme' }).waitFor({ timeout: wait });
+  await ap.locator(`table.sessions tbody tr[data-session="${waitingID}"]`).waitFor({ state: 'detached', timeout: wait });
   check(await ap.locator('table.sessions tbody tr').count() === 1, 'the platform lists other sessions as failed');
   await shot(ap, '24-platform-sessions-failed');
   await fits(ap, 'platform sessions', '24-platform-sessions-390px');
