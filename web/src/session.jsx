@@ -323,7 +323,9 @@ function Trace({ events }) {
               <td><Badge value={e.outcome} /></td>
               <td>{e.name && <code title={e.code}>{e.name}</code>}{e.category && <div class="muted small">{e.category}</div>}</td>
               <td class="msg">
-                <Fold text={e.message} at={300} />
+                {i > 0 && e.message && e.message === shown[i - 1].message
+                  ? <span class="muted small">same as #{shown[i - 1].seq}</span>
+                  : <Fold text={e.message} at={300} />}
                 {e.kind === 'MODEL' && <span class="small">{e.finish && <>finish <code>{e.finish}</code> · </>}
                   {e.promptTokens || e.completionTokens ? `tokens: ${e.promptTokens || 0} in, ${e.completionTokens || 0} out${e.cachedTokens ? `, ${e.cachedTokens} cached` : ''}` : 'no usage reported'}</span>}
                 {(e.input || e.sent) && (
