@@ -226,14 +226,20 @@ func consoleFixture(t *testing.T) (skills, keys, script string) {
 
 // TestConsoleBrowser drives the console in headless Chromium
 // (web/tests/console.mjs, playwright-core) against a warden serve over the
-// example MCP server: a bad key refused, a tenant's login, a message whose
-// write is held, the pending approval with its masked summary, CONFIRM,
-// the task reaching DONE in a tab that follows the event stream, a
-// follow-up question answered in the page; the tenant's guard installed
+// example MCP server: a bad key refused, a tenant's login, a write held
+// from the CLI appearing in an open approvals tab with the pending count,
+// a message whose write is held, the pending approval with its masked
+// summary, CONFIRM, the task reaching DONE in a tab that follows the event
+// stream, a follow-up question answered in the page, a third task failing
+// at run time read with its code and cause (graph and trace ending as it
+// did), no sensitive value in any page or API answer about the tasks, not
+// found pages, the failed and the waiting sessions found by filter, a
+// refused key sent back to the login; the tenant's guard installed
 // from a file, a skill attaching it uploaded (its problems listed first),
 // the guard's deletion refused while attached, then the skill and the
 // guard deleted, each view checked at a phone's width; and, as
-// admin, two generations of a slot installed and rolled back. Screenshots
+// admin, two generations of a slot installed and rolled back, and every
+// tenant's failed sessions listed. Screenshots
 // go to $WARDEN_ARTIFACTS, or a directory the test logs.
 func TestConsoleBrowser(t *testing.T) {
 	if testing.Short() {
@@ -286,7 +292,7 @@ func TestConsoleBrowser(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("tests", "console.mjs"))
 	cmd.Dir = web
-	cmd.Env = append(os.Environ(), "WARDEN_URL="+base, "TENANT_KEY="+tenantKey, "ADMIN_KEY="+adminKey, "CHROMIUM="+chromium,
+	cmd.Env = append(os.Environ(), "WARDEN_URL="+base, "WARDEN_BIN="+warden, "SECRET=Shop Front Site", "TENANT_KEY="+tenantKey, "ADMIN_KEY="+adminKey, "CHROMIUM="+chromium,
 		"ARTIFACTS="+artifacts, "MODULE_A="+moduleA, "MODULE_B="+moduleB, "DIGEST_A="+hex.EncodeToString(sumA[:]),
 		"GUARD_MODULE="+guard, "GUARD_DIGEST="+hex.EncodeToString(sumGuard[:]))
 	// The browser is the script's child: stop the whole group.
@@ -300,19 +306,29 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 
 	// What the browser did, as the API and the MCP server see it.
+	// Two sessions: the console's, whose last task failed, and the one the
+	// CLI left waiting for approval.
 	var list struct {
-		Sessions []struct{ ID string }
+		Sessions []struct{ ID, Status string }
 	}
-	if code := apiCall(t, base, "GET", "/v1/sessions", tenantKey, "", &list); code != 200 || len(list.Sessions) != 1 {
-		t.Fatalf("sessions: %d %+v", code, list)
+	if code := apiCall(t, base, "GET", "/v1/sessions?status=FAILED", tenantKey, "", &list); code != 200 || len(list.Sessions) != 1 {
+		t.Fatalf("failed sessions: %d %+v", code, list)
+	}
+	var waiting struct{ Sessions []struct{ ID, Status string } }
+	if code := apiCall(t, base, "GET", "/v1/sessions?status=SUSPENDED", tenantKey, "", &waiting); code != 200 || len(waiting.Sessions) != 1 {
+		t.Fatalf("waiting sessions: %d %+v", code, waiting)
 	}
 	var sess struct {
-		Tasks []struct{ Status, Output string }
+		Tasks []struct{ Status, Output, Reason string }
 	}
 	if code := apiCall(t, base, "GET", "/v1/sessions/"+list.Sessions[0].ID, tenantKey, "", &sess); code != 200 ||
-		len(sess.Tasks) != 2 || sess.Tasks[0].Status != "DONE" || sess.Tasks[0].Output != "shop.example.com created" ||
-		sess.Tasks[1].Status != "DONE" || sess.Tasks[1].Output != "the site is called Autumn Sale" {
+		len(sess.Tasks) != 3 || sess.Tasks[0].Status != "DONE" || sess.Tasks[0].Output != "shop.example.com created" ||
+		sess.Tasks[1].Status != "DONE" || sess.Tasks[1].Output != "the site is called Autumn Sale" || sess.Tasks[2].Status != "FAILED" {
 		t.Fatalf("session: %d %+v", code, sess)
+	}
+	// The server's log names the run's failure, never the sensitive name.
+	if log := srv.out.String(); strings.Contains(log, "Shop Front Site") || !strings.Contains(log, "run failed") {
+		t.Fatalf("the server log shows the sensitive name, or not the failure:\n%s", log)
 	}
 	// The guard and the skill the console installed and uploaded are gone.
 	var plugins struct{ Plugins []json.RawMessage }

@@ -246,3 +246,11 @@ func (s killState) SettleUncertain(taskID, tool, key string, took bool, result *
 	s.k.step("state.SettleUncertain")
 	return s.Store.SettleUncertain(taskID, tool, key, took, result)
 }
+
+func (d killDir) SessionStates(ctx context.Context, f store.SessionFilter, after store.Cursor, limit int) ([]store.SessionState, error) {
+	ls, ok := d.Directory.(store.SessionStates)
+	if !ok {
+		return nil, fmt.Errorf("killpoint: %T does not list session states", d.Directory)
+	}
+	return ls.SessionStates(ctx, f, after, limit)
+}

@@ -32,6 +32,8 @@ type Approval struct {
 	Status   string     `json:"status"`
 	Created  time.Time  `json:"created"`
 	Answered *time.Time `json:"answered,omitempty"`
+	// Reason is why the user decided as they did, when they said.
+	Reason string `json:"reason,omitempty"`
 }
 
 // hold records the approval a suspended task asks for: the write the store
@@ -58,6 +60,12 @@ func (s *Server) hold(ctx context.Context, ss *session, t *Task, exit loop.TaskE
 	if a.ArgsDigest == "" && len(a.Args) > 0 {
 		a.ArgsDigest = state.ArgsDigest(a.Args)
 	}
+	// The digest is the held write's; what the API shows of its
+	// arguments has the sensitive values masked (CONTRACT_SPEC §5.2).
+	ss.mu.Lock()
+	a.Args, _ = ss.labels.maskArgs(a.Tool, a.Args)
+	a.Question = maskText(a.Question, ss.secrets)
+	ss.mu.Unlock()
 	old, err := s.dir.Approvals(ctx, ss.id)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -141,6 +149,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	}
 	var req struct {
 		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
 	}
 	if err := decode(w, r, maxBody, &req); err != nil {
 		return err
@@ -148,6 +157,11 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	d := loop.Decision(req.Decision)
 	if d != loop.Confirm && d != loop.Reject && d != loop.Cancel {
 		return fail(http.StatusBadRequest, CodeInvalidRequest, "decision must be CONFIRM, REJECT or CANCEL")
+	}
+	if req.Reason != "" {
+		if err := checkText("reason", req.Reason); err != nil {
+			return err
+		}
 	}
 	wait, err := parseWait(r, waitFor{forever: true})
 	if err != nil {
@@ -194,6 +208,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 		}
 		return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one this approval was asked for")
 	}
+	view.Reason = req.Reason
 	moved, err := s.moveApproval(r.Context(), view, string(d))
 	if err != nil {
 		s.log.Error("approval not stored", "approval", view.ID, "err", err)

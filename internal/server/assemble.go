@@ -197,7 +197,7 @@ func (s *Server) assemble(ctx context.Context, tenant, id string, probe bool) (*
 // builds each one's chain: the first-party guards with its tenant guards
 // placed among them. A skill that does not load is dropped through drop;
 // strict makes a file skill's failure an error (the start's Check).
-func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop func(key string, problems []string)) (Agent, []loop.Skill, []loop.Builtin, map[string]string, error) {
+func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop func(key string, problems []string)) (Agent, []loop.Skill, []loop.Builtin, toolViews, error) {
 	listed, err := s.opt.Tools.ListTools(ctx)
 	if err != nil {
 		return Agent{}, nil, nil, nil, fmt.Errorf("server: list tools: %w", err)
@@ -218,7 +218,7 @@ func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop fu
 	}
 	inv := &chain.Invoker{Caller: s.caller(tenant), DefaultTimeout: s.opt.ToolTimeout}
 	guards := s.guards()
-	labels := map[string]string{}
+	labels := toolViews{}
 	live, isLive := s.opt.Tools.(tools.Live)
 	var skills []loop.Skill
 	for _, sk := range agent.Skills {
@@ -257,9 +257,7 @@ func (s *Server) skills(ctx context.Context, tenant string, strict bool, drop fu
 				}
 				if err == nil {
 					for _, n := range sk.ToolNames {
-						if t := toolOf(sk.Contract, n); t != nil && t.Label != "" && labels[n] == "" {
-							labels[n] = t.Label
-						}
+						labels.add(n, toolOf(sk.Contract, n))
 					}
 					lsk := loop.Skill{Skill: sk, Chain: ch, Tools: bts}
 					if isLive {

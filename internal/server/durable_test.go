@@ -579,6 +579,31 @@ func TestListSessions(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("listing %v, want %v", got, want)
 	}
+	// The store filters by the latest task's status: none has a task yet.
+	for _, tt := range []struct {
+		query string
+		n     int
+	}{{"?status=NONE", 5}, {"?status=FAILED,SUSPENDED", 0}, {"?status=NONE&since=2026-11-01T09:00:03Z", 2}} {
+		var list server.SessionList
+		if code, eb := b.do(t, "GET", "/v1/sessions"+tt.query, keyAcme, "", &list); code != http.StatusOK || len(list.Sessions) != tt.n {
+			t.Fatalf("%s: %d %+v %+v", tt.query, code, eb, list)
+		}
+		for _, s := range list.Sessions {
+			if s.Tasks != 0 || s.Status != "" || s.Latest != "" {
+				t.Fatalf("%s: a session without tasks listed as %+v", tt.query, s)
+			}
+		}
+	}
+	// The platform's view: every tenant's, each naming its tenant; a
+	// tenant's key does not open it.
+	var all server.SessionList
+	if code, eb := b.do(t, "GET", "/admin/v1/sessions?status=NONE", keyAdmin, "", &all); code != http.StatusOK || len(all.Sessions) != 6 ||
+		all.Sessions[0].Tenant != "globex" || all.Sessions[1].Tenant != "acme" || all.Sessions[1].ID != ids[4] {
+		t.Fatalf("admin listing: %d %+v %+v", code, eb, all)
+	}
+	if code, _ := b.do(t, "GET", "/admin/v1/sessions", keyAcme, "", nil); code != http.StatusUnauthorized && code != http.StatusForbidden {
+		t.Fatalf("a tenant key lists every tenant's sessions: %d", code)
+	}
 	var globex server.SessionList
 	if b.do(t, "GET", "/v1/sessions", keyGlobex, "", &globex); len(globex.Sessions) != 1 || slices.Contains(ids, globex.Sessions[0].ID) {
 		t.Fatalf("globex sees %+v", globex)
@@ -589,6 +614,9 @@ func TestListSessions(t *testing.T) {
 		{"?limit=x", server.CodeInvalidRequest},
 		{"?after=not-a-cursor", server.CodeInvalidRequest},
 		{"?page=2", server.CodeUnknownField},
+		{"?status=WAITING", server.CodeInvalidRequest},
+		{"?status=FAILED,", server.CodeInvalidRequest},
+		{"?since=yesterday", server.CodeInvalidRequest},
 	} {
 		if code, eb := b.do(t, "GET", "/v1/sessions"+tt.query, keyAcme, "", nil); code != http.StatusBadRequest || eb.Error.Code != tt.code {
 			t.Fatalf("%s: %d %+v", tt.query, code, eb)

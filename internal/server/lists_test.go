@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -139,6 +140,22 @@ func TestApprovalArgsSummary(t *testing.T) {
 			}
 			if !slices.Equal(got.ArgsSummary, tt.want) || !slices.Equal(res.Approval.ArgsSummary, tt.want) {
 				t.Fatalf("args_summary %+v (as held %+v), want %+v", got.ArgsSummary, res.Approval.ArgsSummary, tt.want)
+			}
+			// A sensitive value shows in no answer about the task: not in
+			// the approval's or the suspension's args, nor in the trace.
+			sid := res.Approval.Session
+			for _, path := range []string{"/v1/approvals/" + res.Approval.ID, "/v1/approvals?status=PENDING", "/v1/sessions/" + sid,
+				"/v1/sessions/" + sid + "/tasks/t1", "/v1/sessions/" + sid + "/tasks/t1/trace"} {
+				var raw json.RawMessage
+				if code, eb := f.do(t, "GET", path, keyAcme, "", &raw); code != http.StatusOK {
+					t.Fatalf("%s: %d %+v", path, code, eb)
+				}
+				if shown := strings.Contains(string(raw), "Spring Launch"); shown != (tt.contract == nil) {
+					t.Fatalf("%s: Spring Launch shown %v: %s", path, shown, raw)
+				}
+			}
+			if tt.contract != nil && !strings.Contains(string(got.Args), `"Spr****unch"`) {
+				t.Fatalf("args %s: the sensitive value is not masked", got.Args)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/internal/fakeprovider"
 	"github.com/agentwarden/warden/internal/model"
@@ -109,6 +110,21 @@ func TestRunFailedSaysWhatFailed(t *testing.T) {
 			}
 			if task.Status != "FAILED" || task.Reason != want {
 				t.Fatalf("task %s %q", task.Status, task.Reason)
+			}
+			// The trace ends as the task did: a final TASK event with the
+			// code and the cause, timed.
+			var trace struct{ Events []server.Event }
+			if code, eb := f.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1/trace", keyAcme, "", &trace); code != http.StatusOK || len(trace.Events) == 0 {
+				t.Fatalf("trace: %d %+v %+v", code, eb, trace)
+			}
+			end := trace.Events[len(trace.Events)-1]
+			if end.Kind != "TASK" || end.Status != "FAILED" || end.Name != server.CodeRunFailed || end.Message != want || end.Level != "WARN" || end.Time.IsZero() {
+				t.Fatalf("final event %+v", end)
+			}
+			for _, e := range trace.Events {
+				if e.Time.IsZero() || e.Time.After(time.Now()) {
+					t.Fatalf("event %d at %v", e.Seq, e.Time)
+				}
 			}
 			var line string
 			for _, l := range strings.Split(logs.String(), "\n") {

@@ -506,6 +506,7 @@ func (s *Server) routes() []route {
 		{"PUT /admin/v1/slots/{slot}", s.admin(s.installSlot)},
 		{"POST /admin/v1/slots/{slot}/rollback", s.admin(s.rollbackSlot)},
 		{"GET /admin/v1/instances", s.admin(s.listInstances)},
+		{"GET /admin/v1/sessions", s.admin(s.listAllSessions)},
 	}
 }
 

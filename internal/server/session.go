@@ -27,6 +27,8 @@ const maxText = 32 << 10
 type Event struct {
 	loop.Event
 	Label string `json:"label,omitempty"`
+	// Time is when the service recorded the event (UTC, milliseconds).
+	Time time.Time `json:"time"`
 }
 
 // Task is one user turn of a session as the API shows it.
@@ -57,7 +59,7 @@ type session struct {
 	model  model.Model
 	sink   loop.Sink
 	cfg    loop.Config
-	labels map[string]string
+	labels toolViews
 	dir    store.Directory
 	log    *slog.Logger
 
@@ -76,6 +78,9 @@ type session struct {
 	wake   chan struct{} // closed and replaced when events are added
 	tasks  []*Task
 	next   int
+	// secrets are the sensitive argument values the session's calls
+	// carried: masked wherever an event or a task would show them.
+	secrets []string
 	// active is the task a run is on (launch): it shows RUNNING until the
 	// run has settled it and freed the session.
 	active *Task
@@ -93,7 +98,7 @@ func (ss *session) viewLocked(t *Task) Task {
 	if ss.active == t {
 		v.Status, v.Suspension, v.Approval = state.Running, nil, ""
 	}
-	return v
+	return ss.maskedLocked(v)
 }
 
 // emit numbers a trace event in the session's sequence (which outlives the
@@ -103,7 +108,8 @@ func (ss *session) emit(e loop.Event) loop.Event {
 	ss.mu.Lock()
 	ss.seq++
 	e.Seq = ss.seq
-	ev := Event{Event: e, Label: ss.labels[e.Tool]}
+	e = ss.maskEventLocked(e)
+	ev := Event{Event: e, Label: ss.labels[e.Tool].label, Time: time.Now().UTC().Truncate(time.Millisecond)}
 	ss.events = append(ss.events, ev)
 	close(ss.wake)
 	ss.wake = make(chan struct{})
@@ -153,7 +159,15 @@ func (ss *session) since(seq int64) ([]Event, <-chan struct{}) {
 	defer ss.mu.Unlock()
 	// Events are in Seq order: find the first after seq.
 	i := sort.Search(len(ss.events), func(i int) bool { return ss.events[i].Seq > seq })
-	return slices.Clone(ss.events[i:]), ss.wake
+	out := slices.Clone(ss.events[i:])
+	// An event recorded before a call showed a value sensitive (the
+	// user's message, quoted as a node's objective) is masked as read.
+	for j := range out {
+		out[j].Message = maskText(out[j].Message, ss.secrets)
+		out[j].Input = maskText(out[j].Input, ss.secrets)
+		out[j].Sent = maskText(out[j].Sent, ss.secrets)
+	}
+	return out, ss.wake
 }
 
 func (ss *session) lastSeq() int64 {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,11 +65,23 @@ type SessionList struct {
 	Next     string           `json:"next,omitempty"`
 }
 
-// SessionSummary is a session as a listing shows it.
+// SessionSummary is a session as a listing shows it: with its task
+// count, its latest task and that task's status (absent without a task),
+// and the time of its last trace event (absent without one).
 type SessionSummary struct {
-	ID      string    `json:"id"`
-	Created time.Time `json:"created"`
+	ID string `json:"id"`
+	// Tenant is the session's tenant, in the platform's listing only.
+	Tenant  string     `json:"tenant,omitempty"`
+	Created time.Time  `json:"created"`
+	Tasks   int        `json:"tasks"`
+	Latest  string     `json:"latest,omitempty"`
+	Status  string     `json:"status,omitempty"`
+	Last    *time.Time `json:"last,omitempty"`
 }
+
+// sessionStatuses are what ?status= filters by: a latest task's status,
+// or NONE for a session without a task.
+var sessionStatuses = []string{"RUNNING", "SUSPENDED", "DONE", "FAILED", "CANCELLED", store.NoTask}
 
 // Listing bounds.
 const (
@@ -79,11 +92,39 @@ const (
 // listSessions pages through the tenant's sessions, from the directory:
 // on any instance, whoever owns them.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, tenant string) error {
+	return s.sessionPage(w, r, tenant)
+}
+
+// listAllSessions is the platform's view: every tenant's sessions, each
+// naming its tenant, filtered as a tenant's listing is.
+func (s *Server) listAllSessions(w http.ResponseWriter, r *http.Request) error {
+	return s.sessionPage(w, r, "")
+}
+
+// sessionPage answers a page of sessions, the tenant's or, with tenant
+// "", every tenant's.
+func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, tenant string) error {
 	q := r.URL.Query()
 	for k := range q {
-		if k != "limit" && k != "after" {
+		if k != "limit" && k != "after" && k != "status" && k != "since" {
 			return fail(http.StatusBadRequest, CodeUnknownField, "unknown query parameter "+k)
 		}
+	}
+	f := store.SessionFilter{Tenant: tenant}
+	if v := q.Get("status"); v != "" {
+		for _, st := range strings.Split(v, ",") {
+			if !slices.Contains(sessionStatuses, st) {
+				return fail(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("status %q is not one of %s", st, strings.Join(sessionStatuses, ", ")))
+			}
+			f.Status = append(f.Status, st)
+		}
+	}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return fail(http.StatusBadRequest, CodeInvalidRequest, "since must be an RFC 3339 time, such as 2026-01-02T15:04:05Z")
+		}
+		f.Since = t
 	}
 	limit := defaultSessionPage
 	if v := q.Get("limit"); v != "" {
@@ -101,14 +142,27 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, tenant str
 		}
 		after = c
 	}
-	list, err := s.dir.Sessions(r.Context(), tenant, after, limit)
+	states, ok := s.dir.(store.SessionStates)
+	if !ok {
+		s.log.Error("session listing failed: the store does not list session states", "tenant", tenant)
+		return fail(http.StatusInternalServerError, CodeInternal, "the session store cannot list sessions")
+	}
+	list, err := states.SessionStates(r.Context(), f, after, limit)
 	if err != nil {
 		s.log.Error("session listing failed", "tenant", tenant, "err", err)
 		return fail(http.StatusInternalServerError, CodeInternal, "the session store failed")
 	}
 	out := SessionList{Sessions: []SessionSummary{}}
 	for _, ss := range list {
-		out.Sessions = append(out.Sessions, SessionSummary{ID: ss.ID, Created: ss.Created})
+		sum := SessionSummary{ID: ss.ID, Created: ss.Created, Tasks: ss.Tasks, Latest: ss.Latest, Status: ss.Status}
+		if tenant == "" {
+			sum.Tenant = ss.Tenant
+		}
+		if !ss.Last.IsZero() {
+			last := ss.Last
+			sum.Last = &last
+		}
+		out.Sessions = append(out.Sessions, sum)
 	}
 	if len(list) == limit {
 		last := list[len(list)-1]

@@ -221,6 +221,14 @@ func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, ru
 	ctx := context.Background()
 	if runErr != nil {
 		s.log.Error("run failed", "request_id", rid, "tenant", ss.tenant, "session", ss.id, "task", t.ID, "err", runErr)
+		// The trace ends as the task did: a final TASK event with the
+		// code and the cause the API gives (never the error's own text).
+		code := failed.code
+		if modelErr != nil {
+			code = modelErr.code
+		}
+		ss.sink.Emit(loop.Event{Kind: loop.KindTask, Task: t.ID, Status: string(state.Failed), Name: code,
+			Message: t.Reason, Level: "WARN"})
 		if err := ss.saveTask(ctx, t); err != nil {
 			s.log.Error("task not stored", "session", ss.id, "task", t.ID, "err", err)
 		}
@@ -246,7 +254,7 @@ func (s *Server) settle(ss *session, t *Task, from int64, exit loop.TaskExit, ru
 		res.Events = []Event{}
 	}
 	ss.mu.Lock()
-	res.Task = *t
+	res.Task = ss.maskedLocked(*t)
 	ss.mu.Unlock()
 	return runAnswer{res: res}
 }

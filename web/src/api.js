@@ -21,6 +21,13 @@ export function forget() {
   sessionStorage.removeItem(ROLE);
 }
 
+// unauthorized forgets the stored key and tells the page, which shows the
+// login with the API's reason.
+export function unauthorized(err) {
+  forget();
+  dispatchEvent(new CustomEvent('warden:unauthorized', { detail: err }));
+}
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -63,7 +70,13 @@ export async function request(method, path, { body, key, headers = {}, raw, with
   } catch (e) {
     throw new ApiError(0, 'unreachable', 'the server did not answer: ' + e.message);
   }
-  if (!resp.ok) throw await failure(resp);
+  if (!resp.ok) {
+    const err = await failure(resp);
+    // The stored key no longer opens the API (revoked, or the server's
+    // keys changed): back to the login, with the API's reason.
+    if (resp.status === 401 && key === undefined && session()) unauthorized(err);
+    throw err;
+  }
   const text = await resp.text();
   const data = text ? JSON.parse(text) : null;
   return withStatus ? { status: resp.status, body: data } : data;
@@ -110,6 +123,7 @@ export function events(sessionID, { after = 0, onEvent, onState }) {
         if (!resp.ok) {
           const err = await failure(resp);
           onState?.(err);
+          if (resp.status === 401 && session()) unauthorized(err);
           if (resp.status === 401 || resp.status === 403 || resp.status === 404) return;
         } else {
           onState?.('live');

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { get, post } from './api.js';
 import { Badge, Digest, ErrorNote, Loading, When, useLoad } from './ui.jsx';
 
@@ -13,12 +13,18 @@ export function ApprovalCard({ approval, onDecided }) {
   const [busy, setBusy] = useState('');
   const [error, setError] = useState(null);
   const [done, setDone] = useState('');
+  // Reject and Cancel ask first, with a reason to keep.
+  const [asking, setAsking] = useState('');
+  const [reason, setReason] = useState('');
   const a = approval;
   const decide = async (d) => {
     setBusy(d);
     setError(null);
     try {
-      await post('/v1/approvals/' + encodeURIComponent(a.id) + '?wait=2s', { decision: d });
+      const body = { decision: d };
+      if (d !== 'CONFIRM' && reason.trim()) body.reason = reason.trim();
+      await post('/v1/approvals/' + encodeURIComponent(a.id) + '?wait=2s', body);
+      setAsking('');
       setDone(d);
       onDecided?.(d);
     } catch (e) {
@@ -37,7 +43,8 @@ export function ApprovalCard({ approval, onDecided }) {
         <h3 id={'ap-' + a.id}><code>{a.tool}</code> <Badge value={done || a.status} /></h3>
         <span class="muted small">
           session <a href={`#/sessions/${encodeURIComponent(a.session)}/${encodeURIComponent(a.task)}`}><code>{a.session}</code></a>
-          {' '}task <code>{a.task}</code> node <code>{a.node}</code> · <When t={a.created} />
+          {' '}task <code>{a.task}</code> node <code>{a.node}</code> · held <When t={a.created} />
+          {a.answered && <> · answered {a.status} <When t={a.answered} /></>}
         </span>
       </header>
       {a.question && <p class="question">{a.question}</p>}
@@ -47,15 +54,25 @@ export function ApprovalCard({ approval, onDecided }) {
         </table>
       ) : <p class="muted small">No argument summary.</p>}
       <p class="muted small">arguments digest <Digest value={a.argsDigest} /></p>
-      {pending && (
+      {pending && !asking && (
         <div class="actions" role="group" aria-label="Decision">
           {decisions.map((d) => (
-            <button type="button" class={d.cls} disabled={!!busy} title={d.hint} onClick={() => decide(d.value)}>
+            <button type="button" class={d.cls} disabled={!!busy} title={d.hint}
+              onClick={() => (d.value === 'CONFIRM' ? decide(d.value) : setAsking(d.value))}>
               {busy === d.value ? 'Sending…' : d.label}
             </button>
           ))}
         </div>
       )}
+      {pending && asking && (
+        <form class="ask" onSubmit={(e) => { e.preventDefault(); decide(asking); }} aria-label={asking === 'REJECT' ? 'Reject the write' : 'Cancel the task'}>
+          <label for={'why-' + a.id}>{asking === 'REJECT' ? 'Why reject it? (optional; kept with the approval)' : 'Why cancel the task? (optional; kept with the approval)'}</label>
+          <input id={'why-' + a.id} value={reason} maxLength={2000} onInput={(e) => setReason(e.currentTarget.value)} ref={(el) => el && !el.dataset.f && (el.dataset.f = '1', el.focus())} />
+          <button type="submit" class={asking === 'REJECT' ? 'danger' : ''} disabled={!!busy}>{busy ? 'Sending…' : asking === 'REJECT' ? 'Yes, reject' : 'Yes, cancel the task'}</button>
+          <button type="button" class="ghost" disabled={!!busy} onClick={() => setAsking('')}>Back</button>
+        </form>
+      )}
+      {a.reason && <p class="muted small">reason: {a.reason}</p>}
       {done && <p role="status">Answered {done}.</p>}
       <ErrorNote error={error} />
     </article>
@@ -63,6 +80,33 @@ export function ApprovalCard({ approval, onDecided }) {
 }
 
 const statuses = ['PENDING', 'CONFIRMED', 'REJECTED', 'CANCELLED'];
+
+// POLL is how often the pending approvals are read again (ms).
+const POLL = 3000;
+
+// usePending is how many approvals wait for the tenant (null until read),
+// read again every few seconds: the navigation's count.
+export function usePending(on) {
+  const [n, setN] = useState(null);
+  useEffect(() => {
+    if (!on) return undefined;
+    let stop = false;
+    const read = async () => {
+      if (document.hidden) return;
+      try {
+        const r = await get('/v1/approvals?status=PENDING&limit=50');
+        const n = (r.approvals || []).length;
+        if (!stop) setN(r.next ? n + '+' : n);
+      } catch {
+        // the view that fails shows the error; the count keeps its value
+      }
+    };
+    read();
+    const id = setInterval(read, POLL);
+    return () => { stop = true; clearInterval(id); };
+  }, [on]);
+  return n;
+}
 
 // Approvals lists held writes, pending first by default, newest first.
 export function Approvals() {
@@ -80,6 +124,12 @@ export function Approvals() {
     setExtra((x) => [...x, ...(r.approvals || [])]);
     setNext(r.next || '');
   };
+  // Held writes arrive by themselves: the list is read again every few
+  // seconds while the tab is shown.
+  useEffect(() => {
+    const id = setInterval(() => { if (!document.hidden) reload(); }, POLL);
+    return () => clearInterval(id);
+  }, [reload]);
   const list = [...(data || []), ...extra];
   return (
     <section aria-labelledby="h-approvals">
@@ -94,7 +144,7 @@ export function Approvals() {
       </div>
       <ErrorNote error={error} />
       <Loading when={loading && !data} />
-      {data && list.length === 0 && <p class="muted">No {status.toLowerCase()} approvals.</p>}
+      {data && !error && list.length === 0 && <p class="muted">No {status.toLowerCase()} approvals.</p>}
       <div class="cards">{list.map((a) => <ApprovalCard key={a.id} approval={a} onDecided={() => setTimeout(reload, 500)} />)}</div>
       {next && <button type="button" onClick={more}>Load more</button>}
     </section>

@@ -6,6 +6,11 @@ import { Badge } from './ui.jsx';
 export function graphOf(events) {
   const nodes = new Map();
   for (const e of events) {
+    if (e.kind === 'TASK' && (e.status === 'FAILED' || e.status === 'CANCELLED')) {
+      // The task ended: a node it left running ended with it.
+      for (const n of nodes.values()) if (n.status === 'RUNNING' || n.status === 'SUSPENDED') n.status = e.status;
+      continue;
+    }
     if (!e.node) continue;
     let n = nodes.get(e.node);
     if (!n) {

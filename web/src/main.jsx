@@ -4,7 +4,7 @@ import { forget, remember, session, whoami } from './api.js';
 import { ErrorNote } from './ui.jsx';
 import { Sessions } from './sessions.jsx';
 import { Session } from './session.jsx';
-import { Approvals } from './approvals.jsx';
+import { Approvals, usePending } from './approvals.jsx';
 import { Feedback } from './feedback.jsx';
 import { Slots } from './slots.jsx';
 import { Instances } from './instances.jsx';
@@ -35,12 +35,13 @@ const views = {
   admin: [
     { path: 'slots', label: 'Plugin slots', key: 'p' },
     { path: 'instances', label: 'Instances', key: 'i' },
+    { path: 'sessions', label: 'Sessions', key: 's' },
   ],
 };
 
-function Login({ onLogin }) {
+function Login({ onLogin, why }) {
   const [key, setKey] = useState('');
-  const [err, setErr] = useState(null);
+  const [err, setErr] = useState(why || null);
   const [busy, setBusy] = useState(false);
   const input = useRef();
   useEffect(() => input.current?.focus(), []);
@@ -80,6 +81,7 @@ function Shell({ who, onLogout }) {
   const nav = views[who.role];
   const [help, setHelp] = useState(false);
   const head = route[0] || nav[0].path;
+  const pending = usePending(who.role === 'tenant');
 
   useEffect(() => {
     const on = (e) => {
@@ -131,6 +133,7 @@ function Shell({ who, onLogout }) {
     else body = <Sessions />;
   } else {
     if (head === 'instances') body = <Instances />;
+    else if (head === 'sessions') body = <Sessions admin />;
     else body = <Slots />;
   }
   return (
@@ -141,7 +144,7 @@ function Shell({ who, onLogout }) {
         <nav aria-label="Views">
           {nav.map((n) => (
             <a href={'#/' + n.path} aria-current={head === n.path ? 'page' : undefined} aria-keyshortcuts={n.key}>
-              {n.label} <kbd>{n.key}</kbd>
+              {n.label} {n.path === 'approvals' && pending != null && pending !== 0 && <span class="count" data-pending={pending} aria-label={`${pending} pending`}>{pending}</span>} <kbd>{n.key}</kbd>
             </a>
           ))}
         </nav>
@@ -168,7 +171,13 @@ function Shell({ who, onLogout }) {
 
 function App() {
   const [who, setWho] = useState(session());
-  if (!who) return <Login onLogin={setWho} />;
+  const [why, setWhy] = useState(null);
+  useEffect(() => {
+    const on = (e) => { setWhy(e.detail); setWho(null); };
+    addEventListener('warden:unauthorized', on);
+    return () => removeEventListener('warden:unauthorized', on);
+  }, []);
+  if (!who) return <Login onLogin={(w) => { setWhy(null); setWho(w); }} why={why} />;
   return <Shell who={who} onLogout={() => { forget(); location.hash = ''; setWho(null); }} />;
 }
 

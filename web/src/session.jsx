@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { events as follow, get, post } from './api.js';
 import { approval as getApproval, ApprovalCard } from './approvals.jsx';
 import { TaskGraph } from './graph.jsx';
-import { Badge, ErrorNote, When } from './ui.jsx';
+import { Ago, Badge, ErrorNote, When, duration } from './ui.jsx';
 
 const enc = encodeURIComponent;
 
@@ -15,16 +15,24 @@ export function Session({ id, task }) {
   const [live, setLive] = useState('connecting');
   const timer = useRef(0);
 
+  // The view may move to another session while a read is in flight: only
+  // the shown session's answers count.
+  const shown = useRef(id);
+  shown.current = id;
   const load = async () => {
+    const of = id;
     try {
-      setInfo(await get('/v1/sessions/' + enc(id)));
+      const got = await get('/v1/sessions/' + enc(of));
+      if (shown.current !== of) return;
+      setInfo(got);
       setError(null);
     } catch (e) {
-      setError(e);
+      if (shown.current === of) setError(e);
     }
   };
   useEffect(() => {
     setInfo(null);
+    setError(null);
     setEvs([]);
     load();
     const stop = follow(id, {
@@ -43,7 +51,16 @@ export function Session({ id, task }) {
   }, [id]);
 
   const tasks = info?.tasks || [];
-  const current = tasks.find((t) => t.id === task) || tasks[tasks.length - 1];
+  const current = task ? tasks.find((t) => t.id === task) : tasks[tasks.length - 1];
+  if (error && !info && (error.status === 404 || error.code === 'session_not_found')) {
+    return (
+      <section aria-labelledby="h-session">
+        <h1 id="h-session">Session not found</h1>
+        <ErrorNote error={error} />
+        <p><a href="#/sessions">Back to the sessions</a></p>
+      </section>
+    );
+  }
   return (
     <section aria-labelledby="h-session">
       <div class="bar">
@@ -58,7 +75,7 @@ export function Session({ id, task }) {
       <div class="split">
         <nav aria-label="Tasks" class="tasks">
           <h2>Tasks</h2>
-          {tasks.length === 0 && <p class="muted">No tasks yet: send a message.</p>}
+          {info && tasks.length === 0 && <p class="muted">No tasks yet: send a message.</p>}
           <ol>
             {tasks.map((t) => (
               <li>
@@ -72,19 +89,31 @@ export function Session({ id, task }) {
         </nav>
         <div class="task">
           {current && <Task session={id} task={current} events={evs.filter((e) => e.task === current.id)} onChange={load} />}
+          {info && task && !current && (
+            <article aria-labelledby="h-task">
+              <h2 id="h-task">Task not found</h2>
+              <p class="error" role="alert"><code>task_not_found</code> session {id} has no task {task}</p>
+            </article>
+          )}
         </div>
       </div>
     </section>
   );
 }
 
+// MAX_TEXT is the API's bound on a message, in bytes (UTF-8).
+const MAX_TEXT = 32 << 10;
+const utf8 = new TextEncoder();
+
 function Compose({ id, onSent }) {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
+  const size = utf8.encode(text).length;
+  const over = size > MAX_TEXT;
   const send = async (e) => {
     e.preventDefault();
-    if (!text.trim()) return;
+    if (!text.trim() || over) return;
     setBusy(true);
     setError(null);
     try {
@@ -100,11 +129,40 @@ function Compose({ id, onSent }) {
   return (
     <form class="compose" onSubmit={send} aria-label="Send a message">
       <label for="msg">Message</label>
-      <input id="msg" value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="What should the agent do?" autocomplete="off" />
-      <button type="submit" disabled={busy || !text.trim()}>{busy ? 'Sending…' : 'Send'}</button>
+      <textarea id="msg" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="What should the agent do? (Enter sends, Shift+Enter a new line)"
+        autocomplete="off" aria-describedby="msg-size" aria-invalid={over ? 'true' : undefined}
+        onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) send(e); }} />
+      <button type="submit" disabled={busy || !text.trim() || over}>{busy ? 'Sending…' : 'Send'}</button>
+      <span id="msg-size" class={'small ' + (over ? 'error-text' : 'muted')} aria-live="polite">
+        {size.toLocaleString()} / {MAX_TEXT.toLocaleString()} bytes{over ? ': too long to send' : ''}
+      </span>
       <ErrorNote error={error} />
     </form>
   );
+}
+
+// Fold shows a long text's start with "show more".
+export function Fold({ text, at = 600 }) {
+  const [open, setOpen] = useState(false);
+  if (!text || text.length <= at) return <>{text}</>;
+  return (
+    <>
+      {open ? text : text.slice(0, at) + '…'}{' '}
+      <button type="button" class="link" aria-expanded={open ? 'true' : 'false'} onClick={() => setOpen(!open)}>
+        {open ? 'show less' : `show more (${text.length.toLocaleString()} characters)`}
+      </button>
+    </>
+  );
+}
+
+// ending is the final TASK event of a task that ended: its status, code
+// and cause.
+function ending(events) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e.kind === 'TASK' && ['DONE', 'FAILED', 'CANCELLED'].includes(e.status)) return e;
+  }
+  return null;
 }
 
 function Task({ session, task, events, onChange }) {
@@ -112,16 +170,79 @@ function Task({ session, task, events, onChange }) {
   return (
     <article aria-labelledby="h-task">
       <h2 id="h-task">Task <code>{task.id}</code> <Badge value={task.status} /></h2>
-      <p class="objective">{task.objective}</p>
-      {task.output && <p><strong>Output:</strong> {task.output}</p>}
-      {task.reply && <p><strong>Reply:</strong> {task.reply}</p>}
-      {task.reason && <p><strong>Reason:</strong> {task.reason}</p>}
+      <p class="objective"><Fold text={task.objective} /></p>
+      <Timing events={events} status={task.status} />
+      {task.output && <p><strong>Output:</strong> <Fold text={task.output} /></p>}
+      {task.reply && task.reply !== task.reason && <p><strong>Reply:</strong> <Fold text={task.reply} /></p>}
+      {task.status === 'FAILED' && <Cause task={task} end={ending(events)} />}
+      {task.status !== 'FAILED' && task.reason && <p><strong>Reason:</strong> <Fold text={task.reason} /></p>}
       {task.status === 'SUSPENDED' && s && <Waiting session={session} task={task} onChange={onChange} />}
+      {task.status === 'RUNNING' && <Resume session={session} task={task} onChange={onChange} />}
       <h3>Graph</h3>
       <TaskGraph events={events} task={task.id} />
       <h3>Trace</h3>
       <Trace events={events} />
     </article>
+  );
+}
+
+// Resume runs on a task a stopped server left RUNNING (POST .../resume);
+// the API refuses it while the task's run is still going.
+function Resume({ session, task, onChange }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const [ask, setAsk] = useState(false);
+  const go = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await post(`/v1/sessions/${enc(session)}/tasks/${enc(task.id)}/resume?wait=0s`);
+      setAsk(false);
+      onChange();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="actions" role="group" aria-label="Interrupted task">
+      {!ask && <button type="button" class="ghost" onClick={() => setAsk(true)} title="for a task a stopped server left running">Resume…</button>}
+      {ask && <>
+        <span class="small">Resume {task.id} from where its nodes stopped? Only a task a stopped server left running can be resumed.</span>
+        <button type="button" class="primary" disabled={busy} onClick={go}>Yes, resume</button>
+        <button type="button" class="ghost" disabled={busy} onClick={() => setAsk(false)}>Back</button>
+      </>}
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
+// Timing is when the task started, when it ended (or how long it has
+// run), from its events' times.
+function Timing({ events, status }) {
+  const times = events.map((e) => e.time).filter(Boolean);
+  if (!times.length) return null;
+  const first = times[0];
+  const end = ending(events);
+  const took = end?.time ? duration(new Date(end.time) - new Date(first)) : '';
+  return (
+    <p class="muted small timing">
+      started <When t={first} /> (<Ago t={first} />)
+      {end?.time ? <> · ended <When t={end.time} /> · took {took}</> : status === 'RUNNING' ? <> · running</> : <> · last event <Ago t={times[times.length - 1]} /></>}
+    </p>
+  );
+}
+
+// Cause is why a task failed: its final event's code and message, or the
+// task's reason.
+function Cause({ task, end }) {
+  return (
+    <section class="card cause" role="group" aria-labelledby="h-cause">
+      <h3 id="h-cause">Why it failed</h3>
+      <p>{end?.name && <code class="code" title={end.code || ''}>{end.name}</code>} <Fold text={end?.message || task.reason || 'no cause recorded'} /></p>
+      {end?.time && <p class="muted small">at <When t={end.time} /></p>}
+    </section>
   );
 }
 
@@ -181,25 +302,32 @@ function Waiting({ session, task, onChange }) {
 // Trace is the task's events as they arrive: each tool call with its
 // outcome, code, message and evidence.
 function Trace({ events }) {
-  const shown = events.filter((e) => e.kind !== 'MODEL');
+  const shown = events;
   const tokens = events.filter((e) => e.kind === 'MODEL').reduce((n, e) => n + (e.promptTokens || 0) + (e.completionTokens || 0), 0);
   if (!shown.length) return <p class="muted">No events yet.</p>;
   return (
     <>
-      <table class="trace" aria-live="polite">
+      <div class="scroll">
+      <table class="trace stack" aria-live="polite">
         <caption class="sr">Trace events, oldest first</caption>
-        <thead><tr><th scope="col">#</th><th scope="col">Event</th><th scope="col">Node</th><th scope="col">Tool</th><th scope="col">Outcome</th><th scope="col">Code</th><th scope="col">Message</th><th scope="col">Evidence</th></tr></thead>
+        <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Node</th><th scope="col">Tool</th><th scope="col">Outcome</th><th scope="col">Code</th><th scope="col">Message</th><th scope="col">Evidence</th></tr></thead>
         <tbody>
-          {shown.map((e) => (
-            <tr class={'k-' + e.kind + (e.level === 'WARN' ? ' warn' : '')} data-seq={e.seq} data-kind={e.kind} data-tool={e.tool || ''}>
-              <td class="num">{e.seq}</td>
+          {shown.map((e, i) => (
+            <tr class={'k-' + e.kind + (e.level === 'WARN' ? ' warn' : '')} data-seq={e.seq} data-kind={e.kind} data-tool={e.tool || ''} data-status={e.status || ''}>
+              <td class="num" data-label="#">{e.seq}</td>
+              <td data-label="Time">{e.time && <time datetime={e.time} title={new Date(e.time).toLocaleString()}>{clock(e.time)}</time>}
+                {e.time && i > 0 && shown[i - 1].time && <div class="muted small" title="since the event before">+{duration(new Date(e.time) - new Date(shown[i - 1].time))}</div>}</td>
               <td>{e.kind}{e.status && (e.kind !== 'TOOL' || e.status === 'SKIPPED') && <> <Badge value={e.status} /></>}</td>
               <td><code>{(e.node || '').replace(/^t\d+\./, '')}</code></td>
               <td>{e.tool && <code title={e.label || ''}>{e.tool}</code>}{e.label && <div class="muted small">{e.label}</div>}</td>
               <td><Badge value={e.outcome} /></td>
               <td>{e.name && <code title={e.code}>{e.name}</code>}{e.category && <div class="muted small">{e.category}</div>}</td>
               <td class="msg">
-                {e.message}
+                {i > 0 && e.message && e.message === shown[i - 1].message
+                  ? <span class="muted small">same as #{shown[i - 1].seq}</span>
+                  : <Fold text={e.message} at={300} />}
+                {e.kind === 'MODEL' && <span class="small">{e.finish && <>finish <code>{e.finish}</code> · </>}
+                  {e.promptTokens || e.completionTokens ? `tokens: ${e.promptTokens || 0} in, ${e.completionTokens || 0} out${e.cachedTokens ? `, ${e.cachedTokens} cached` : ''}` : 'no usage reported'}</span>}
                 {(e.input || e.sent) && (
                   <details>
                     <summary>call</summary>
@@ -213,7 +341,14 @@ function Trace({ events }) {
           ))}
         </tbody>
       </table>
+      </div>
       {tokens > 0 && <p class="muted small">model tokens: {tokens}</p>}
     </>
   );
+}
+
+// clock is an event's time of day, to the millisecond.
+function clock(t) {
+  const d = new Date(t);
+  return d.toLocaleTimeString([], { hour12: false }) + '.' + String(d.getMilliseconds()).padStart(3, '0');
 }

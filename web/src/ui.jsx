@@ -30,6 +30,30 @@ export function When({ t }) {
   return <time datetime={t} title={d.toISOString()}>{d.toLocaleString()}</time>;
 }
 
+// ago says how long ago t was, in the largest whole unit.
+export function ago(t, now = Date.now()) {
+  const s = Math.round((now - new Date(t).getTime()) / 1000);
+  if (s < 5) return 'just now';
+  if (s < 60) return s + ' s ago';
+  if (s < 3600) return Math.floor(s / 60) + ' min ago';
+  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
+  return Math.floor(s / 86400) + ' d ago';
+}
+
+// Ago is a relative time, its exact time on hover.
+export function Ago({ t }) {
+  if (!t) return null;
+  const d = new Date(t);
+  return <time datetime={t} title={d.toLocaleString()}>{ago(t)}</time>;
+}
+
+// duration says how long ms milliseconds are.
+export function duration(ms) {
+  if (ms < 1000) return ms + ' ms';
+  if (ms < 60000) return (ms / 1000).toFixed(1) + ' s';
+  return Math.floor(ms / 60000) + ' min ' + Math.round((ms % 60000) / 1000) + ' s';
+}
+
 export function Digest({ value }) {
   if (!value) return null;
   const v = value.replace(/^sha256:/, '');

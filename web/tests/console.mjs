@@ -2,7 +2,9 @@
 // against a live warden serve: it drives headless Chromium through
 // playwright-core (no browser download) and saves a screenshot per step.
 //
-// Environment: WARDEN_URL, TENANT_KEY, ADMIN_KEY, CHROMIUM, ARTIFACTS,
+// Environment: WARDEN_URL, WARDEN_BIN (the warden binary, for the CLI),
+// SECRET (the sensitive value no page or answer may show), TENANT_KEY,
+// ADMIN_KEY, CHROMIUM, ARTIFACTS,
 // MODULE_A and MODULE_B (two .wasm builds to install as one slot's
 // generations), DIGEST_A (MODULE_A's hex sha256), GUARD_MODULE (the tenant
 // guard domaindeny@0.1.0, as domaindeny.wasm) and GUARD_DIGEST (its hex
@@ -10,6 +12,7 @@
 // ms)"; a failure prints "FAIL <message>", saves failure.png and
 // exits 1.
 import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
 const env = (k) => {
@@ -22,6 +25,54 @@ const tenantKey = env('TENANT_KEY');
 const adminKey = env('ADMIN_KEY');
 const artifacts = env('ARTIFACTS');
 const wait = 30_000;
+const secret = env('SECRET');
+
+// cli runs a warden client command as the tenant and returns its output.
+const cli = (...args) => execFileSync(env('WARDEN_BIN'), args, {
+  env: { ...process.env, WARDEN_SERVER: base, WARDEN_KEY: tenantKey }, encoding: 'utf8', timeout: wait,
+});
+
+// noSecret checks that no API answer about a session, its tasks and the
+// tenant's approvals, and no page given, shows the sensitive value.
+async function noSecret(page, session, tasks, pages) {
+  const paths = [`/v1/sessions/${session}`, `/v1/sessions?limit=50`, '/v1/approvals?status=PENDING', '/v1/approvals?status=CONFIRMED'];
+  for (const t of tasks) paths.push(`/v1/sessions/${session}/tasks/${t}`, `/v1/sessions/${session}/tasks/${t}/trace`);
+  // The tenant's request rate covers these too: a 429 is waited out.
+  const fetchAll = (paths) => page.evaluate(async ({ paths, key }) => {
+    const out = {};
+    for (const p of paths) {
+      for (let i = 0; ; i++) {
+        const r = await fetch(p, { headers: { Authorization: 'Bearer ' + key } });
+        if (r.status === 429 && i < 20) {
+          await new Promise((ok) => setTimeout(ok, 500));
+          continue;
+        }
+        out[p] = r.status + ' ' + (await r.text());
+        break;
+      }
+    }
+    return out;
+  }, { paths, key: tenantKey });
+  const answers = await fetchAll(paths);
+  for (const [p, body] of Object.entries(answers)) {
+    check(body.startsWith('200 '), `${p}: ${body.slice(0, 200)}`);
+    check(!body.includes(secret), `${p} shows the sensitive value: ${body}`);
+  }
+  const ids = [];
+  for (const p of paths.filter((p) => p.startsWith('/v1/approvals'))) {
+    for (const a of JSON.parse(answers[p].slice(4)).approvals || []) ids.push(a.id);
+  }
+  const each = await fetchAll(ids.map((id) => '/v1/approvals/' + id));
+  for (const [p, body] of Object.entries(each)) {
+    check(body.startsWith('200 ') && !body.includes(secret), `${p} shows the sensitive value: ${body}`);
+  }
+  for (const [name, p] of pages) {
+    const html = await p.content();
+    const text = await p.evaluate(() => document.body.innerText);
+    check(!html.includes(secret) && !text.includes(secret), `the ${name} page shows the sensitive value`);
+  }
+  return paths.length + ids.length;
+}
 
 const browser = await chromium.launch({
   executablePath: env('CHROMIUM'),
@@ -103,9 +154,35 @@ try {
   await shot(page, '02-session-open');
   step('tenant login, session ' + sessionID);
 
+  // The approvals, in a second tab, before anything is held: nothing
+  // pending, no count in the navigation.
+  await page.evaluate(() => { window.__stayed = true; });
+  const tab = await ctx.newPage();
+  tab.on('pageerror', (e) => errors.push(e.message));
+  await login(tab, tenantKey);
+  // The views have one-key shortcuts: "a" is Approvals.
+  await tab.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await tab.keyboard.press('a');
+  await tab.getByText('No pending approvals.').waitFor({ timeout: wait });
+  check(await tab.locator('nav [data-pending]').count() === 0, 'a pending count with nothing pending');
+  await tab.evaluate(() => { window.__stayed = true; });
+
+  // A write held from the CLI, in a session of its own, appears in the
+  // tab without a reload, with the pending count.
+  const waitingID = cli('sessions', 'new').trim().split(/\s+/).pop();
+  const sent = cli('sessions', 'send', '--wait', '20s', waitingID, 'create the shop website with domain shop.example.com in space sp-1');
+  check(/SUSPENDED|approval/i.test(sent), 'the CLI message did not hold its write: ' + sent);
+  current = tab;
+  await tab.locator('article.approval', { hasText: waitingID }).waitFor({ timeout: wait });
+  await tab.locator('nav [data-pending="1"]').waitFor({ timeout: wait });
+  check(await tab.evaluate(() => window.__stayed === true), 'the approvals page reloaded');
+  await shot(tab, '03a-approval-from-cli-live');
+  step('approval held from the CLI shown live, 1 pending (session ' + waitingID + ')');
+
   // A message whose write is held: the trace shows the held call as it
   // happens, over the event stream.
-  await page.getByLabel('Message', { exact: true }).fill('create the website Shop Front Site with domain shop.example.com in space sp-1');
+  current = page;
+  await page.getByLabel('Message', { exact: true }).fill('create the shop website with domain shop.example.com in space sp-1');
   await page.getByLabel('Message', { exact: true }).press('Enter');
   await page.locator('tr[data-tool="create_website"]', { hasText: 'APPROVAL_REQUIRED' }).waitFor({ timeout: wait });
   await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: wait });
@@ -113,27 +190,23 @@ try {
   await shot(page, '03-write-held');
   step('write held');
 
-  // The pending approval, in a second tab, shows the masked summary.
-  await page.evaluate(() => { window.__stayed = true; });
-  const tab = await ctx.newPage();
+  // The pending approval, in the second tab, shows the masked summary.
   current = tab;
-  tab.on('pageerror', (e) => errors.push(e.message));
-  await login(tab, tenantKey);
-  // The views have one-key shortcuts: "a" is Approvals.
-  await tab.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
-  await tab.keyboard.press('a');
-  const card = tab.locator('article.approval', { hasText: 'create_website' });
+  const card = tab.locator('article.approval', { hasText: sessionID });
   await card.waitFor({ timeout: wait });
+  await tab.locator('nav [data-pending="2"]').waitFor({ timeout: wait });
   const summary = await card.innerText();
   check(summary.includes('Sho****Site'), 'no masked name in the approval: ' + summary);
   check(!(await tab.content()).includes('Shop Front Site'), 'the sensitive name shows unmasked on the approvals page');
   await labelled(tab, 'approvals');
   await shot(tab, '04-approval-pending');
+  await fits(tab, 'approvals', '04b-approvals-390px');
   step('approval pending, masked');
   // By keyboard: focus the decision and press Enter.
   await card.getByRole('button', { name: 'Confirm' }).focus();
   await tab.keyboard.press('Enter');
-  await tab.getByText('No pending approvals.').waitFor({ timeout: wait });
+  await card.waitFor({ state: 'detached', timeout: wait });
+  await tab.locator('nav [data-pending="1"]').waitFor({ timeout: wait });
   step('confirmed');
 
   // The first tab, never reloaded, sees the write succeed and the task
@@ -144,8 +217,8 @@ try {
   check(await page.evaluate(() => window.__stayed === true), 'the session page reloaded');
   await page.locator('.graph .node.s-DONE').first().waitFor({ timeout: wait });
   await shot(page, '05-task-done-live');
+  await fits(page, 'session', '05b-task-done-390px');
   step('task done, live');
-  await tab.close();
 
   // A second message asks the user back; the answer, given in the page,
   // lets the task finish.
@@ -163,13 +236,73 @@ try {
   await shot(page, '07-follow-up-answered');
   step('follow-up answered');
 
+  // A third message finds the model's script used up: the run fails. The
+  // task says why, with its code; the trace ends with the task's final
+  // event, and the graph shows no node still running.
+  await page.getByLabel('Message', { exact: true }).fill('publish the site');
+  await page.getByLabel('Message', { exact: true }).press('Enter');
+  await page.locator('#h-task', { hasText: 't3' }).locator('.badge', { hasText: 'FAILED' }).waitFor({ timeout: wait });
+  const cause = page.getByRole('group', { name: 'Why it failed' });
+  await cause.waitFor({ timeout: wait });
+  const why3 = await cause.innerText();
+  check(why3.includes('run_failed') && why3.includes('the runtime failed while running the task:') && !why3.includes('an internal error of the runtime ('), 'failure cause: ' + why3);
+  await page.locator('table.trace tr[data-kind="TASK"][data-status="FAILED"]').waitFor({ timeout: wait });
+  check(await page.locator('.graph .node.s-RUNNING').count() === 0, 'a node of the failed task still shows RUNNING');
+  check(await page.locator('table.trace tr time').count() > 0, 'the trace shows no times');
+  await page.locator('.timing', { hasText: 'took' }).waitFor({ timeout: wait });
+  await shot(page, '07a-runtime-failure');
+  await fits(page, 'failed task', '07b-runtime-failure-390px');
+  step('runtime failure read with its cause: ' + why3.replace(/\s+/g, ' ').slice(0, 160));
+
+  // No page or API answer about the tasks shows the sensitive name.
+  await page.goto(base + '/#/sessions/' + sessionID + '/t1');
+  await page.locator('#h-task', { hasText: 't1' }).waitFor({ timeout: wait });
+  await page.locator('table.trace tr[data-tool="create_website"]').first().waitFor({ timeout: wait });
+  await page.locator('table.trace details').first().evaluate((d) => { d.open = true; });
+  await tab.bringToFront();
+  const checked = await noSecret(page, sessionID, ['t1', 't2', 't3'], [['session', page], ['approvals', tab]]);
+  await page.goto(base + '/#/sessions/' + waitingID);
+  await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: wait });
+  await noSecret(page, waitingID, ['t1'], [['waiting session', page]]);
+  await fits(page, 'waiting session', '07c-waiting-session-390px');
+  await tab.close();
+  step(`no sensitive value in ${checked} API answers and the pages`);
+
+  // A link to a task that does not exist says so.
+  await page.goto(base + '/#/sessions/' + sessionID + '/t99');
+  await page.getByRole('heading', { name: 'Task not found' }).waitFor({ timeout: wait });
+  await page.goto(base + '/#/sessions/s_nope');
+  await page.getByRole('heading', { name: 'Session not found' }).waitFor({ timeout: wait });
+  check(!(await page.content()).includes('No tasks yet'), 'an unknown session reads as an empty one');
+  await shot(page, '07d-not-found');
+  step('unknown task and session: not found');
+
+  // The sessions list finds the failed and the waiting session by filter.
+  await page.goto(base + '/#/sessions');
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await page.locator(`tr[data-session="${sessionID}"][data-status="FAILED"]`).waitFor({ timeout: wait });
+  await page.getByLabel('Status').selectOption('FAILED');
+  await page.locator(`tr[data-session="${sessionID}"]`).waitFor({ timeout: wait });
+  await page.locator(`tr[data-session="${waitingID}"]`).waitFor({ state: 'detached', timeout: wait });
+  check(await page.locator('table.sessions tbody tr').count() === 1, 'the failed filter lists other sessions');
+  await shot(page, '07e-sessions-failed');
+  await fits(page, 'sessions, failed', '07f-sessions-failed-390px');
+  await page.getByLabel('Status').selectOption('SUSPENDED');
+  await page.locator(`tr[data-session="${waitingID}"][data-status="SUSPENDED"]`).waitFor({ timeout: wait });
+  await page.locator(`tr[data-session="${sessionID}"]`).waitFor({ state: 'detached', timeout: wait });
+  check(await page.locator('table.sessions tbody tr').count() === 1, 'the waiting filter lists other sessions');
+  await shot(page, '07g-sessions-waiting');
+  await page.getByLabel('Status').selectOption('');
+  step('failed and waiting sessions found by filter');
+
   // The session list finds the session by the text of a task: "s" opens
   // it, "/" focuses the search.
   await page.locator('body').press('s');
   await page.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
   await page.locator('body').press('/');
   await page.keyboard.type('rename the site');
-  await page.locator('table.list tr', { hasText: sessionID }).locator('td', { hasText: 'rename the site' }).waitFor({ timeout: wait });
+  await page.locator(`table.list tr[data-session="${sessionID}"]`).waitFor({ timeout: wait });
+  await page.locator('table.list tr', { hasText: sessionID }).locator('td', { hasText: 'publish the site' }).waitFor({ timeout: wait });
   await page.keyboard.type(' nowhere');
   await page.getByText('No session loaded matches.').waitFor({ timeout: wait });
   await page.keyboard.press('Escape');
@@ -326,6 +459,20 @@ try {
   await shot(page, '15-plugin-deleted');
   step('guard deleted');
 
+  // A key the server no longer accepts (as after its revocation) sends
+  // the console back to the login with the API's reason.
+  current = page;
+  await page.locator('body').press('s');
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await page.evaluate(() => sessionStorage.setItem('warden.key', 'revoked-key'));
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  await page.getByLabel('API key', { exact: true }).waitFor({ timeout: wait });
+  const back = await page.getByRole('alert').innerText();
+  check(back.includes('unauthorized'), 'back at login without the reason: ' + back);
+  check(await page.evaluate(() => sessionStorage.getItem('warden.key')) === null, 'the refused key is kept');
+  await shot(page, '16-revoked-key-login');
+  step('a refused key: back at login');
+
   // The platform's views: install two generations of a slot, roll back.
   const admin = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: 'dark' });
   await offline(admin);
@@ -362,6 +509,16 @@ try {
   await ap.locator('td', { hasText: 'this instance' }).waitFor({ timeout: wait });
   await shot(ap, '23-instances');
   step('instances');
+  // The platform's sessions: every tenant's, by status.
+  await ap.keyboard.press('s');
+  await ap.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await ap.getByLabel('Status').selectOption('FAILED');
+  await ap.locator('table.sessions tbody tr[data-status="FAILED"]', { hasText: 'acme' }).waitFor({ timeout: wait });
+  await ap.locator(`table.sessions tbody tr[data-session="${waitingID}"]`).waitFor({ state: 'detached', timeout: wait });
+  check(await ap.locator('table.sessions tbody tr').count() === 1, 'the platform lists other sessions as failed');
+  await shot(ap, '24-platform-sessions-failed');
+  await fits(ap, 'platform sessions', '24-platform-sessions-390px');
+  step('platform: every tenant\'s failed sessions');
 
   check(errors.length === 0, 'page errors or policy violations: ' + errors.join('; '));
   check(external.length === 0, 'requests left the server: ' + external.join(' '));

@@ -23,6 +23,7 @@ func RunDirectory(t *testing.T, open func(t *testing.T) store.Directory) {
 	t.Run("instance address", func(t *testing.T) { t.Parallel(); testInstanceAddr(t, open(t)) })
 	t.Run("tasks and events", func(t *testing.T) { t.Parallel(); testDocs(t, open(t)) })
 	t.Run("approvals", func(t *testing.T) { t.Parallel(); testApprovals(t, open(t)) })
+	t.Run("session states", func(t *testing.T) { t.Parallel(); testSessionStates(t, open(t)) })
 }
 
 var bg = context.Background()
