@@ -576,6 +576,11 @@ func (c *serveConfig) where(key string) string {
 	return "default"
 }
 
+// badValue makes the error of a key's bad value.
+type badValue func(key, format string, a ...any) error
+
+// validate checks every key, and the files and variables they name, once
+// at start; the first error found is returned.
 func (c *serveConfig) validate(getenv func(string) string) error {
 	bad := func(key, format string, a ...any) error {
 		msg := fmt.Sprintf(format, a...)
@@ -584,6 +589,33 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 		}
 		return &configError{key, msg}
 	}
+	if err := c.validateFiles(bad); err != nil {
+		return err
+	}
+	if err := c.validateModel(bad, getenv); err != nil {
+		return err
+	}
+	if err := c.validateTools(bad, getenv); err != nil {
+		return err
+	}
+	if err := c.validateStore(bad); err != nil {
+		return err
+	}
+	if err := c.validateRuntime(bad); err != nil {
+		return err
+	}
+	if err := c.validateTelemetry(bad); err != nil {
+		return err
+	}
+	if err := c.validateLimits(bad); err != nil {
+		return err
+	}
+	return c.validateSpec(bad)
+}
+
+// validateFiles checks the listen address, the skill store and the keys
+// file, which it reads.
+func (c *serveConfig) validateFiles(bad badValue) error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return bad("addr", "%q is not HOST:PORT", c.Addr)
 	}
@@ -599,6 +631,12 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	if err := c.readKeys(); err != nil {
 		return bad("keys", "%v", err)
 	}
+	return nil
+}
+
+// validateModel checks --model and its keys, and reads the script or the
+// API key.
+func (c *serveConfig) validateModel(bad badValue, getenv func(string) string) error {
 	switch c.Model {
 	case "scripted":
 		if c.ModelScript == "" {
@@ -634,6 +672,11 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	default:
 		return bad("model", "%q is not scripted or openai", c.Model)
 	}
+	return nil
+}
+
+// validateTools checks --tools and its keys.
+func (c *serveConfig) validateTools(bad badValue, getenv func(string) string) error {
 	switch c.Tools {
 	case "mcp-command":
 		if len(strings.Fields(c.MCPCommand)) == 0 {
@@ -652,6 +695,11 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	default:
 		return bad("tools", "%q is not mcp-command, mcp-url or mcp-servers", c.Tools)
 	}
+	return nil
+}
+
+// validateStore checks --store and splits it into dialect and DSN.
+func (c *serveConfig) validateStore(bad badValue) error {
 	switch scheme, rest, _ := strings.Cut(c.Store, ":"); {
 	case c.Store == "" || c.Store == "memory":
 		c.Store, c.storeDialect, c.storeDSN = "memory", "", ""
@@ -665,6 +713,12 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	default:
 		return bad("store", "%q is not memory, sqlite:PATH or postgres:URL", c.Store)
 	}
+	return nil
+}
+
+// validateRuntime checks the timeouts, the plugin keys and the instance's
+// name, lease and idle timeout.
+func (c *serveConfig) validateRuntime(bad badValue) error {
 	if c.RunTimeout <= 0 {
 		return bad("run-timeout", "must be positive")
 	}
@@ -694,6 +748,11 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	if c.IdleTimeout < time.Minute {
 		return bad("idle-timeout", "%s is shorter than 1m", c.IdleTimeout)
 	}
+	return nil
+}
+
+// validateTelemetry checks the log level, --trace and --metrics-addr.
+func (c *serveConfig) validateTelemetry(bad badValue) error {
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -719,6 +778,12 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 			return bad("metrics-addr", "%q is --addr too; give the metrics an address of their own", c.MetricsAddr)
 		}
 	}
+	return nil
+}
+
+// validateLimits checks the tenant-* limits and --feedback, whose default
+// depends on the store.
+func (c *serveConfig) validateLimits(bad badValue) error {
 	for _, l := range []struct {
 		key string
 		neg bool
@@ -741,7 +806,7 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	case c.Feedback && c.storeDialect == "":
 		return bad("feedback", "needs a durable store: --store sqlite:PATH or postgres:URL")
 	}
-	return c.validateSpec(bad)
+	return nil
 }
 
 func (c *serveConfig) readKeys() error {
