@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/agentwarden/warden/abi"
@@ -354,28 +353,12 @@ func (c *serveConfig) settings() []setting {
 // does not report.
 func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
 	c := serveConfig{origins: map[string]origin{}}
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, serveUsage) }
-	// Every flag is a string here: values are converted and checked in
-	// one place for all three sources, with one set of messages.
-	fs.String(configKey, "", "")
-	for _, s := range c.settings() {
-		fs.String(s.name, "", "")
-		if s.boolean != nil {
-			fs.Lookup(s.name).NoOptDefVal = "true" // --feedback alone means true
-		}
+	fs, err := parseServeFlags(args, c.settings())
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stderr, serveUsage)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			// cmdServe, like the other commands, checks the standard
-			// library's sentinel.
-			return c, flag.ErrHelp
-		}
+	if err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 
 	file, err := readConfigFile(fs, getenv)
@@ -419,9 +402,59 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	return c, c.validate(getenv)
 }
 
+// serveFlags are the flags warden serve was given, by key.
+type serveFlags map[string]string
+
+// parseServeFlags parses serve's command line: a flag per key, and
+// --config. Every flag is a string here: values are converted and checked
+// in one place for all three sources, with one set of messages. A bool
+// key's flag alone means true (--feedback).
+func parseServeFlags(args []string, settings []setting) (serveFlags, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	given := serveFlags{}
+	fs.Var(flagValue{given, configKey, false}, configKey, "")
+	for _, s := range settings {
+		fs.Var(flagValue{given, s.name, s.boolean != nil}, s.name, "")
+	}
+	if err := fs.Parse(args); err != nil {
+		// The flags named as --help lists them.
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+			return nil, fmt.Errorf("unknown flag: -%s", name)
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: "); ok {
+			return nil, fmt.Errorf("flag needs an argument: -%s", name)
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return given, nil
+}
+
+// flagValue records a serve flag's text in given.
+type flagValue struct {
+	given   serveFlags
+	name    string
+	boolean bool
+}
+
+func (v flagValue) String() string {
+	if v.given == nil {
+		return ""
+	}
+	return v.given[v.name]
+}
+
+func (v flagValue) Set(s string) error { v.given[v.name] = s; return nil }
+
+func (v flagValue) IsBoolFlag() bool { return v.boolean }
+
 // readConfigFile reads the file --config or WARDEN_CONFIG names, if any,
 // and refuses a key it does not know: a misspelt key must not be ignored.
-func readConfigFile(fs *pflag.FlagSet, getenv func(string) string) (*viper.Viper, error) {
+func readConfigFile(fs serveFlags, getenv func(string) string) (*viper.Viper, error) {
 	vs := lookup(configKey, fs, getenv, nil)
 	if len(vs) == 0 {
 		return nil, nil
@@ -478,10 +511,10 @@ type value struct {
 // lookup returns the values the sources set for key, the winner first: the
 // flag if given, the WARDEN_* variable, the config file. An empty value
 // counts as unset; a key no source sets gives none.
-func lookup(key string, fs *pflag.FlagSet, getenv func(string) string, file *viper.Viper) []value {
+func lookup(key string, fs serveFlags, getenv func(string) string, file *viper.Viper) []value {
 	var vs []value
-	if f := fs.Lookup(key); f != nil && f.Changed && f.Value.String() != "" {
-		vs = append(vs, value{f.Value.String(), fromFlag})
+	if f := fs[key]; f != "" {
+		vs = append(vs, value{f, fromFlag})
 	}
 	if v := getenv(envName(key)); v != "" {
 		vs = append(vs, value{v, fromEnv})
