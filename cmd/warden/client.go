@@ -3,19 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode"
+
+	"github.com/agentwarden/warden/internal/client"
 )
 
 // The client's environment: the server's URL and the key to send.
@@ -107,14 +106,6 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
 
-// apiRefusal is an error answer of the API: exit status 1.
-type apiRefusal struct {
-	status        int
-	code, message string
-}
-
-func (e *apiRefusal) Error() string { return e.code + ": " + e.message }
-
 // cmdClient runs a client command against a serving warden: group is
 // sessions, tasks, approvals, slots, plugins, skills or instances.
 func cmdClient(ctx context.Context, group string, args []string, stdout, stderr io.Writer) int {
@@ -175,7 +166,7 @@ func cmdClient(ctx context.Context, group string, args []string, stdout, stderr 
 	cl.json, cl.stdout = *asJSON, stdout
 	err = c.run(ctx, cl, pos, opts)
 	var ue *usageError
-	var ar *apiRefusal
+	var ar *client.APIError
 	switch {
 	case err == nil:
 		return 0
@@ -183,7 +174,7 @@ func cmdClient(ctx context.Context, group string, args []string, stdout, stderr 
 		fmt.Fprintf(stderr, "%s: %v\n%s", prefix, err, usageLine(group, name))
 		return 2
 	case errors.As(err, &ar):
-		fmt.Fprintf(stderr, "warden: %s: %s\n", ar.code, ar.message)
+		fmt.Fprintf(stderr, "warden: %s: %s\n", ar.Code, ar.Message)
 		return 1
 	default:
 		fmt.Fprintf(stderr, "warden: %v\n", err)
@@ -221,9 +212,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // apiClient sends a command's requests to the API and prints the answers.
 type apiClient struct {
-	base   *url.URL
-	key    string
-	http   *http.Client
+	api    *client.Client
 	json   bool
 	stdout io.Writer
 }
@@ -241,7 +230,6 @@ func newAPIClient(serverURL, key, keyFile string, getenv func(string) string) (*
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usagef("--server %q is not an http:// or https:// URL", serverURL)
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
 	switch {
 	case key != "" && keyFile != "":
 		return nil, usagef("give --key or --key-file, not both")
@@ -259,144 +247,21 @@ func newAPIClient(serverURL, key, keyFile string, getenv func(string) string) (*
 	if key == "" {
 		return nil, usagef("no key: give --key KEY, --key-file FILE or set %s", keyEnv)
 	}
-	// No overall timeout: a ?wait= answer and an event stream take their
-	// time; connecting does not.
-	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		TLSHandshakeTimeout: 10 * time.Second}
-	return &apiClient{base: u, key: key, http: &http.Client{Transport: tr}}, nil
+	return &apiClient{api: client.New(u, key)}, nil
 }
 
-// request is one API request.
-type request struct {
-	method, path string
-	query        url.Values
-	body         []byte
-	contentType  string
-	header       http.Header
-}
-
-// jsonRequest is a request with v as its JSON body.
-func jsonRequest(method, path string, query url.Values, v any) request {
-	b, _ := json.Marshal(v)
-	return request{method: method, path: path, query: query, body: b, contentType: "application/json"}
-}
-
-// send sends r and returns the answer's status and body; an error answer
-// of the API is an *apiRefusal.
-func (c *apiClient) send(ctx context.Context, r request) (int, []byte, error) {
-	resp, err := c.open(ctx, r)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, nil, fmt.Errorf("read the answer to %s %s: %w", r.method, r.path, err)
-	}
-	if resp.StatusCode >= 400 {
-		return resp.StatusCode, b, refusal(resp.StatusCode, b)
-	}
-	return resp.StatusCode, b, nil
-}
-
-// open sends r and returns the response as it comes, for a stream; an
-// error answer is read and returned as an *apiRefusal.
-func (c *apiClient) open(ctx context.Context, r request) (*http.Response, error) {
-	u := *c.base
-	// r.path is escaped (pathID): it extends the escaped path, and Path is
-	// its unescaped form, so an id is sent as given, "/" and "%" included.
-	u.RawPath = strings.TrimSuffix(c.base.EscapedPath(), "/") + r.path
-	p, err := url.PathUnescape(u.RawPath)
-	if err != nil {
-		return nil, fmt.Errorf("warden: request path %s: %w", r.path, err)
-	}
-	u.Path = p
-	u.RawQuery = r.query.Encode()
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
-	if err != nil {
-		return nil, fmt.Errorf("request %s %s: %w", r.method, r.path, err)
-	}
-	for k, vs := range r.header {
-		req.Header[k] = vs
-	}
-	if r.contentType != "" {
-		req.Header.Set("Content-Type", r.contentType)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s %s: %w", r.method, r.path, ctx.Err())
-		}
-		return nil, fmt.Errorf("cannot reach the server at %s: %w", c.base.Redacted(), unwrapURLError(err))
-	}
-	if resp.StatusCode >= 400 {
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return nil, refusal(resp.StatusCode, b)
-	}
-	return resp, nil
-}
-
-// unwrapURLError drops the *url.Error around a transport failure, whose
-// text repeats the method and the URL.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-// refusal reads an error answer: the API's {"error":{"code","message"}},
-// or whatever a proxy in front of it said.
-func refusal(status int, body []byte) error {
-	var eb struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &eb) == nil && eb.Error.Code != "" {
-		return &apiRefusal{status: status, code: eb.Error.Code, message: eb.Error.Message}
-	}
-	text := strings.TrimSpace(string(body))
-	if len(text) > 200 {
-		text = text[:200] + "…"
-	}
-	if text == "" {
-		text = "no error body"
-	}
-	return &apiRefusal{status: status, code: fmt.Sprintf("http_%d", status), message: http.StatusText(status) + ": " + text}
-}
-
-// get sends a GET and decodes its JSON answer into out, or prints it as
-// it is with --json (out is then left alone and printed is true).
-func (c *apiClient) get(ctx context.Context, path string, query url.Values, out any) (printed bool, err error) {
-	return c.call(ctx, request{method: http.MethodGet, path: path, query: query}, out)
-}
-
-// call sends r and decodes its answer into out, or with --json prints the
-// answer as it is and reports printed.
-func (c *apiClient) call(ctx context.Context, r request, out any) (printed bool, err error) {
-	_, b, err := c.send(ctx, r)
-	if err != nil {
-		return false, err
-	}
-	if c.json {
-		c.printRaw(b)
+// printed prints a call's answer as the API sent it under --json, one that
+// did not decode too, and reports whether it did; else it returns the
+// call's error.
+func printed[T any, P interface {
+	*T
+	Of() *client.Answer
+}](c *apiClient, v P, err error) (bool, error) {
+	if c.json && v != nil {
+		c.printRaw(v.Of().Raw)
 		return true, nil
 	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			return false, fmt.Errorf("the answer to %s %s is not what the client reads: %w", r.method, r.path, err)
-		}
-	}
-	return false, nil
+	return false, err
 }
 
 // printRaw prints an answer as the API sent it, ending in one newline.
@@ -468,7 +333,3 @@ func stamp(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339)
 }
-
-// pathID escapes an id given on the command line for a URL path: a request's
-// path is in escaped form (see open).
-func pathID(id string) string { return url.PathEscape(id) }

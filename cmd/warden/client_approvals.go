@@ -2,39 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
-)
 
-// apiApproval is a held approval as the API shows it.
-type apiApproval struct {
-	ID         string          `json:"id"`
-	Session    string          `json:"session"`
-	Task       string          `json:"task"`
-	Node       string          `json:"node"`
-	Tool       string          `json:"tool"`
-	Args       json.RawMessage `json:"args"`
-	ArgsDigest string          `json:"argsDigest"`
-	// ArgsSummary is the bound arguments as the question shows them,
-	// sensitive values masked: what the client prints.
-	ArgsSummary []struct {
-		Label string `json:"label"`
-		Value string `json:"value"`
-	} `json:"args_summary"`
-	Question string     `json:"question"`
-	Status   string     `json:"status"`
-	Created  time.Time  `json:"created"`
-	Answered *time.Time `json:"answered"`
-}
+	"github.com/agentwarden/warden/internal/client"
+)
 
 // arguments is the held write's arguments as the approval question shows
 // them (label: value, sensitive values masked). Without a summary the
 // bound arguments are not shown: they may hold what the summary masks.
-func (a *apiApproval) arguments() string {
+func arguments(a *client.Approval) string {
 	if len(a.ArgsSummary) == 0 {
 		return "(no summary; --json shows the held arguments)"
 	}
@@ -60,15 +38,12 @@ var approvalCommands = map[string]clientCommand{
 }
 
 func approvalsList(ctx context.Context, c *apiClient, _ []string, opts any) error {
-	q, err := opts.(*pageOpts).query()
+	p, err := opts.(*pageOpts).page()
 	if err != nil {
 		return err
 	}
-	var list struct {
-		Approvals []apiApproval `json:"approvals"`
-		Next      string        `json:"next"`
-	}
-	if printed, err := c.get(ctx, "/v1/approvals", q, &list); printed || err != nil {
+	list, err := c.api.Approvals(ctx, p)
+	if done, err := printed(c, list, err); done || err != nil {
 		return err
 	}
 	if len(list.Approvals) == 0 {
@@ -87,8 +62,8 @@ func approvalsList(ctx context.Context, c *apiClient, _ []string, opts any) erro
 }
 
 func approvalsShow(ctx context.Context, c *apiClient, args []string, _ any) error {
-	var a apiApproval
-	if printed, err := c.get(ctx, "/v1/approvals/"+pathID(args[0]), nil, &a); printed || err != nil {
+	a, err := c.api.Approval(ctx, args[0])
+	if done, err := printed(c, a, err); done || err != nil {
 		return err
 	}
 	answered := ""
@@ -96,7 +71,7 @@ func approvalsShow(ctx context.Context, c *apiClient, args []string, _ any) erro
 		answered = stamp(*a.Answered)
 	}
 	c.fields("approval", a.ID, "status", a.Status, "session", a.Session, "task", a.Task, "node", a.Node,
-		"tool", a.Tool, "arguments", a.arguments(), "digest", a.ArgsDigest, "question", a.Question,
+		"tool", a.Tool, "arguments", arguments(a), "digest", a.ArgsDigest, "question", a.Question,
 		"created", stamp(a.Created), "answered", answered)
 	return nil
 }
@@ -104,13 +79,12 @@ func approvalsShow(ctx context.Context, c *apiClient, args []string, _ any) erro
 // decide answers an approval with decision and prints how its task stands.
 func decide(decision string) func(ctx context.Context, c *apiClient, args []string, opts any) error {
 	return func(ctx context.Context, c *apiClient, args []string, opts any) error {
-		q, err := opts.(*waitOpts).query()
+		wait, err := opts.(*waitOpts).duration()
 		if err != nil {
 			return err
 		}
-		r := jsonRequest(http.MethodPost, "/v1/approvals/"+pathID(args[0]), q, map[string]string{"decision": decision})
-		var res runResult
-		if printed, err := c.call(ctx, r, &res); printed || err != nil {
+		res, err := c.api.Decide(ctx, args[0], decision, wait)
+		if done, err := printed(c, res, err); done || err != nil {
 			return err
 		}
 		session := ""
@@ -120,8 +94,7 @@ func decide(decision string) func(ctx context.Context, c *apiClient, args []stri
 		if session == "" {
 			// The answer names the task only: its session is the
 			// approval's.
-			var a apiApproval
-			if _, b, err := c.send(ctx, request{method: http.MethodGet, path: "/v1/approvals/" + pathID(args[0])}); err == nil && json.Unmarshal(b, &a) == nil {
+			if a, err := c.api.Approval(ctx, args[0]); err == nil {
 				session = a.Session
 			}
 		}

@@ -9,37 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/agentwarden/warden/internal/client"
 )
-
-// apiGeneration is one generation of a plugin slot.
-type apiGeneration struct {
-	Number    uint64     `json:"number"`
-	Ref       string     `json:"ref"`
-	Digest    string     `json:"digest"`
-	Installed time.Time  `json:"installed"`
-	Retired   *time.Time `json:"retired"`
-}
-
-// apiSlot is a plugin slot as the admin API shows it. Stats is kept as
-// the API names its counters, and printed as it comes.
-type apiSlot struct {
-	Name        string          `json:"name"`
-	Current     apiGeneration   `json:"current"`
-	Generations []apiGeneration `json:"generations"`
-	Refused     []struct {
-		Digest string    `json:"digest"`
-		Reason string    `json:"reason"`
-		Origin string    `json:"origin"`
-		Time   time.Time `json:"time"`
-	} `json:"refused"`
-	Stats map[string]json.RawMessage `json:"stats"`
-}
 
 type installOpts struct {
 	sha256, config *string
@@ -67,10 +43,8 @@ func short(digest string) string {
 }
 
 func pluginsList(ctx context.Context, c *apiClient, _ []string, _ any) error {
-	var list struct {
-		Slots []apiSlot `json:"slots"`
-	}
-	if printed, err := c.get(ctx, "/admin/v1/slots", nil, &list); printed || err != nil {
+	list, err := c.api.Slots(ctx)
+	if done, err := printed(c, list, err); done || err != nil {
 		return err
 	}
 	if len(list.Slots) == 0 {
@@ -87,8 +61,8 @@ func pluginsList(ctx context.Context, c *apiClient, _ []string, _ any) error {
 }
 
 func pluginsShow(ctx context.Context, c *apiClient, args []string, _ any) error {
-	var s apiSlot
-	if printed, err := c.get(ctx, "/admin/v1/slots/"+pathID(args[0]), nil, &s); printed || err != nil {
+	s, err := c.api.Slot(ctx, args[0])
+	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
 	c.printSlot(s)
@@ -97,7 +71,7 @@ func pluginsShow(ctx context.Context, c *apiClient, args []string, _ any) error 
 
 // printSlot prints a slot: what serves, its generations, what it refused
 // and the serving plugin's counters.
-func (c *apiClient) printSlot(s apiSlot) {
+func (c *apiClient) printSlot(s *client.Slot) {
 	c.fields("slot", s.Name, "serving", fmt.Sprintf("generation %d, %s", s.Current.Number, s.Current.Ref),
 		"digest", s.Current.Digest)
 	fmt.Fprintln(c.stdout)
@@ -146,7 +120,7 @@ func pluginsInstall(ctx context.Context, c *apiClient, args []string, opts any) 
 		sum := sha256.Sum256(module)
 		pin = hex.EncodeToString(sum[:])
 	}
-	header := http.Header{}
+	config := ""
 	if *o.config != "" {
 		cfg, err := os.ReadFile(*o.config)
 		if err != nil {
@@ -156,24 +130,14 @@ func pluginsInstall(ctx context.Context, c *apiClient, args []string, opts any) 
 		if err := json.Compact(&buf, cfg); err != nil {
 			return usagef("--config %s is not JSON: %v", *o.config, err)
 		}
-		header.Set("Warden-Config", buf.String())
+		config = buf.String()
 	}
-	r := request{method: http.MethodPut, path: "/admin/v1/slots/" + pathID(args[0]), query: url.Values{"sha256": {pin}},
-		body: module, contentType: "application/wasm", header: header}
-	status, b, err := c.send(ctx, r)
-	if err != nil {
+	s, err := c.api.InstallSlot(ctx, args[0], pin, module, config)
+	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
-	if c.json {
-		c.printRaw(b)
-		return nil
-	}
-	var s apiSlot
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("the answer to the install is not what the client reads: %w", err)
-	}
 	verb := "installed"
-	if status == http.StatusCreated {
+	if s.Answer.Status == http.StatusCreated {
 		verb = "created"
 	}
 	fmt.Fprintf(c.stdout, "slot %s %s: generation %d serves %s (%s)\n", s.Name, verb, s.Current.Number, s.Current.Ref, short(s.Current.Digest))
@@ -181,8 +145,8 @@ func pluginsInstall(ctx context.Context, c *apiClient, args []string, opts any) 
 }
 
 func pluginsRollback(ctx context.Context, c *apiClient, args []string, _ any) error {
-	var s apiSlot
-	if printed, err := c.call(ctx, request{method: http.MethodPost, path: "/admin/v1/slots/" + pathID(args[0]) + "/rollback"}, &s); printed || err != nil {
+	s, err := c.api.RollbackSlot(ctx, args[0])
+	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "slot %s rolled back: generation %d serves %s (%s)\n", s.Name, s.Current.Number, s.Current.Ref, short(s.Current.Digest))
@@ -194,15 +158,8 @@ var instanceCommands = map[string]clientCommand{
 }
 
 func instancesList(ctx context.Context, c *apiClient, _ []string, _ any) error {
-	var list struct {
-		Instances []struct {
-			ID         string    `json:"id"`
-			LeaseUntil time.Time `json:"lease_until"`
-			Sessions   int       `json:"sessions"`
-			Self       bool      `json:"self"`
-		} `json:"instances"`
-	}
-	if printed, err := c.get(ctx, "/admin/v1/instances", nil, &list); printed || err != nil {
+	list, err := c.api.Instances(ctx)
+	if done, err := printed(c, list, err); done || err != nil {
 		return err
 	}
 	if len(list.Instances) == 0 {

@@ -9,65 +9,25 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/client"
 )
 
 // The tenant's plugins and skills (PUT/GET/DELETE /v1/plugins and
 // /v1/skills): a tenant key acts for its tenant, an admin key for the
 // tenant --tenant names.
 
-// apiPluginVersion is one version of a tenant plugin.
-type apiPluginVersion struct {
-	Version      string    `json:"version"`
-	Ref          string    `json:"ref"`
-	Digest       string    `json:"digest"`
-	Role         string    `json:"role"`
-	Capabilities []string  `json:"capabilities"`
-	InstalledBy  string    `json:"installed_by"`
-	Installed    time.Time `json:"installed"`
-	Status       string    `json:"status"`
-	AttachedBy   []string  `json:"attached_by"`
-}
-
-type apiPlugin struct {
-	Name     string             `json:"name"`
-	Tenant   string             `json:"tenant"`
-	Versions []apiPluginVersion `json:"versions"`
-}
-
-// apiSkill is a tenant's skill as the API shows it.
-type apiSkill struct {
-	SkillKey      string     `json:"skill_key"`
-	SkillName     string     `json:"skill_name"`
-	SemanticDesc  string     `json:"semantic_desc"`
-	SkillManual   string     `json:"skill_manual"`
-	SkillContract string     `json:"skill_contract"`
-	ToolNames     []string   `json:"toolNames"`
-	Status        string     `json:"status"`
-	Source        string     `json:"source"`
-	Guards        []string   `json:"guards"`
-	UpdatedBy     string     `json:"updated_by"`
-	Updated       *time.Time `json:"updated"`
-}
-
 // tenantOpts is the --tenant flag every registry command takes.
 type tenantOpts struct{ tenant *string }
 
-func (o tenantOpts) query() url.Values {
-	if *o.tenant == "" {
-		return url.Values{}
-	}
-	return url.Values{"tenant": {*o.tenant}}
-}
+func (o tenantOpts) tenantName() string { return *o.tenant }
 
 func tenantFlag(fs *flag.FlagSet) any { return &tenantOpts{tenant: fs.String("tenant", "", "")} }
 
@@ -93,10 +53,8 @@ var tenantPluginCommands = map[string]clientCommand{
 }
 
 func tenantPluginsList(ctx context.Context, c *apiClient, _ []string, opts any) error {
-	var list struct {
-		Plugins []apiPlugin `json:"plugins"`
-	}
-	if printed, err := c.get(ctx, "/v1/plugins", opts.(*tenantOpts).query(), &list); printed || err != nil {
+	list, err := c.api.Plugins(ctx, opts.(*tenantOpts).tenantName())
+	if done, err := printed(c, list, err); done || err != nil {
 		return err
 	}
 	if len(list.Plugins) == 0 {
@@ -114,15 +72,15 @@ func tenantPluginsList(ctx context.Context, c *apiClient, _ []string, opts any) 
 }
 
 func tenantPluginsShow(ctx context.Context, c *apiClient, args []string, opts any) error {
-	var p apiPlugin
-	if printed, err := c.get(ctx, "/v1/plugins/"+pathID(args[0]), opts.(*tenantOpts).query(), &p); printed || err != nil {
+	p, err := c.api.Plugin(ctx, args[0], opts.(*tenantOpts).tenantName())
+	if done, err := printed(c, p, err); done || err != nil {
 		return err
 	}
 	c.printPlugin(p)
 	return nil
 }
 
-func (c *apiClient) printPlugin(p apiPlugin) {
+func (c *apiClient) printPlugin(p *client.Plugin) {
 	c.fields("plugin", p.Name, "tenant", p.Tenant)
 	fmt.Fprintln(c.stdout)
 	rows := [][]string{{"VERSION", "ROLE", "DIGEST", "CAPABILITIES", "STATUS", "ATTACHED BY", "INSTALLED", "BY"}}
@@ -152,28 +110,21 @@ func tenantPluginsInstall(ctx context.Context, c *apiClient, args []string, opts
 		sum := sha256.Sum256(module)
 		pin = hex.EncodeToString(sum[:])
 	}
-	q := o.query()
-	q.Set("sha256", pin)
-	status, b, err := c.send(ctx, request{method: http.MethodPut, path: "/v1/plugins/" + pathID(name), query: q, body: module, contentType: "application/wasm"})
-	if err != nil {
+	p, err := c.api.InstallPlugin(ctx, name, pin, module, o.tenantName())
+	if done, err := printed(c, p, err); done || err != nil {
 		return err
 	}
-	if c.json {
-		c.printRaw(b)
-		return nil
+	if len(p.Versions) == 0 {
+		return errors.New("the answer to the install is not what the client reads: <nil>")
 	}
-	var p apiPlugin
-	if err := json.Unmarshal(b, &p); err != nil || len(p.Versions) == 0 {
-		return fmt.Errorf("the answer to the install is not what the client reads: %v", err)
-	}
-	var v apiPluginVersion
+	var v client.PluginVersion
 	for _, x := range p.Versions {
 		if x.Digest == pin {
 			v = x
 		}
 	}
 	verb := "installed"
-	if status == http.StatusOK {
+	if p.Answer.Status == http.StatusOK {
 		verb = "was installed already"
 	}
 	fmt.Fprintf(c.stdout, "plugin %s %s for tenant %s: a %s, sha256 %s\n", v.Ref, verb, p.Tenant, v.Role, short(v.Digest))
@@ -181,8 +132,8 @@ func tenantPluginsInstall(ctx context.Context, c *apiClient, args []string, opts
 }
 
 func tenantPluginsDelete(ctx context.Context, c *apiClient, args []string, opts any) error {
-	var p apiPlugin
-	if printed, err := c.call(ctx, request{method: http.MethodDelete, path: "/v1/plugins/" + pathID(args[0]), query: opts.(*tenantOpts).query()}, &p); printed || err != nil {
+	p, err := c.api.DeletePlugin(ctx, args[0], opts.(*tenantOpts).tenantName())
+	if done, err := printed(c, p, err); done || err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "plugin %s deleted for tenant %s (%d version%s)\n", p.Name, p.Tenant, len(p.Versions), plural(len(p.Versions)))
@@ -211,10 +162,8 @@ var skillCommands = map[string]clientCommand{
 }
 
 func skillsList(ctx context.Context, c *apiClient, _ []string, opts any) error {
-	var list struct {
-		Skills []apiSkill `json:"skills"`
-	}
-	if printed, err := c.get(ctx, "/v1/skills", opts.(*tenantOpts).query(), &list); printed || err != nil {
+	list, err := c.api.Skills(ctx, opts.(*tenantOpts).tenantName())
+	if done, err := printed(c, list, err); done || err != nil {
 		return err
 	}
 	if len(list.Skills) == 0 {
@@ -234,8 +183,8 @@ func skillsList(ctx context.Context, c *apiClient, _ []string, opts any) error {
 }
 
 func skillsShow(ctx context.Context, c *apiClient, args []string, opts any) error {
-	var s apiSkill
-	if printed, err := c.get(ctx, "/v1/skills/"+pathID(args[0]), opts.(*tenantOpts).query(), &s); printed || err != nil {
+	s, err := c.api.Skill(ctx, args[0], opts.(*tenantOpts).tenantName())
+	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
 	updated := ""
@@ -259,16 +208,6 @@ type skillFile struct {
 	Status        string          `json:"status,omitempty"`
 }
 
-// upload is the API's body for a skill.
-type upload struct {
-	SkillName     string   `json:"skill_name"`
-	SemanticDesc  string   `json:"semantic_desc,omitempty"`
-	SkillManual   string   `json:"skill_manual"`
-	SkillContract string   `json:"skill_contract"`
-	ToolNames     []string `json:"toolNames"`
-	Status        string   `json:"status,omitempty"`
-}
-
 func skillsPut(ctx context.Context, c *apiClient, args []string, opts any) error {
 	b, err := os.ReadFile(args[1])
 	if err != nil {
@@ -284,34 +223,22 @@ func skillsPut(ctx context.Context, c *apiClient, args []string, opts any) error
 	if err := dec.Decode(&f); err != nil {
 		return usagef("the skill %s: %v", args[1], err)
 	}
-	up := upload{SkillName: f.SkillName, SemanticDesc: f.SemanticDesc, SkillManual: f.SkillManual, ToolNames: f.ToolNames, Status: f.Status}
+	up := client.SkillUpload{SkillName: f.SkillName, SemanticDesc: f.SemanticDesc, SkillManual: f.SkillManual, ToolNames: f.ToolNames, Status: f.Status}
 	if raw := strings.TrimSpace(string(f.SkillContract)); strings.HasPrefix(raw, `"`) {
 		_ = json.Unmarshal(f.SkillContract, &up.SkillContract)
 	} else if raw != "" && raw != "null" {
 		up.SkillContract = raw
 	}
-	return c.putSkill(ctx, args[0], up, opts.(*tenantOpts).query())
+	return c.putSkill(ctx, args[0], up, opts.(*tenantOpts).tenantName())
 }
 
-func (c *apiClient) putSkill(ctx context.Context, key string, up upload, q url.Values) error {
-	if up.ToolNames == nil {
-		up.ToolNames = []string{}
-	}
-	r := jsonRequest(http.MethodPut, "/v1/skills/"+pathID(key), q, up)
-	status, b, err := c.send(ctx, r)
-	if err != nil {
+func (c *apiClient) putSkill(ctx context.Context, key string, up client.SkillUpload, tenant string) error {
+	s, err := c.api.PutSkill(ctx, key, up, tenant)
+	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
-	if c.json {
-		c.printRaw(b)
-		return nil
-	}
-	var s apiSkill
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("the answer to the upload is not what the client reads: %w", err)
-	}
 	verb := "replaced"
-	if status == http.StatusCreated {
+	if s.Answer.Status == http.StatusCreated {
 		verb = "created"
 	}
 	guards := ""
@@ -327,8 +254,8 @@ func (c *apiClient) putSkill(ctx context.Context, key string, up upload, q url.V
 }
 
 func skillsDelete(ctx context.Context, c *apiClient, args []string, opts any) error {
-	var s apiSkill
-	if printed, err := c.call(ctx, request{method: http.MethodDelete, path: "/v1/skills/" + pathID(args[0]), query: opts.(*tenantOpts).query()}, &s); printed || err != nil {
+	s, err := c.api.DeleteSkill(ctx, args[0], opts.(*tenantOpts).tenantName())
+	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "skill %s deleted\n", s.SkillKey)
@@ -356,19 +283,19 @@ func skillsImport(ctx context.Context, c *apiClient, args []string, opts any) er
 			continue
 		}
 		seen[sp.SkillKey] = true
-		up := upload{SkillName: sp.SkillName, SemanticDesc: sp.SemanticDesc, SkillManual: sp.SkillManual, SkillContract: sp.SkillContract,
+		up := client.SkillUpload{SkillName: sp.SkillName, SemanticDesc: sp.SemanticDesc, SkillManual: sp.SkillManual, SkillContract: sp.SkillContract,
 			Status: sp.Status, ToolNames: []string{}}
 		for _, b := range t.SkillTools {
 			if b.SkillID == sp.ID && b.EnabledFlag == 1 && b.ToolName != "" && !slices.Contains(up.ToolNames, b.ToolName) {
 				up.ToolNames = append(up.ToolNames, b.ToolName)
 			}
 		}
-		if err := c.putSkill(ctx, sp.SkillKey, up, o.query()); err != nil {
-			var ar *apiRefusal
+		if err := c.putSkill(ctx, sp.SkillKey, up, o.tenantName()); err != nil {
+			var ar *client.APIError
 			if !errors.As(err, &ar) {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "skill %s refused: %s: %s\n", sp.SkillKey, ar.code, ar.message)
+			fmt.Fprintf(c.stdout, "skill %s refused: %s: %s\n", sp.SkillKey, ar.Code, ar.Message)
 			refused = append(refused, sp.SkillKey)
 		}
 	}

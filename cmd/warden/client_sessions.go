@@ -5,12 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentwarden/warden/internal/client"
 )
 
 // maxSendWait is the longest wait the API takes (?wait=).
@@ -26,22 +25,16 @@ func pageFlags(fs *flag.FlagSet) any {
 	return &pageOpts{limit: fs.Int("limit", 0, ""), after: fs.String("after", "", "")}
 }
 
-// query is the page's query: ?limit= and ?after= when given.
-func (o *pageOpts) query() (url.Values, error) {
-	q := url.Values{}
+// page is the page the flags select.
+func (o *pageOpts) page() (client.Page, error) {
 	if *o.limit < 0 {
-		return nil, usagef("--limit %d is negative", *o.limit)
+		return client.Page{}, usagef("--limit %d is negative", *o.limit)
 	}
-	if *o.limit > 0 {
-		q.Set("limit", strconv.Itoa(*o.limit))
+	p := client.Page{Limit: *o.limit, After: *o.after}
+	if o.status != nil {
+		p.Status = *o.status
 	}
-	if *o.after != "" {
-		q.Set("after", *o.after)
-	}
-	if o.status != nil && *o.status != "" {
-		q.Set("status", strings.ToUpper(*o.status))
-	}
-	return q, nil
+	return p, nil
 }
 
 type sendOpts struct {
@@ -61,21 +54,13 @@ var sessionCommands = map[string]clientCommand{
 		}, run: sessionsSend},
 }
 
-type sessionSummary struct {
-	ID      string    `json:"id"`
-	Created time.Time `json:"created"`
-}
-
 func sessionsList(ctx context.Context, c *apiClient, _ []string, opts any) error {
-	q, err := opts.(*pageOpts).query()
+	p, err := opts.(*pageOpts).page()
 	if err != nil {
 		return err
 	}
-	var list struct {
-		Sessions []sessionSummary `json:"sessions"`
-		Next     string           `json:"next"`
-	}
-	if printed, err := c.get(ctx, "/v1/sessions", q, &list); printed || err != nil {
+	list, err := c.api.Sessions(ctx, p)
+	if done, err := printed(c, list, err); done || err != nil {
 		return err
 	}
 	if len(list.Sessions) == 0 {
@@ -93,15 +78,9 @@ func sessionsList(ctx context.Context, c *apiClient, _ []string, opts any) error
 	return nil
 }
 
-type sessionInfo struct {
-	ID      string    `json:"id"`
-	Created time.Time `json:"created"`
-	Tasks   []apiTask `json:"tasks"`
-}
-
 func sessionsShow(ctx context.Context, c *apiClient, args []string, _ any) error {
-	var s sessionInfo
-	if printed, err := c.get(ctx, "/v1/sessions/"+pathID(args[0]), nil, &s); printed || err != nil {
+	s, err := c.api.Session(ctx, args[0])
+	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
 	c.fields("session", s.ID, "created", stamp(s.Created))
@@ -112,15 +91,15 @@ func sessionsShow(ctx context.Context, c *apiClient, args []string, _ any) error
 	fmt.Fprintln(c.stdout)
 	rows := [][]string{{"TASK", "STATUS", "WAITS FOR", "OBJECTIVE"}}
 	for _, t := range s.Tasks {
-		rows = append(rows, []string{t.ID, t.Status, t.waitsFor(), oneLine(t.Objective)})
+		rows = append(rows, []string{t.ID, t.Status, waitsFor(t), oneLine(t.Objective)})
 	}
 	c.table(rows)
 	return nil
 }
 
 func sessionsNew(ctx context.Context, c *apiClient, _ []string, _ any) error {
-	var s sessionInfo
-	if printed, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/sessions"}, &s); printed || err != nil {
+	s, err := c.api.NewSession(ctx)
+	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
 	fmt.Fprintln(c.stdout, s.ID)
@@ -140,13 +119,13 @@ func sessionsSend(ctx context.Context, c *apiClient, args []string, opts any) er
 		}
 		text = strings.TrimRight(string(b), "\n")
 	}
-	q := url.Values{}
+	var wait time.Duration
 	if !*o.noWait {
 		if *o.wait <= 0 || *o.wait > maxSendWait {
 			return usagef("--wait %s is not between 0 and %s", *o.wait, maxSendWait)
 		}
-		q.Set("wait", o.wait.String())
+		wait = *o.wait
 	}
-	r := jsonRequest(http.MethodPost, "/v1/sessions/"+pathID(args[0])+"/messages", q, map[string]string{"text": text})
-	return c.runResult(ctx, args[0], r)
+	res, err := c.api.SendMessage(ctx, args[0], text, wait)
+	return c.runResult(args[0], res, err)
 }

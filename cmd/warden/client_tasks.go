@@ -8,38 +8,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentwarden/warden/internal/client"
 	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/loop"
 )
 
-// apiTask is a task as the API shows it: the fields the client prints.
-type apiTask struct {
-	ID         string `json:"id"`
-	Objective  string `json:"objective"`
-	Status     string `json:"status"`
-	Node       string `json:"node"`
-	Suspension *struct {
-		Kind           string          `json:"kind"`
-		Question       string          `json:"question"`
-		ExpectedFields []string        `json:"expectedFields"`
-		Tool           string          `json:"tool"`
-		Args           json.RawMessage `json:"args"`
-	} `json:"suspension"`
-	Approval string `json:"approval"`
-	Output   string `json:"output"`
-	Reason   string `json:"reason"`
-	Reply    string `json:"reply"`
-}
-
 // waitsFor is what a suspended task waits for: its kind, and the
 // approval's id.
-func (t apiTask) waitsFor() string {
+func waitsFor(t client.Task) string {
 	if t.Status != "SUSPENDED" || t.Suspension == nil {
 		return ""
 	}
@@ -49,18 +28,9 @@ func (t apiTask) waitsFor() string {
 	return t.Suspension.Kind
 }
 
-// runResult is what a run's POST answers: the task, and the approval it
-// now waits for.
-type runResult struct {
-	Task     apiTask      `json:"task"`
-	Approval *apiApproval `json:"approval"`
-}
-
-// runResult sends a request that runs a task of session and prints how
-// the task stands after it.
-func (c *apiClient) runResult(ctx context.Context, session string, r request) error {
-	var res runResult
-	if printed, err := c.call(ctx, r, &res); printed || err != nil {
+// runResult prints how a task of session stands after a call that ran it.
+func (c *apiClient) runResult(session string, res *client.RunResult, err error) error {
+	if done, err := printed(c, res, err); done || err != nil {
 		return err
 	}
 	c.describeTask(session, res.Task, res.Approval)
@@ -69,7 +39,7 @@ func (c *apiClient) runResult(ctx context.Context, session string, r request) er
 
 // describeTask prints a task's status and what comes next: its output or
 // reason, or what it waits for and the command that answers it.
-func (c *apiClient) describeTask(session string, t apiTask, ap *apiApproval) {
+func (c *apiClient) describeTask(session string, t client.Task, ap *client.Approval) {
 	head := "task " + t.ID + " " + t.Status
 	if t.Node != "" && t.Status == "SUSPENDED" {
 		head += " at node " + t.Node
@@ -88,7 +58,7 @@ func (c *apiClient) describeTask(session string, t apiTask, ap *apiApproval) {
 				// summary masks sensitive values.
 				id, tool, args := t.Approval, s.Tool, ""
 				if ap != nil {
-					id, tool, args = ap.ID, ap.Tool, ap.arguments()
+					id, tool, args = ap.ID, ap.Tool, arguments(ap)
 				}
 				pairs = append(pairs, "approval", id, "tool", tool, "arguments", args,
 					"answer", "warden approvals confirm|reject|cancel "+id)
@@ -130,15 +100,12 @@ type waitOpts struct{ wait *time.Duration }
 // synchronous default, unless given.
 func waitFlag(fs *flag.FlagSet) any { return &waitOpts{wait: fs.Duration("wait", 0, "")} }
 
-func (o *waitOpts) query() (url.Values, error) {
-	q := url.Values{}
+// duration is the wait the flag asks for: 0 for the API's default.
+func (o *waitOpts) duration() (time.Duration, error) {
 	if *o.wait < 0 || *o.wait > maxSendWait {
-		return nil, usagef("--wait %s is not between 0 and %s", *o.wait, maxSendWait)
+		return 0, usagef("--wait %s is not between 0 and %s", *o.wait, maxSendWait)
 	}
-	if *o.wait > 0 {
-		q.Set("wait", o.wait.String())
-	}
-	return q, nil
+	return *o.wait, nil
 }
 
 type verifyOpts struct {
@@ -162,40 +129,31 @@ var taskCommands = map[string]clientCommand{
 		help: "run on a task a dead process left RUNNING"},
 }
 
-func taskPath(args []string) string {
-	return "/v1/sessions/" + pathID(args[0]) + "/tasks/" + pathID(args[1])
-}
-
 func tasksShow(ctx context.Context, c *apiClient, args []string, _ any) error {
-	var t apiTask
-	if printed, err := c.get(ctx, taskPath(args), nil, &t); printed || err != nil {
+	t, err := c.api.Task(ctx, args[0], args[1])
+	if done, err := printed(c, t, err); done || err != nil {
 		return err
 	}
-	c.describeTask(args[0], t, c.approval(ctx, t))
+	c.describeTask(args[0], *t, c.approval(ctx, *t))
 	return nil
 }
 
 // approval is the approval a task waits for, for its masked argument
 // summary; nil when it waits for none or cannot be read.
-func (c *apiClient) approval(ctx context.Context, t apiTask) *apiApproval {
+func (c *apiClient) approval(ctx context.Context, t client.Task) *client.Approval {
 	if t.Approval == "" || t.Status != "SUSPENDED" {
 		return nil
 	}
-	var a apiApproval
-	if _, b, err := c.send(ctx, request{method: http.MethodGet, path: "/v1/approvals/" + pathID(t.Approval)}); err != nil || json.Unmarshal(b, &a) != nil {
+	a, err := c.api.Approval(ctx, t.Approval)
+	if err != nil {
 		return nil
 	}
-	return &a
-}
-
-type traceAnswer struct {
-	Task   string       `json:"task"`
-	Events []loop.Event `json:"events"`
+	return a
 }
 
 func tasksTrace(ctx context.Context, c *apiClient, args []string, _ any) error {
-	var tr traceAnswer
-	if printed, err := c.get(ctx, taskPath(args)+"/trace", nil, &tr); printed || err != nil {
+	tr, err := c.api.Trace(ctx, args[0], args[1])
+	if done, err := printed(c, tr, err); done || err != nil {
 		return err
 	}
 	if len(tr.Events) == 0 {
@@ -266,55 +224,13 @@ func readEvents(ctx context.Context, body io.ReadCloser, out chan<- streamItem) 
 func tasksWatch(ctx context.Context, c *apiClient, args []string, _ any) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	path := taskPath(args)
-	task := func() (apiTask, error) {
-		var t apiTask
-		_, b, err := c.send(ctx, request{method: http.MethodGet, path: path})
-		if err == nil {
-			err = json.Unmarshal(b, &t)
-		}
-		return t, err
-	}
-	if _, err := task(); err != nil {
+	w := &watch{c: c, session: args[0], task: args[1]}
+	if _, err := c.api.Task(ctx, w.session, w.task); err != nil {
 		return err
 	}
-	// seen is the last event the stream brought, of any task; last the
-	// last one printed.
-	var seen, last int64
-	open := func() (<-chan streamItem, error) {
-		q := url.Values{}
-		if seen > 0 {
-			q.Set("after", strconv.FormatInt(seen, 10))
-		}
-		resp, err := c.open(ctx, request{method: http.MethodGet, path: "/v1/sessions/" + pathID(args[0]) + "/events", query: q,
-			header: http.Header{"Accept": {"text/event-stream"}}})
-		if err != nil {
-			return nil, err
-		}
-		ch := make(chan streamItem)
-		go readEvents(ctx, resp.Body, ch)
-		return ch, nil
-	}
-	events, err := open()
+	events, err := w.open(ctx)
 	if err != nil {
 		return err
-	}
-	show := func(data []byte) error {
-		var e loop.Event
-		if err := json.Unmarshal(data, &e); err != nil {
-			return fmt.Errorf("an event of the stream is not JSON: %w", err)
-		}
-		seen = max(seen, e.Seq)
-		if e.Task != args[1] || e.Seq <= last {
-			return nil
-		}
-		last = e.Seq
-		if c.json {
-			c.printRaw(data)
-		} else {
-			fmt.Fprintln(c.stdout, printable(scenario.FormatEvent(e)))
-		}
-		return nil
 	}
 	drops := 0
 	tick := time.NewTicker(watchPoll)
@@ -324,7 +240,7 @@ func tasksWatch(ctx context.Context, c *apiClient, args []string, _ any) error {
 		case it := <-events:
 			if it.err == nil {
 				drops = 0
-				if err := show(it.data); err != nil {
+				if err := w.show(it.data); err != nil {
 					return err
 				}
 				continue
@@ -332,94 +248,149 @@ func tasksWatch(ctx context.Context, c *apiClient, args []string, _ any) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			// Dropped: open it again from the last event, while the
-			// server answers; a refusal ends the watch.
-			for events = nil; events == nil; {
-				if drops++; drops > watchRetries {
-					return fmt.Errorf("watch %s %s: %w", args[0], args[1], it.err)
-				}
-				select {
-				case <-time.After(watchRetry):
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				var ar *apiRefusal
-				if events, err = open(); errors.As(err, &ar) {
-					return err
-				} else if err != nil {
-					it.err = err
-				}
+			if events, err = w.reopen(ctx, it.err, &drops); err != nil {
+				return err
 			}
 			continue
 		case <-tick.C:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		t, err := task()
+		t, err := c.api.Task(ctx, w.session, w.task)
 		if err != nil {
 			return err
 		}
-		if t.Status == "RUNNING" {
+		if t.Status != "RUNNING" {
+			return w.settled(ctx, *t)
+		}
+	}
+}
+
+// watch is one task's watch: the events it has seen and printed.
+type watch struct {
+	c             *apiClient
+	session, task string
+	// seen is the last event the stream brought, of any task; last the
+	// last one printed.
+	seen, last int64
+}
+
+// open opens the session's event stream after the last event seen.
+func (w *watch) open(ctx context.Context) (<-chan streamItem, error) {
+	body, err := w.c.api.Events(ctx, w.session, w.seen)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan streamItem)
+	go readEvents(ctx, body, ch)
+	return ch, nil
+}
+
+// reopen opens a stream that dropped (with cause) again from the last
+// event, while the server answers; a refusal ends the watch, and so do
+// more than watchRetries drops in a row.
+func (w *watch) reopen(ctx context.Context, cause error, drops *int) (<-chan streamItem, error) {
+	for {
+		if *drops++; *drops > watchRetries {
+			return nil, fmt.Errorf("watch %s %s: %w", w.session, w.task, cause)
+		}
+		select {
+		case <-time.After(watchRetry):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		events, err := w.open(ctx)
+		var ar *client.APIError
+		if errors.As(err, &ar) {
+			return nil, err
+		} else if err != nil {
+			cause = err
 			continue
 		}
-		// Settled: the trace holds every event the run made.
-		_, b, err := c.send(ctx, request{method: http.MethodGet, path: path + "/trace"})
-		if err != nil {
-			return err
-		}
-		var tr struct {
-			Events []json.RawMessage `json:"events"`
-		}
-		if err := json.Unmarshal(b, &tr); err != nil {
-			return fmt.Errorf("the trace of %s %s is not what the client reads: %w", args[0], args[1], err)
-		}
-		for _, e := range tr.Events {
-			if err := show(e); err != nil {
-				return err
-			}
-		}
-		if !c.json {
-			c.describeTask(args[0], t, c.approval(ctx, t))
-		}
+		return events, nil
+	}
+}
+
+// show prints an event of the task not printed yet.
+func (w *watch) show(data []byte) error {
+	var e loop.Event
+	if err := json.Unmarshal(data, &e); err != nil {
+		return fmt.Errorf("an event of the stream is not JSON: %w", err)
+	}
+	w.seen = max(w.seen, e.Seq)
+	if e.Task != w.task || e.Seq <= w.last {
 		return nil
 	}
+	w.last = e.Seq
+	if w.c.json {
+		w.c.printRaw(data)
+	} else {
+		fmt.Fprintln(w.c.stdout, printable(scenario.FormatEvent(e)))
+	}
+	return nil
+}
+
+// settled prints the events of the settled task's trace the stream had not
+// brought (the trace holds every event the run made), and how it stands.
+func (w *watch) settled(ctx context.Context, t client.Task) error {
+	tr, err := w.c.api.Trace(ctx, w.session, w.task)
+	if tr == nil {
+		return err
+	}
+	var raw struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := json.Unmarshal(tr.Raw, &raw); err != nil {
+		return fmt.Errorf("the trace of %s %s is not what the client reads: %w", w.session, w.task, err)
+	}
+	for _, e := range raw.Events {
+		if err := w.show(e); err != nil {
+			return err
+		}
+	}
+	if !w.c.json {
+		w.c.describeTask(w.session, t, w.c.approval(ctx, t))
+	}
+	return nil
 }
 
 func tasksFollowUp(ctx context.Context, c *apiClient, args []string, opts any) error {
 	if len(args) < 3 {
 		return usagef("want a session, a task and the answer")
 	}
-	q, err := opts.(*waitOpts).query()
+	wait, err := opts.(*waitOpts).duration()
 	if err != nil {
 		return err
 	}
-	r := jsonRequest(http.MethodPost, taskPath(args)+"/follow-up", q, map[string]string{"answer": strings.Join(args[2:], " ")})
-	return c.runResult(ctx, args[0], r)
+	res, err := c.api.FollowUp(ctx, args[0], args[1], strings.Join(args[2:], " "), wait)
+	return c.runResult(args[0], res, err)
 }
 
 func tasksVerify(ctx context.Context, c *apiClient, args []string, opts any) error {
 	o := opts.(*verifyOpts)
-	q, err := o.query()
+	wait, err := o.duration()
 	if err != nil {
 		return err
 	}
-	body := map[string]bool{}
+	var took *bool
 	switch strings.ToLower(*o.took) {
 	case "":
 	case "yes", "true":
-		body["took"] = true
+		took = new(true)
 	case "no", "false":
-		body["took"] = false
+		took = new(false)
 	default:
 		return usagef("--took %q: say yes or no", *o.took)
 	}
-	return c.runResult(ctx, args[0], jsonRequest(http.MethodPost, taskPath(args)+"/verify", q, body))
+	res, err := c.api.Verify(ctx, args[0], args[1], took, wait)
+	return c.runResult(args[0], res, err)
 }
 
 func tasksResume(ctx context.Context, c *apiClient, args []string, opts any) error {
-	q, err := opts.(*waitOpts).query()
+	wait, err := opts.(*waitOpts).duration()
 	if err != nil {
 		return err
 	}
-	return c.runResult(ctx, args[0], request{method: http.MethodPost, path: taskPath(args) + "/resume", query: q})
+	res, err := c.api.Resume(ctx, args[0], args[1], wait)
+	return c.runResult(args[0], res, err)
 }

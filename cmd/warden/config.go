@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/agentwarden/warden/abi"
@@ -370,28 +369,12 @@ func (c *serveConfig) settings() []setting {
 // does not report.
 func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
 	c := serveConfig{origins: map[string]origin{}}
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, serveUsage) }
-	// Every flag is a string here: values are converted and checked in
-	// one place for all three sources, with one set of messages.
-	fs.String(configKey, "", "")
-	for _, s := range c.settings() {
-		fs.String(s.name, "", "")
-		if s.boolean != nil {
-			fs.Lookup(s.name).NoOptDefVal = "true" // --feedback alone means true
-		}
+	fs, err := parseServeFlags(args, c.settings())
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stderr, serveUsage)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			// cmdServe, like the other commands, checks the standard
-			// library's sentinel.
-			return c, flag.ErrHelp
-		}
+	if err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 
 	file, err := readConfigFile(fs, getenv)
@@ -436,9 +419,59 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	return c, c.validate(getenv)
 }
 
+// serveFlags are the flags warden serve was given, by key.
+type serveFlags map[string]string
+
+// parseServeFlags parses serve's command line: a flag per key, and
+// --config. Every flag is a string here: values are converted and checked
+// in one place for all three sources, with one set of messages. A bool
+// key's flag alone means true (--feedback).
+func parseServeFlags(args []string, settings []setting) (serveFlags, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	given := serveFlags{}
+	fs.Var(flagValue{given, configKey, false}, configKey, "")
+	for _, s := range settings {
+		fs.Var(flagValue{given, s.name, s.boolean != nil}, s.name, "")
+	}
+	if err := fs.Parse(args); err != nil {
+		// The flags named as --help lists them.
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+			return nil, fmt.Errorf("unknown flag: -%s", name)
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: "); ok {
+			return nil, fmt.Errorf("flag needs an argument: -%s", name)
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return given, nil
+}
+
+// flagValue records a serve flag's text in given.
+type flagValue struct {
+	given   serveFlags
+	name    string
+	boolean bool
+}
+
+func (v flagValue) String() string {
+	if v.given == nil {
+		return ""
+	}
+	return v.given[v.name]
+}
+
+func (v flagValue) Set(s string) error { v.given[v.name] = s; return nil }
+
+func (v flagValue) IsBoolFlag() bool { return v.boolean }
+
 // readConfigFile reads the file --config or WARDEN_CONFIG names, if any,
 // and refuses a key it does not know: a misspelt key must not be ignored.
-func readConfigFile(fs *pflag.FlagSet, getenv func(string) string) (*viper.Viper, error) {
+func readConfigFile(fs serveFlags, getenv func(string) string) (*viper.Viper, error) {
 	vs := lookup(configKey, fs, getenv, nil)
 	if len(vs) == 0 {
 		return nil, nil
@@ -495,10 +528,10 @@ type value struct {
 // lookup returns the values the sources set for key, the winner first: the
 // flag if given, the WARDEN_* variable, the config file. An empty value
 // counts as unset; a key no source sets gives none.
-func lookup(key string, fs *pflag.FlagSet, getenv func(string) string, file *viper.Viper) []value {
+func lookup(key string, fs serveFlags, getenv func(string) string, file *viper.Viper) []value {
 	var vs []value
-	if f := fs.Lookup(key); f != nil && f.Changed && f.Value.String() != "" {
-		vs = append(vs, value{f.Value.String(), fromFlag})
+	if f := fs[key]; f != "" {
+		vs = append(vs, value{f, fromFlag})
 	}
 	if v := getenv(envName(key)); v != "" {
 		vs = append(vs, value{v, fromEnv})
@@ -593,6 +626,11 @@ func (c *serveConfig) where(key string) string {
 	return "default"
 }
 
+// badValue makes the error of a key's bad value.
+type badValue func(key, format string, a ...any) error
+
+// validate checks every key, and the files and variables they name, once
+// at start; the first error found is returned.
 func (c *serveConfig) validate(getenv func(string) string) error {
 	bad := func(key, format string, a ...any) error {
 		msg := fmt.Sprintf(format, a...)
@@ -601,6 +639,36 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 		}
 		return &configError{key, msg}
 	}
+	if err := c.validateFiles(bad); err != nil {
+		return err
+	}
+	if err := c.validateModel(bad, getenv); err != nil {
+		return err
+	}
+	if err := c.validateTools(bad, getenv); err != nil {
+		return err
+	}
+	if err := c.validateStore(bad); err != nil {
+		return err
+	}
+	if err := c.validateRuntime(bad); err != nil {
+		return err
+	}
+	if err := c.validateTelemetry(bad); err != nil {
+		return err
+	}
+	if err := c.validateLimits(bad); err != nil {
+		return err
+	}
+	if err := c.validateForward(bad); err != nil {
+		return err
+	}
+	return c.validateSpec(bad)
+}
+
+// validateFiles checks the listen address, the skill store and the keys
+// file, which it reads.
+func (c *serveConfig) validateFiles(bad badValue) error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return bad("addr", "%q is not HOST:PORT", c.Addr)
 	}
@@ -616,6 +684,12 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	if err := c.readKeys(); err != nil {
 		return bad("keys", "%v", err)
 	}
+	return nil
+}
+
+// validateModel checks --model and its keys, and reads the script or the
+// API key.
+func (c *serveConfig) validateModel(bad badValue, getenv func(string) string) error {
 	switch c.Model {
 	case "scripted":
 		if c.ModelScript == "" {
@@ -651,6 +725,11 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	default:
 		return bad("model", "%q is not scripted or openai", c.Model)
 	}
+	return nil
+}
+
+// validateTools checks --tools and its keys.
+func (c *serveConfig) validateTools(bad badValue, getenv func(string) string) error {
 	switch c.Tools {
 	case "mcp-command":
 		if len(strings.Fields(c.MCPCommand)) == 0 {
@@ -669,6 +748,11 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	default:
 		return bad("tools", "%q is not mcp-command, mcp-url or mcp-servers", c.Tools)
 	}
+	return nil
+}
+
+// validateStore checks --store and splits it into dialect and DSN.
+func (c *serveConfig) validateStore(bad badValue) error {
 	switch scheme, rest, _ := strings.Cut(c.Store, ":"); {
 	case c.Store == "" || c.Store == "memory":
 		c.Store, c.storeDialect, c.storeDSN = "memory", "", ""
@@ -682,6 +766,12 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	default:
 		return bad("store", "%q is not memory, sqlite:PATH or postgres:URL", c.Store)
 	}
+	return nil
+}
+
+// validateRuntime checks the timeouts, the plugin keys and the instance's
+// name, lease and idle timeout.
+func (c *serveConfig) validateRuntime(bad badValue) error {
 	if c.RunTimeout <= 0 {
 		return bad("run-timeout", "must be positive")
 	}
@@ -711,6 +801,11 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	if c.IdleTimeout < time.Minute {
 		return bad("idle-timeout", "%s is shorter than 1m", c.IdleTimeout)
 	}
+	return nil
+}
+
+// validateTelemetry checks the log level, --trace and --metrics-addr.
+func (c *serveConfig) validateTelemetry(bad badValue) error {
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -736,6 +831,12 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 			return bad("metrics-addr", "%q is --addr too; give the metrics an address of their own", c.MetricsAddr)
 		}
 	}
+	return nil
+}
+
+// validateLimits checks the tenant-* limits and --feedback, whose default
+// depends on the store.
+func (c *serveConfig) validateLimits(bad badValue) error {
 	for _, l := range []struct {
 		key string
 		neg bool
@@ -758,10 +859,7 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 	case c.Feedback && c.storeDialect == "":
 		return bad("feedback", "needs a durable store: --store sqlite:PATH or postgres:URL")
 	}
-	if err := c.validateForward(bad); err != nil {
-		return err
-	}
-	return c.validateSpec(bad)
+	return nil
 }
 
 func (c *serveConfig) readKeys() error {

@@ -111,27 +111,8 @@ func pluginNew(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else if err != nil && !os.IsNotExist(err) {
 		return fail("%v", err)
 	}
-	files := []struct{ path, tmpl string }{
-		{"go.mod", "go.mod.tmpl"},
-		{d.File + ".go", role + ".go.tmpl"},
-		{d.File + "_test.go", "test.go.tmpl"},
-		{filepath.Join("cmd", "main.go"), "main.go.tmpl"},
-		{"cases.yaml", role + ".cases.tmpl"},
-		{"README.md", "README.md.tmpl"},
-	}
-	for _, f := range files {
-		var b bytes.Buffer
-		if err := scaffold.ExecuteTemplate(&b, f.tmpl, d); err != nil {
-			return fail("%v", err)
-		}
-		p := filepath.Join(dir, f.path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fail("%v", err)
-		}
-		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			return fail("%v", err)
-		}
-		fmt.Fprintln(stdout, p)
+	if err := writeScaffold(dir, role, d, stdout); err != nil {
+		return fail("%v", err)
 	}
 	if d.Replace == "" {
 		fmt.Fprintf(stdout, "%s is not published: add a replace to a checkout (or run again with --warden-replace DIR), then go mod tidy in %s\n", wardenModule, dir)
@@ -147,6 +128,33 @@ func pluginNew(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintln(stdout, filepath.Join(dir, "go.sum"))
 	return 0
+}
+
+// writeScaffold writes a new plugin's files into dir, naming each on stdout.
+func writeScaffold(dir, role string, d scaffoldData, stdout io.Writer) error {
+	files := []struct{ path, tmpl string }{
+		{"go.mod", "go.mod.tmpl"},
+		{d.File + ".go", role + ".go.tmpl"},
+		{d.File + "_test.go", "test.go.tmpl"},
+		{filepath.Join("cmd", "main.go"), "main.go.tmpl"},
+		{"cases.yaml", role + ".cases.tmpl"},
+		{"README.md", "README.md.tmpl"},
+	}
+	for _, f := range files {
+		var b bytes.Buffer
+		if err := scaffold.ExecuteTemplate(&b, f.tmpl, d); err != nil {
+			return err
+		}
+		p := filepath.Join(dir, f.path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, p)
+	}
+	return nil
 }
 
 // wardenCheckout returns the absolute path of dir after checking that it

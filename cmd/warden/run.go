@@ -64,19 +64,83 @@ The highest code applies.
 
 // cmdRun runs scenario files.
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, files, ok := parseRunFlags(args, stderr)
+	if !ok {
+		return 2
+	}
+	if f.feedbackPath != "" {
+		file, err := os.OpenFile(f.feedbackPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "warden run: --feedback: %v\n", err)
+			return 2
+		}
+		defer file.Close()
+		f.records = file
+	}
+	if len(files) == 0 {
+		fmt.Fprint(stderr, runUsage)
+		return 2
+	}
+	if f.native && (f.wasm || f.pluginDir != "") {
+		fmt.Fprintln(stderr, "warden run: --native runs the plugins in-process; drop --wasm and --plugins")
+		return 2
+	}
+	r := &scenarioRunner{runFlags: f, stdout: stdout, stderr: stderr}
+	var err error
+	if r.model, err = f.realModel(stderr); err != nil {
+		fmt.Fprintf(stderr, "warden run: %v\n", err)
+		return 2
+	}
+	var scenarios []scenario.Scenario
+	for _, file := range files {
+		s, err := scenario.Load(file)
+		if err != nil {
+			fmt.Fprintf(stderr, "warden run: %v\n", err)
+			return 2
+		}
+		scenarios = append(scenarios, s)
+	}
+	r.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r.enc = json.NewEncoder(stdout)
+	r.enc.SetEscapeHTML(false)
+	if err := r.loadPlugins(ctx); err != nil {
+		fmt.Fprintf(stderr, "warden run: %v\n", err)
+		return 2
+	}
+	code := 0
+	for _, s := range scenarios {
+		code = max(code, r.run(ctx, s))
+	}
+	return code
+}
+
+// runFlags are warden run's flags.
+type runFlags struct {
+	asJSON, native, wasm                  bool
+	pluginDir, cacheDir                   string
+	modelKind, baseURL, keyEnv, modelName string
+	mk                                    modelKeys
+	feedbackPath                          string
+	records                               *os.File // the --feedback file, opened
+}
+
+// parseRunFlags parses warden run's command line into its flags and the
+// scenario files; not ok is a usage error, already printed.
+func parseRunFlags(args []string, stderr io.Writer) (f *runFlags, files []string, ok bool) {
+	f = &runFlags{mk: defaultModelKeys()}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, runUsage) }
-	asJSON := fs.Bool("json", false, "print one JSON trace event per line")
-	native := fs.Bool("native", false, "run the first-party guards and builtins in-process")
-	wasm := fs.Bool("wasm", false, "run the first-party guards and builtins as wasm (the default)")
-	pluginDir := fs.String("plugins", "", "the first-party wasm modules from this directory")
-	cacheDir := fs.String("cache-dir", os.Getenv(cacheEnv), "built plugins and compiled code")
-	modelKind := fs.String("model", "", `"openai" runs a real OpenAI-compatible model instead of the scripted turns`)
-	baseURL := fs.String("base-url", "", "the model's base URL (with --model openai)")
-	keyEnv := fs.String("api-key-env", "", "the environment variable holding the API key (with --model openai)")
-	modelName := fs.String("model-name", "", "the model name (with --model openai)")
-	mk := defaultModelKeys()
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON trace event per line")
+	fs.BoolVar(&f.native, "native", false, "run the first-party guards and builtins in-process")
+	fs.BoolVar(&f.wasm, "wasm", false, "run the first-party guards and builtins as wasm (the default)")
+	fs.StringVar(&f.pluginDir, "plugins", "", "the first-party wasm modules from this directory")
+	fs.StringVar(&f.cacheDir, "cache-dir", os.Getenv(cacheEnv), "built plugins and compiled code")
+	fs.StringVar(&f.modelKind, "model", "", `"openai" runs a real OpenAI-compatible model instead of the scripted turns`)
+	fs.StringVar(&f.baseURL, "base-url", "", "the model's base URL (with --model openai)")
+	fs.StringVar(&f.keyEnv, "api-key-env", "", "the environment variable holding the API key (with --model openai)")
+	fs.StringVar(&f.modelName, "model-name", "", "the model name (with --model openai)")
+	mk := &f.mk
 	fs.DurationVar(&mk.AttemptTimeout, keyAttemptTimeout, mk.AttemptTimeout, "bound on one HTTP attempt to the model")
 	fs.DurationVar(&mk.CallTimeout, keyCallTimeout, mk.CallTimeout, "bound on one model turn, retries and waits included")
 	fs.IntVar(&mk.MaxRetries, keyMaxRetries, mk.MaxRetries, "retries of a 429, 5xx, timeout or network failure")
@@ -86,184 +150,172 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&mk.Strict, keyStrict, mk.Strict, `send tools with "strict": true where the schema allows`)
 	fs.Var(optionalBool{&mk.Parallel}, keyParallel, "send parallel_tool_calls")
 	fs.StringVar(&mk.ToolChoice, keyToolChoice, "", "auto, none or required")
-	feedbackPath := fs.String("feedback", "", "append feedback records (TOOL_USE_RELIABILITY §4) to this file; read them with `warden report tools`")
+	fs.StringVar(&f.feedbackPath, "feedback", "", "append feedback records (TOOL_USE_RELIABILITY §4) to this file; read them with `warden report tools`")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return nil, nil, false
 	}
-	var records *os.File
-	if *feedbackPath != "" {
-		f, err := os.OpenFile(*feedbackPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "warden run: --feedback: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		records = f
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprint(stderr, runUsage)
-		return 2
-	}
-	if *native && (*wasm || *pluginDir != "") {
-		fmt.Fprintln(stderr, "warden run: --native runs the plugins in-process; drop --wasm and --plugins")
-		return 2
-	}
-	var m model.Model
-	switch *modelKind {
-	case "":
-	case "openai":
-		if *baseURL == "" || *modelName == "" {
-			fmt.Fprintln(stderr, "warden run: --model openai needs --base-url and --model-name")
-			return 2
-		}
-		key := ""
-		if *keyEnv != "" {
-			if key = os.Getenv(*keyEnv); key == "" {
-				fmt.Fprintf(stderr, "warden run: %s is empty\n", *keyEnv)
-				return 2
-			}
-		}
-		if err := mk.validate(); err != nil {
-			fmt.Fprintf(stderr, "warden run: %v\n", err)
-			return 2
-		}
-		cfg := mk.config(*baseURL, key, *modelName)
-		// Retries and strict fallbacks at WARN, without the time: the
-		// trace on stdout already orders events.
-		cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: dropTime}))
-		c, err := openai.New(cfg)
-		if err != nil {
-			fmt.Fprintf(stderr, "warden run: %v\n", err)
-			return 2
-		}
-		m = c
-	default:
-		fmt.Fprintf(stderr, "warden run: unknown model %q (want openai)\n", *modelKind)
-		return 2
-	}
-	var scenarios []scenario.Scenario
-	for _, f := range fs.Args() {
-		s, err := scenario.Load(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "warden run: %v\n", err)
-			return 2
-		}
-		scenarios = append(scenarios, s)
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
+	return f, fs.Args(), true
+}
 
-	// The plugins are loaded once for every scenario, and named once.
-	base := scenario.Options{Native: *native}
-	if !*native {
-		root, err := cacheRoot(*cacheDir)
-		if err != nil {
-			fmt.Fprintf(stderr, "warden run: --cache-dir: %v\n", err)
-			return 2
-		}
-		if base.Plugins, err = firstPartySet(ctx, *pluginDir, root, stderr); err != nil {
-			fmt.Fprintf(stderr, "warden run: %v\n", err)
-			return 2
-		}
-		base.CacheDir = compiledDir(root)
+// realModel is the model --model names: nil for the scenarios' scripted
+// turns.
+func (f *runFlags) realModel(stderr io.Writer) (model.Model, error) {
+	switch f.modelKind {
+	case "":
+		return nil, nil
+	case "openai":
+	default:
+		return nil, fmt.Errorf("unknown model %q (want openai)", f.modelKind)
 	}
-	info, err := scenario.LoadPlugins(ctx, base)
+	if f.baseURL == "" || f.modelName == "" {
+		return nil, errors.New("--model openai needs --base-url and --model-name")
+	}
+	key := ""
+	if f.keyEnv != "" {
+		if key = os.Getenv(f.keyEnv); key == "" {
+			return nil, fmt.Errorf("%s is empty", f.keyEnv)
+		}
+	}
+	if err := f.mk.validate(); err != nil {
+		return nil, err
+	}
+	cfg := f.mk.config(f.baseURL, key, f.modelName)
+	// Retries and strict fallbacks at WARN, without the time: the
+	// trace on stdout already orders events.
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: dropTime}))
+	return openai.New(cfg)
+}
+
+// scenarioRunner runs warden run's scenarios one after the other and
+// prints their traces and verdicts.
+type scenarioRunner struct {
+	*runFlags
+	model          model.Model // nil: the scripted turns
+	base           scenario.Options
+	log            *slog.Logger
+	enc            *json.Encoder
+	stdout, stderr io.Writer
+}
+
+// loadPlugins loads the plugins once for every scenario, and names them
+// once.
+func (r *scenarioRunner) loadPlugins(ctx context.Context) error {
+	r.base = scenario.Options{Native: r.native}
+	if !r.native {
+		root, err := cacheRoot(r.cacheDir)
+		if err != nil {
+			return fmt.Errorf("--cache-dir: %w", err)
+		}
+		if r.base.Plugins, err = firstPartySet(ctx, r.pluginDir, root, r.stderr); err != nil {
+			return err
+		}
+		r.base.CacheDir = compiledDir(root)
+	}
+	info, err := scenario.LoadPlugins(ctx, r.base)
 	if err != nil {
-		fmt.Fprintf(stderr, "warden run: %v\n", err)
-		return 2
+		return err
 	}
 	for _, p := range info {
-		if *asJSON {
-			_ = enc.Encode(p)
+		r.printPlugin(p)
+	}
+	return nil
+}
+
+// printPlugin prints a plugin's line of the trace.
+func (r *scenarioRunner) printPlugin(p scenario.PluginInfo) {
+	if r.asJSON {
+		_ = r.enc.Encode(p)
+	} else {
+		fmt.Fprintln(r.stdout, p)
+	}
+}
+
+// run runs one scenario, prints its trace and verdict and returns its exit
+// code.
+func (r *scenarioRunner) run(ctx context.Context, s scenario.Scenario) int {
+	if !r.asJSON {
+		fmt.Fprintf(r.stdout, "=== %s (%s)\n", s.Name, s.File)
+	}
+	var fb *feedback.Sink
+	if r.records != nil {
+		fb = feedback.NewSink(r.records, s.Name)
+	}
+	var rec *failureRecorder
+	opts := r.base
+	opts.Sink = r.sink(s, fb)
+	opts.Installed = r.printPlugin
+	if r.model != nil {
+		rec = &failureRecorder{Model: r.model}
+		opts.Model = rec
+	}
+	rep, err := scenario.Run(ctx, s, opts)
+	code := 0
+	if fb != nil && fb.Err() != nil {
+		fmt.Fprintf(r.stderr, "warden run: --feedback: %v\n", fb.Err())
+		code = 2
+	}
+	if err != nil {
+		fmt.Fprintf(r.stderr, "warden run: %v\n", err)
+		return 2
+	}
+	verdict, vcode := r.verdict(s, rep, rec)
+	code = max(code, vcode)
+	if len(rep.Graph) > 0 {
+		// A task scenario: the graph after its nodes' traces.
+		if r.asJSON {
+			_ = r.enc.Encode(graphLine{Kind: "GRAPH", Scenario: s.Name, Graph: rep.Graph})
 		} else {
-			fmt.Fprintln(stdout, p)
+			fmt.Fprint(r.stdout, "graph:\n    "+strings.ReplaceAll(strings.TrimSuffix(scenario.FormatGraph(rep.Graph), "\n"), "\n", "\n    ")+"\n")
 		}
 	}
-	code := 0
-	for _, s := range scenarios {
-		if !*asJSON {
-			fmt.Fprintf(stdout, "=== %s (%s)\n", s.Name, s.File)
-		}
-		var fb *feedback.Sink
-		if records != nil {
-			fb = feedback.NewSink(records, s.Name)
-		}
-		sink := loop.SinkFunc(func(e loop.Event) {
-			if fb != nil {
-				fb.Emit(e)
-			}
-			if *asJSON {
-				_ = enc.Encode(e)
-			} else {
-				fmt.Fprintln(stdout, scenario.FormatEvent(e))
-			}
-			if e.Level == "WARN" && e.Outcome == "FAILED" {
-				log.Warn("tool call failed", "scenario", s.Name, "seq", e.Seq, "tool", e.Tool, "code", e.Code, "name", e.Name, "message", e.Message)
-			}
-		})
-		var rec *failureRecorder
-		opts := base
-		opts.Sink = sink
-		opts.Installed = func(p scenario.PluginInfo) {
-			if *asJSON {
-				_ = enc.Encode(p)
-			} else {
-				fmt.Fprintln(stdout, p)
-			}
-		}
-		if m != nil {
-			rec = &failureRecorder{Model: m}
-			opts.Model = rec
-		}
-		rep, err := scenario.Run(ctx, s, opts)
-		if fb != nil && fb.Err() != nil {
-			fmt.Fprintf(stderr, "warden run: --feedback: %v\n", fb.Err())
-			code = max(code, 2)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "warden run: %v\n", err)
-			code = max(code, 2)
-			continue
-		}
-		verdict := "PASS"
-		switch pe := rec.failure(); {
-		case pe != nil:
-			fmt.Fprintf(stderr, "warden run: %s: %v\n", s.Name, pe)
-			verdict = "ERROR (model provider failed: " + model.KindName(pe) + ")"
-			code = max(code, providerExit(pe))
-		case rep.Skipped():
-			verdict = "SKIP (pending: " + rep.Pending + ")"
-		case rep.Unchecked && rep.Err != nil:
-			// A scripted run lists its run error among the mismatches.
-			fmt.Fprintf(stderr, "warden run: %s: %v\n", s.Name, rep.Err)
-			verdict = "ERROR (the run failed)"
-			code = max(code, 1)
-		case rep.Unchecked:
-			verdict = "DONE (real model: expectations not checked)"
-		case !rep.Passed():
-			verdict = "FAIL"
-			code = max(code, 1)
-		}
-		if len(rep.Graph) > 0 {
-			// A task scenario: the graph after its nodes' traces.
-			if *asJSON {
-				_ = enc.Encode(graphLine{Kind: "GRAPH", Scenario: s.Name, Graph: rep.Graph})
-			} else {
-				fmt.Fprint(stdout, "graph:\n    "+strings.ReplaceAll(strings.TrimSuffix(scenario.FormatGraph(rep.Graph), "\n"), "\n", "\n    ")+"\n")
-			}
-		}
-		summary := fmt.Sprintf("--- %s %s: node %s, task %s (%s)", verdict, s.Name, orDash(string(rep.Status)), orDash(string(rep.Task)), rep.Duration.Round(1e6))
-		out := stdout
-		if *asJSON {
-			out = stderr
-		}
-		fmt.Fprintln(out, summary)
-		for _, mm := range rep.Mismatches {
-			fmt.Fprintln(out, "    "+strings.ReplaceAll(mm, "\n", "\n    "))
-		}
+	summary := fmt.Sprintf("--- %s %s: node %s, task %s (%s)", verdict, s.Name, orDash(string(rep.Status)), orDash(string(rep.Task)), rep.Duration.Round(1e6))
+	out := r.stdout
+	if r.asJSON {
+		out = r.stderr
+	}
+	fmt.Fprintln(out, summary)
+	for _, mm := range rep.Mismatches {
+		fmt.Fprintln(out, "    "+strings.ReplaceAll(mm, "\n", "\n    "))
 	}
 	return code
+}
+
+// sink prints a scenario's trace events, records them with --feedback and
+// logs a failed tool call.
+func (r *scenarioRunner) sink(s scenario.Scenario, fb *feedback.Sink) loop.Sink {
+	return loop.SinkFunc(func(e loop.Event) {
+		if fb != nil {
+			fb.Emit(e)
+		}
+		if r.asJSON {
+			_ = r.enc.Encode(e)
+		} else {
+			fmt.Fprintln(r.stdout, scenario.FormatEvent(e))
+		}
+		if e.Level == "WARN" && e.Outcome == "FAILED" {
+			r.log.Warn("tool call failed", "scenario", s.Name, "seq", e.Seq, "tool", e.Tool, "code", e.Code, "name", e.Name, "message", e.Message)
+		}
+	})
+}
+
+// verdict is a run's verdict and exit code.
+func (r *scenarioRunner) verdict(s scenario.Scenario, rep scenario.Report, rec *failureRecorder) (string, int) {
+	switch pe := rec.failure(); {
+	case pe != nil:
+		fmt.Fprintf(r.stderr, "warden run: %s: %v\n", s.Name, pe)
+		return "ERROR (model provider failed: " + model.KindName(pe) + ")", providerExit(pe)
+	case rep.Skipped():
+		return "SKIP (pending: " + rep.Pending + ")", 0
+	case rep.Unchecked && rep.Err != nil:
+		// A scripted run lists its run error among the mismatches.
+		fmt.Fprintf(r.stderr, "warden run: %s: %v\n", s.Name, rep.Err)
+		return "ERROR (the run failed)", 1
+	case rep.Unchecked:
+		return "DONE (real model: expectations not checked)", 0
+	case !rep.Passed():
+		return "FAIL", 1
+	}
+	return "PASS", 0
 }
 
 // graphLine is the task graph of a task scenario under --json, one line

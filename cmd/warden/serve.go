@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -52,6 +53,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
+// serve runs the service for c: its parts are set up in order (telemetry,
+// store, tools, model, plugins, server, listeners), each torn down in
+// reverse order when a stop has drained the requests in flight.
 func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -74,29 +78,102 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	}()
 
 	// The store first: a bad --store fails before any child process starts.
-	var db *sqlstore.DB
-	if c.storeDialect != "" {
-		if db, err = sqlstore.Open(ctx, c.storeDialect, c.storeDSN); err != nil {
-			return &configError{"store", err.Error()}
-		}
+	db, err := openStore(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	if db != nil {
 		// Deferred first, so it runs last: after the listener's shutdown
 		// and the server's Close, requests in flight finish on an open
 		// database.
 		defer db.Close()
-		log.Info("store opened", "dialect", string(c.storeDialect))
 	}
+	provider, err := dialTools(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer provider.Close()
+	newModel, err := modelFactory(c, log)
+	if err != nil {
+		return err
+	}
+	opts := serverOptions(ctx, c, db, provider, newModel, log)
+	if err := firstPartyPlugins(ctx, &c, &opts, log, stderr); err != nil {
+		return err
+	}
+	// Always a host: the tenants' own plugins (PUT /v1/plugins) load in
+	// it, as the admin's slots and the plugin directory's modules do.
+	h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst})
+	if err != nil {
+		return &configError{"plugin-cache", err.Error()}
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	opts.Host = h
 
-	var provider interface {
-		tools.Provider
-		Close() error
+	var srv *server.Server
+	metrics, stopFeedback, err := observe(c, db, &opts, &srv, log)
+	if err != nil {
+		return err
 	}
-	mc := mcp.Config{Logger: log}
-	switch c.Tools {
-	case "mcp-command":
-		mc.Command = strings.Fields(c.MCPCommand)
-	case "mcp-url":
-		mc.URL = c.MCPURL
+	if stopFeedback != nil {
+		// Runs after the server's Close, before the database's.
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Grace)
+			defer cancel()
+			if err := stopFeedback(sctx); err != nil {
+				log.Error("feedback records lost", "err", err)
+			}
+		}()
 	}
+	opts.Forward = c.forwardOptions(metrics)
+	if err := installKillpoints(&opts, log); err != nil {
+		return err
+	}
+	srv, err = server.New(opts)
+	if err != nil {
+		return err
+	}
+	// A stop closes the server once its runs have ended within the grace
+	// period; runs still going then are left to the next start's recovery
+	// (a run is durable at every step), not waited for up to their run
+	// timeout.
+	drained := true
+	defer func() {
+		if drained {
+			srv.Close()
+		}
+	}()
+	stopWatch, err := startServer(ctx, c, srv, log)
+	if err != nil {
+		return err
+	}
+	// Runs before the server's Close.
+	defer stopWatch()
+	drained, err = listen(ctx, c, srv, metrics, log, stdout)
+	return err
+}
+
+// openStore opens the durable store --store names; nil for memory.
+func openStore(ctx context.Context, c serveConfig, log *slog.Logger) (*sqlstore.DB, error) {
+	if c.storeDialect == "" {
+		return nil, nil
+	}
+	db, err := sqlstore.Open(ctx, c.storeDialect, c.storeDSN)
+	if err != nil {
+		return nil, &configError{"store", err.Error()}
+	}
+	log.Info("store opened", "dialect", string(c.storeDialect))
+	return db, nil
+}
+
+// toolProvider is the agents' MCP server or servers.
+type toolProvider interface {
+	tools.Provider
+	Close() error
+}
+
+// dialTools starts or connects to the MCP server or servers --tools names.
+func dialTools(ctx context.Context, c serveConfig, log *slog.Logger) (toolProvider, error) {
 	if c.Tools == "mcp-servers" {
 		for i := range c.mcpServers {
 			c.mcpServers[i].Logger = log.With("mcp_server", c.mcpServers[i].Name)
@@ -105,31 +182,44 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		// twice is refused before anything is served.
 		servers, err := mcp.DialAll(ctx, c.mcpServers)
 		if err != nil {
-			return &configError{"mcp-servers", err.Error()}
+			return nil, &configError{"mcp-servers", err.Error()}
 		}
-		provider = servers
-	} else {
-		client, err := mcp.Dial(ctx, mc)
-		if err != nil {
-			return &configError{c.Tools, err.Error()}
-		}
-		provider = client
+		return servers, nil
 	}
-	defer provider.Close()
+	mc := mcp.Config{Logger: log}
+	switch c.Tools {
+	case "mcp-command":
+		mc.Command = strings.Fields(c.MCPCommand)
+	case "mcp-url":
+		mc.URL = c.MCPURL
+	}
+	client, err := mcp.Dial(ctx, mc)
+	if err != nil {
+		return nil, &configError{c.Tools, err.Error()}
+	}
+	return client, nil
+}
 
-	var newModel func(tenant, session string) (model.Model, error)
+// modelFactory makes each session's model: the script's turns, or the one
+// OpenAI-compatible client.
+func modelFactory(c serveConfig, log *slog.Logger) (func(tenant, session string) (model.Model, error), error) {
 	if c.Model == "scripted" {
-		newModel = func(string, string) (model.Model, error) { return scripted.New(c.script) }
-	} else {
-		oc := c.model.config(c.BaseURL, c.apiKey, c.ModelName)
-		oc.Logger = log
-		m, err := openai.New(oc)
-		if err != nil {
-			return &configError{"model", err.Error()}
-		}
-		newModel = func(string, string) (model.Model, error) { return m, nil }
+		return func(string, string) (model.Model, error) { return scripted.New(c.script) }, nil
 	}
+	oc := c.model.config(c.BaseURL, c.apiKey, c.ModelName)
+	oc.Logger = log
+	m, err := openai.New(oc)
+	if err != nil {
+		return nil, &configError{"model", err.Error()}
+	}
+	return func(string, string) (model.Model, error) { return m, nil }, nil
+}
 
+// serverOptions are the server's options from c: the tenants of --keys,
+// the skills, tools, model and spec settings, and with a durable store the
+// sessions, generations and instances it keeps.
+func serverOptions(ctx context.Context, c serveConfig, db *sqlstore.DB, provider tools.Provider,
+	newModel func(tenant, session string) (model.Model, error), log *slog.Logger) server.Options {
 	keys := map[string]string{}
 	codes := map[string]string{}
 	grants := map[string][]abi.Capability{}
@@ -161,79 +251,82 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		Plugins:      c.Plugins,
 	}
 	opts.State, opts.AgentSettings, opts.Platform = c.spec.state, c.spec.agentSettings, c.spec.platform
-	if db != nil {
-		opts.Directory, opts.Generations = db, db
-		opts.NewStore = func(_ string, opt state.Options) (state.Store, error) {
-			// One db.Session per API session, configured as the
-			// in-memory default would be.
-			return db.Session(context.WithoutCancel(ctx), opt)
-		}
-		// Writes a dead process left STARTED are recovered when their
-		// session is claimed: at start, and every lease period, for the
-		// sessions this instance may take. SQLite has one instance:
-		// whoever held the file before is gone.
-		opts.Recoverable = db.SessionsWithStartedWrites
-		// GET /admin/v1/instances: every instance of the database.
-		opts.Instances = func(ctx context.Context) ([]server.Instance, error) {
-			list, err := db.Instances(ctx)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]server.Instance, 0, len(list))
-			for _, in := range list {
-				si := server.Instance{ID: in.ID, Sessions: in.Sessions, Self: in.ID == c.Instance}
-				if !in.LeaseUntil.IsZero() {
-					until := in.LeaseUntil
-					si.LeaseUntil = &until
-				}
-				out = append(out, si)
-			}
-			return out, nil
-		}
-		opts.Exclusive = c.storeDialect == sqlstore.SQLite
-		opts.IdleTimeout = c.IdleTimeout
+	if db == nil {
+		return opts
 	}
-	// The first-party plugins run as wasm unless --native: from --plugins,
-	// else the embedded ones or those built from source, written out as a
-	// plugin directory under the cache. Only --plugins is watched.
-	if !c.Native {
-		root, err := cacheRoot(c.CacheDir)
+	opts.Directory, opts.Generations = db, db
+	opts.NewStore = func(_ string, opt state.Options) (state.Store, error) {
+		// One db.Session per API session, configured as the
+		// in-memory default would be.
+		return db.Session(context.WithoutCancel(ctx), opt)
+	}
+	// Writes a dead process left STARTED are recovered when their
+	// session is claimed: at start, and every lease period, for the
+	// sessions this instance may take. SQLite has one instance:
+	// whoever held the file before is gone.
+	opts.Recoverable = db.SessionsWithStartedWrites
+	// GET /admin/v1/instances: every instance of the database.
+	opts.Instances = func(ctx context.Context) ([]server.Instance, error) {
+		list, err := db.Instances(ctx)
 		if err != nil {
-			return &configError{"cache-dir", err.Error()}
+			return nil, err
 		}
-		if c.PluginCache == "" {
-			c.PluginCache = compiledDir(root)
-		}
-		if opts.Plugins == "" {
-			set, err := firstPartySet(ctx, "", root, stderr)
-			if err != nil {
-				return &configError{"plugins", err.Error()}
+		out := make([]server.Instance, 0, len(list))
+		for _, in := range list {
+			si := server.Instance{ID: in.ID, Sessions: in.Sessions, Self: in.ID == c.Instance}
+			if !in.LeaseUntil.IsZero() {
+				until := in.LeaseUntil
+				si.LeaseUntil = &until
 			}
-			if opts.Plugins, err = set.WriteDir(firstparty.Options{CacheDir: filepath.Join(root, "plugins")}); err != nil {
-				return &configError{"cache-dir", err.Error()}
-			}
-			log.Info("first-party plugins", "from", set.String(), "digest", set.Digest())
+			out = append(out, si)
 		}
-	} else {
-		opts.Guards, opts.Builtins = chain.NativeGuards(), loop.NativeBuiltins(time.Now)
+		return out, nil
 	}
-	// Always a host: the tenants' own plugins (PUT /v1/plugins) load in
-	// it, as the admin's slots and the plugin directory's modules do.
-	{
-		h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst})
-		if err != nil {
-			return &configError{"plugin-cache", err.Error()}
-		}
-		defer h.Close(context.WithoutCancel(ctx))
-		opts.Host = h
-	}
+	opts.Exclusive = c.storeDialect == sqlstore.SQLite
+	opts.IdleTimeout = c.IdleTimeout
+	return opts
+}
 
-	// Trace events go to the session's API stream and to the metrics, the
-	// log and (with a durable store) the feedback records.
-	var srv *server.Server
-	metrics, err := telemetry.NewMetrics(telemetry.MetricsOptions{Runtime: true, Plugins: func() []telemetry.PluginSample {
+// firstPartyPlugins finds the first-party plugins, which run as wasm unless
+// --native: from --plugins, else the embedded ones or those built from
+// source, written out as a plugin directory under the cache. Only --plugins
+// is watched. It sets the compiled code's cache, unless --plugin-cache did.
+func firstPartyPlugins(ctx context.Context, c *serveConfig, opts *server.Options, log *slog.Logger, stderr io.Writer) error {
+	if c.Native {
+		opts.Guards, opts.Builtins = chain.NativeGuards(), loop.NativeBuiltins(time.Now)
+		return nil
+	}
+	root, err := cacheRoot(c.CacheDir)
+	if err != nil {
+		return &configError{"cache-dir", err.Error()}
+	}
+	if c.PluginCache == "" {
+		c.PluginCache = compiledDir(root)
+	}
+	if opts.Plugins != "" {
+		return nil
+	}
+	set, err := firstPartySet(ctx, "", root, stderr)
+	if err != nil {
+		return &configError{"plugins", err.Error()}
+	}
+	if opts.Plugins, err = set.WriteDir(firstparty.Options{CacheDir: filepath.Join(root, "plugins")}); err != nil {
+		return &configError{"cache-dir", err.Error()}
+	}
+	log.Info("first-party plugins", "from", set.String(), "digest", set.Digest())
+	return nil
+}
+
+// observe sends trace events to the session's API stream and to the
+// metrics, the log and (with a durable store and --feedback) the feedback
+// records, and counts an OpenAI model's tokens and failures. srv is the
+// server the plugin metrics read, once it exists; stopFeedback, when not
+// nil, flushes the feedback records.
+func observe(c serveConfig, db *sqlstore.DB, opts *server.Options, srv **server.Server, log *slog.Logger) (
+	metrics *telemetry.Metrics, stopFeedback func(context.Context) error, err error) {
+	metrics, err = telemetry.NewMetrics(telemetry.MetricsOptions{Runtime: true, Plugins: func() []telemetry.PluginSample {
 		var out []telemetry.PluginSample
-		for _, sl := range srv.Slots() {
+		for _, sl := range (*srv).Slots() {
 			out = append(out, telemetry.SampleSlot(sl))
 		}
 		return out
@@ -244,23 +337,13 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		return opts.Host.PluginTimeRefused()
 	}})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var feedbackSink func(tenant, session string) loop.Sink
 	if db != nil && c.Feedback {
-		observe, stopFeedback, err := feedbackObserver(db, log)
-		if err != nil {
-			return err
+		if feedbackSink, stopFeedback, err = feedbackObserver(db, log); err != nil {
+			return nil, nil, err
 		}
-		// Runs after the server's Close, before the database's.
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Grace)
-			defer cancel()
-			if err := stopFeedback(sctx); err != nil {
-				log.Error("feedback records lost", "err", err)
-			}
-		}()
-		feedbackSink = observe
 		// GET /v1/feedback/tools summarises the records kept.
 		opts.Feedback = db
 	}
@@ -275,7 +358,6 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 			}
 		})
 	}
-
 	if c.Model == "openai" {
 		// Each turn's tokens and each provider failure count per tenant.
 		perSession := opts.NewModel
@@ -287,56 +369,49 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 			return metrics.Model(m, tenant, c.ModelName)
 		}
 	}
+	return metrics, stopFeedback, nil
+}
 
-	opts.Forward = c.forwardOptions(metrics)
-	if err := installKillpoints(&opts, log); err != nil {
-		return err
-	}
-	srv, err = server.New(opts)
-	if err != nil {
-		return err
-	}
-	// A stop closes the server once its runs have ended within the grace
-	// period; runs still going then are left to the next start's recovery
-	// (a run is durable at every step), not waited for up to their run
-	// timeout.
-	drained := true
-	defer func() {
-		if drained {
-			srv.Close()
-		}
-	}()
+// startServer loads and checks the plugins and skills, starts the server's
+// sessions and, with --watch-interval, watches --plugins; stopWatch ends
+// the watch.
+func startServer(ctx context.Context, c serveConfig, srv *server.Server, log *slog.Logger) (stopWatch func(), err error) {
 	if err := selfTested(ctx, srv.LoadPlugins); err != nil {
-		return &configError{"plugins", err.Error()}
+		return nil, &configError{"plugins", err.Error()}
 	}
 	logPlugins(log, srv.Slots(), c.Native)
 	if err := srv.Check(ctx); err != nil {
-		return &configError{"skills", err.Error()}
+		return nil, &configError{"skills", err.Error()}
 	}
 	if err := srv.Start(ctx); err != nil {
-		return &configError{"store", err.Error()}
+		return nil, &configError{"store", err.Error()}
 	}
-	if c.Plugins != "" && c.WatchInterval > 0 {
-		wctx, stopWatch := context.WithCancel(ctx)
-		watched := make(chan struct{})
-		go func() {
-			defer close(watched)
-			if err := srv.Watch(wctx, c.WatchInterval); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("plugin directory watch stopped", "err", err)
-			}
-		}()
-		// Runs before the server's Close.
-		defer func() { stopWatch(); <-watched }()
+	if c.Plugins == "" || c.WatchInterval <= 0 {
+		return func() {}, nil
 	}
+	wctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if err := srv.Watch(wctx, c.WatchInterval); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("plugin directory watch stopped", "err", err)
+		}
+	}()
+	return func() { cancel(); <-watched }, nil
+}
 
+// listen serves the API (and the metrics, on --metrics-addr if given) until
+// ctx ends, then shuts down within the grace period; drained is false when
+// runs were still in flight at its end.
+func listen(ctx context.Context, c serveConfig, srv *server.Server, metrics *telemetry.Metrics, log *slog.Logger, stdout io.Writer) (drained bool, err error) {
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
-		return &configError{"addr", err.Error()}
+		return true, &configError{"addr", err.Error()}
 	}
 	if c.forwards() {
 		if err := srv.Advertise(ctx, c.advertiseAddr(ln)); err != nil {
 			ln.Close()
-			return &configError{keyAdvertiseAddr, err.Error()}
+			return true, &configError{keyAdvertiseAddr, err.Error()}
 		}
 	}
 	// Requests see a context that ends when shutdown starts, so event
@@ -348,7 +423,6 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	// interface a scraper reaches) they need none, and the API's address
 	// does not serve them.
 	mux := http.NewServeMux()
-	var ms *http.Server
 	errc := make(chan error, 2)
 	if c.MetricsAddr == "" {
 		mux.Handle("GET /metrics", srv.Operator(metrics.Handler()))
@@ -356,11 +430,11 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		mln, err := net.Listen("tcp", c.MetricsAddr)
 		if err != nil {
 			ln.Close()
-			return &configError{"metrics-addr", err.Error()}
+			return true, &configError{"metrics-addr", err.Error()}
 		}
 		mm := http.NewServeMux()
 		mm.Handle("GET /metrics", metrics.Handler())
-		ms = &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
+		ms := &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
 		go func() { errc <- ms.Serve(mln) }()
 		defer ms.Close()
 		fmt.Fprintf(stdout, "warden: metrics on http://%s/metrics\n", mln.Addr())
@@ -370,12 +444,16 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 		BaseContext: func(net.Listener) context.Context { return base }}
 	go func() { errc <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "warden: serving on http://%s\n", ln.Addr())
-	log.Info("serving", "addr", ln.Addr().String(), "tenants", len(codes), "admin", len(c.keys.AdminKeys) > 0,
+	tenants := map[string]bool{}
+	for _, t := range c.keys.Tenants {
+		tenants[t.Tenant] = true
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "tenants", len(tenants), "admin", len(c.keys.AdminKeys) > 0,
 		"plugins", map[bool]string{false: "wasm", true: "native"}[c.Native], "store", string(c.storeDialect))
 
 	select {
 	case err := <-errc:
-		return err
+		return true, err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "grace", c.Grace.String())
@@ -384,14 +462,15 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.Grace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		return true, fmt.Errorf("shutdown: %w", err)
 	}
 	// Requests answer 202 and leave their runs going: those get what is
 	// left of the grace period.
+	drained = true
 	if err := srv.Drain(sctx); err != nil {
 		drained = false
 		log.Warn("runs still in flight at the end of the grace period: the next start recovers them", "grace", c.Grace.String())
 	}
 	fmt.Fprintln(stdout, "warden: stopped")
-	return nil
+	return drained, nil
 }

@@ -187,7 +187,7 @@ func stringList(raw json.RawMessage) ([]string, error) {
 
 // validateSpec reads and checks the spec keys; bad reports an error of a
 // key as validate does.
-func (c *serveConfig) validateSpec(bad func(key, format string, a ...any) error) error {
+func (c *serveConfig) validateSpec(bad badValue) error {
 	k := &c.spec
 	def := specValues{reconfirm: k.ReconfirmAfter, depth: k.DelegateMaxDepth, fingerprint: k.FingerprintLimit,
 		noProgress: k.NoProgressLimit, rounds: k.MaxRounds, locale: k.Locale}
@@ -203,6 +203,16 @@ func (c *serveConfig) validateSpec(bad func(key, format string, a ...any) error)
 	}
 	s := def.settings()
 	k.loop, k.state = s.Loop, s.State
+	if err := c.validateAgents(def, bad); err != nil {
+		return err
+	}
+	return c.validatePlatform(bad)
+}
+
+// validateAgents reads --agents: each agent's settings are def with the
+// keys its item gives.
+func (c *serveConfig) validateAgents(def specValues, bad badValue) error {
+	k := &c.spec
 	k.agentSettings = map[string]server.AgentSettings{}
 	var items []json.RawMessage
 	if len(k.Agents) > 0 {
@@ -230,9 +240,11 @@ func (c *serveConfig) validateSpec(bad func(key, format string, a ...any) error)
 			v.repeat = *a.RepeatTools
 		}
 		if a.ReconfirmAfter != nil {
-			if v.reconfirm, err = time.ParseDuration(*a.ReconfirmAfter); err != nil {
+			d, err := time.ParseDuration(*a.ReconfirmAfter)
+			if err != nil {
 				return bad(keyAgents, "agents[%d] (%s): %s: %q is not a duration", i, a.Agent, keyReconfirmAfter, *a.ReconfirmAfter)
 			}
+			v.reconfirm = d
 		}
 		for _, p := range []struct {
 			from *int
@@ -250,7 +262,13 @@ func (c *serveConfig) validateSpec(bad func(key, format string, a ...any) error)
 		}
 		k.agentSettings[a.Agent] = v.settings()
 	}
+	return nil
+}
 
+// validatePlatform reads the login identity's keys: the hidden fields and
+// the header of each open one.
+func (c *serveConfig) validatePlatform(bad badValue) error {
+	k := &c.spec
 	hidden, err := stringList(k.Hidden)
 	if err != nil {
 		return bad(keyPlatformHidden, "%v", err)
