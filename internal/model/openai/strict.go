@@ -241,77 +241,106 @@ func (cv *converter) convert(path string, v any) (*shape, error) {
 		}
 	}
 	out := &shape{}
-	if ref, ok := s.vals["$ref"]; ok {
-		r, _ := ref.(string)
-		key, ok := refKey(r)
+	steps := []func(string, *object, *shape) error{cv.convertRef, cv.convertObject, cv.convertItems, cv.convertAnyOf, cv.convertDefs}
+	for _, step := range steps {
+		if err := step(path, s, out); err != nil {
+			return nil, err
+		}
+	}
+	if out.ref == "" && out.drop == nil && out.props == nil && out.items == nil && out.tuple == nil && out.alt == nil {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// convertRef keeps a $ref to a local definition that maps something.
+func (cv *converter) convertRef(path string, s *object, out *shape) error {
+	ref, ok := s.vals["$ref"]
+	if !ok {
+		return nil
+	}
+	r, _ := ref.(string)
+	key, ok := refKey(r)
+	if !ok {
+		return fmt.Errorf("%s: $ref %q is not a local definition", path, r)
+	}
+	if !cv.known[key] {
+		return fmt.Errorf("%s: $ref %q names no definition", path, r)
+	}
+	// A definition known to map nothing needs no reference; one not
+	// converted yet (or the root) is kept, to be looked up when
+	// mapping.
+	if !cv.done[key] || cv.defs[key] != nil {
+		out.ref = key
+	}
+	return nil
+}
+
+// convertObject closes an object node (additionalProperties false), makes
+// every property required, and an optional one nullable, to be dropped
+// again when its value comes back null.
+func (cv *converter) convertObject(path string, s *object, out *shape) error {
+	if !isObjectNode(s) {
+		return nil
+	}
+	switch ap, ok := s.get("additionalProperties"); {
+	case !ok:
+		s.set("additionalProperties", false)
+	case ap != false:
+		return fmt.Errorf("%s: additionalProperties must be false (it admits undeclared properties)", path)
+	}
+	props, _ := s.vals["properties"].(*object)
+	if p, ok := s.get("properties"); ok && props == nil {
+		return fmt.Errorf("%s: properties is %s, not an object", path, kindOf(p))
+	}
+	if props == nil {
+		props = newObject()
+		s.set("properties", props)
+	}
+	required := map[string]bool{}
+	if rs, ok := s.vals["required"].([]any); ok {
+		for _, r := range rs {
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
+		}
+	}
+	all := make([]any, 0, len(props.keys))
+	for _, name := range props.keys {
+		all = append(all, name)
+		ppath := path + ".properties." + name
+		child, ok := props.vals[name].(*object)
 		if !ok {
-			return nil, fmt.Errorf("%s: $ref %q is not a local definition", path, r)
+			return fmt.Errorf("%s: a schema must be an object", ppath)
 		}
-		if !cv.known[key] {
-			return nil, fmt.Errorf("%s: $ref %q names no definition", path, r)
+		optional := !required[name] && !cv.acceptsNull(child, nil)
+		cs, err := cv.convert(ppath, child)
+		if err != nil {
+			return err
 		}
-		// A definition known to map nothing needs no reference; one not
-		// converted yet (or the root) is kept, to be looked up when
-		// mapping.
-		if !cv.done[key] || cv.defs[key] != nil {
-			out.ref = key
+		if !typed(child) {
+			return fmt.Errorf("%s: strict mode needs a type", ppath)
+		}
+		if optional {
+			props.vals[name] = nullable(child)
+			if out.drop == nil {
+				out.drop = map[string]bool{}
+			}
+			out.drop[name] = true
+		}
+		if cs != nil {
+			if out.props == nil {
+				out.props = map[string]*shape{}
+			}
+			out.props[name] = cs
 		}
 	}
-	if isObjectNode(s) {
-		switch ap, ok := s.get("additionalProperties"); {
-		case !ok:
-			s.set("additionalProperties", false)
-		case ap != false:
-			return nil, fmt.Errorf("%s: additionalProperties must be false (it admits undeclared properties)", path)
-		}
-		props, _ := s.vals["properties"].(*object)
-		if p, ok := s.get("properties"); ok && props == nil {
-			return nil, fmt.Errorf("%s: properties is %s, not an object", path, kindOf(p))
-		}
-		if props == nil {
-			props = newObject()
-			s.set("properties", props)
-		}
-		required := map[string]bool{}
-		if rs, ok := s.vals["required"].([]any); ok {
-			for _, r := range rs {
-				if name, ok := r.(string); ok {
-					required[name] = true
-				}
-			}
-		}
-		all := make([]any, 0, len(props.keys))
-		for _, name := range props.keys {
-			all = append(all, name)
-			ppath := path + ".properties." + name
-			child, ok := props.vals[name].(*object)
-			if !ok {
-				return nil, fmt.Errorf("%s: a schema must be an object", ppath)
-			}
-			optional := !required[name] && !cv.acceptsNull(child, nil)
-			cs, err := cv.convert(ppath, child)
-			if err != nil {
-				return nil, err
-			}
-			if !typed(child) {
-				return nil, fmt.Errorf("%s: strict mode needs a type", ppath)
-			}
-			if optional {
-				props.vals[name] = nullable(child)
-				if out.drop == nil {
-					out.drop = map[string]bool{}
-				}
-				out.drop[name] = true
-			}
-			if cs != nil {
-				if out.props == nil {
-					out.props = map[string]*shape{}
-				}
-				out.props[name] = cs
-			}
-		}
-		s.set("required", all)
-	}
+	s.set("required", all)
+	return nil
+}
+
+// convertItems converts an array's items, one schema or a tuple.
+func (cv *converter) convertItems(path string, s *object, out *shape) error {
 	switch items := s.vals["items"].(type) {
 	case nil:
 	case []any:
@@ -320,7 +349,7 @@ func (cv *converter) convert(path string, v any) (*shape, error) {
 		for i, it := range items {
 			cs, err := cv.convert(path+".items["+strconv.Itoa(i)+"]", it)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			tuple[i], some = cs, some || cs != nil
 		}
@@ -330,50 +359,61 @@ func (cv *converter) convert(path string, v any) (*shape, error) {
 	default:
 		cs, err := cv.convert(path+".items", items)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out.items = cs
 	}
-	if alts, ok := s.vals["anyOf"].([]any); ok {
-		objects := 0
-		for i, sub := range alts {
-			cs, err := cv.convert(path+".anyOf["+strconv.Itoa(i)+"]", sub)
-			if err != nil {
-				return nil, err
-			}
-			if o, ok := sub.(*object); ok && (isObjectNode(o) || o.vals["$ref"] != nil) {
-				objects++
-			}
-			if cs != nil {
-				if out.alt != nil {
-					return nil, fmt.Errorf("%s: optional properties in more than one anyOf alternative cannot be mapped back", path)
-				}
-				out.alt = cs
-			}
-		}
-		if out.alt != nil && objects > 1 {
-			return nil, fmt.Errorf("%s: optional properties in one of several object alternatives cannot be mapped back", path)
-		}
+	return nil
+}
+
+// convertAnyOf converts each alternative; at most one may map anything.
+func (cv *converter) convertAnyOf(path string, s *object, out *shape) error {
+	alts, ok := s.vals["anyOf"].([]any)
+	if !ok {
+		return nil
 	}
-	if path != "$" {
-		// Only the root's definitions are referred to by "#/$defs/…";
-		// nested ones are converted for strictness alone.
-		for _, defs := range []string{"$defs", "definitions"} {
-			d, _ := s.vals[defs].(*object)
-			if d == nil {
-				continue
+	objects := 0
+	for i, sub := range alts {
+		cs, err := cv.convert(path+".anyOf["+strconv.Itoa(i)+"]", sub)
+		if err != nil {
+			return err
+		}
+		if o, ok := sub.(*object); ok && (isObjectNode(o) || o.vals["$ref"] != nil) {
+			objects++
+		}
+		if cs != nil {
+			if out.alt != nil {
+				return fmt.Errorf("%s: optional properties in more than one anyOf alternative cannot be mapped back", path)
 			}
-			for _, name := range d.keys {
-				if _, err := cv.convert(path+"."+defs+"."+name, d.vals[name]); err != nil {
-					return nil, err
-				}
-			}
+			out.alt = cs
 		}
 	}
-	if out.ref == "" && out.drop == nil && out.props == nil && out.items == nil && out.tuple == nil && out.alt == nil {
-		return nil, nil
+	if out.alt != nil && objects > 1 {
+		return fmt.Errorf("%s: optional properties in one of several object alternatives cannot be mapped back", path)
 	}
-	return out, nil
+	return nil
+}
+
+// convertDefs converts a nested schema's definitions, for strictness
+// alone: only the root's are referred to by "#/$defs/…".
+func (cv *converter) convertDefs(path string, s *object, out *shape) error {
+	if path == "$" {
+		return nil
+	}
+	// Only the root's definitions are referred to by "#/$defs/…";
+	// nested ones are converted for strictness alone.
+	for _, defs := range []string{"$defs", "definitions"} {
+		d, _ := s.vals[defs].(*object)
+		if d == nil {
+			continue
+		}
+		for _, name := range d.keys {
+			if _, err := cv.convert(path+"."+defs+"."+name, d.vals[name]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // refKey names the definition a local $ref points at: "$defs/x",

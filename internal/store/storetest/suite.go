@@ -95,6 +95,8 @@ func wantErr(t testing.TB, err, target error, text string) {
 	}
 }
 
+// testApply is one table of effect cases, long because each case is a row
+// of the table, not a step of a procedure.
 func testApply(t *testing.T, setup func(*testing.T) state.Store) {
 	tests := []struct {
 		name    string

@@ -40,18 +40,7 @@ func outputSet(c *rules.Call) rules.Decision {
 	if len(ct.Outputs) > 0 {
 		keys = c.List(ct.OutputNames())
 	}
-	var sources []string
-	if out != nil || len(ct.Outputs) == 0 {
-		sources = rules.AllowedSources(out)
-	} else {
-		for _, k := range ct.OutputNames() {
-			for _, s := range rules.AllowedSources(ct.Outputs[k]) {
-				if !slices.Contains(sources, s) {
-					sources = append(sources, s)
-				}
-			}
-		}
-	}
+	sources := acceptedSources(ct, out)
 	// The next step is filled only for a refusal: filling texts is costly
 	// inside the guest.
 	next := func() string {
@@ -87,29 +76,8 @@ func outputSet(c *rules.Call) rules.Decision {
 	}
 	switch contract.SourceType(source) {
 	case contract.SourceEvidence:
-		if ref == "" {
-			return reject(txSourceRefMissing)
-		}
-		i := slices.IndexFunc(ev.Items, func(it abi.EvidenceItem) bool { return it.ID == ref })
-		if i < 0 {
-			return reject(txEvidenceMissing, "ref", ref)
-		}
-		it := ev.Items[i]
-		if it.Status != abi.OutcomeSuccess || !it.BusinessOK {
-			return reject(txEvidenceNotOK, "ref", ref)
-		}
-		if path == "" {
-			if !slices.Contains(it.Values, value.String()) && !rules.SameValue(value, gjson.ParseBytes(it.Payload)) {
-				return reject(txEvidenceNoValue, "ref", ref)
-			}
-			break
-		}
-		at := evidenceAt(it, path)
-		if !at.Exists() {
-			return reject(txEvidencePathMissing, "ref", ref, "path", path)
-		}
-		if !rules.SameValue(value, at) {
-			return reject(txEvidenceValueDiffers, "ref", ref, "path", path)
+		if t, kv, bad := evidenceHolds(ev, value, ref, path); bad {
+			return reject(t, kv...)
 		}
 	case contract.SourceContract:
 		if out == nil || out.Constant == nil {
@@ -140,6 +108,53 @@ func outputSet(c *rules.Call) rules.Decision {
 	return rules.Succeeded(c.Text(txOutputOK, "key", key), abi.EffectOutputWrite, abi.OutputWrite{Key: key, OutputValue: abi.OutputValue{
 		Value: []byte(value.Raw), SourceType: source, SourceRef: c.Arg("sourceRef"), SourcePath: path,
 	}})
+}
+
+// acceptedSources are the source types a write of out may name; with no
+// such output declared (a refusal follows), those of every declared one.
+func acceptedSources(ct *contract.Contract, out *contract.Output) []string {
+	if out != nil || len(ct.Outputs) == 0 {
+		return rules.AllowedSources(out)
+	}
+	var sources []string
+	for _, k := range ct.OutputNames() {
+		for _, s := range rules.AllowedSources(ct.Outputs[k]) {
+			if !slices.Contains(sources, s) {
+				sources = append(sources, s)
+			}
+		}
+	}
+	return sources
+}
+
+// evidenceHolds checks a value sourced from evidence item ref (at path,
+// when given): when it does not, the refusal's text and its values.
+func evidenceHolds(ev abi.EvidenceView, value gjson.Result, ref, path string) (t rules.Text, kv []string, bad bool) {
+	if ref == "" {
+		return txSourceRefMissing, nil, true
+	}
+	i := slices.IndexFunc(ev.Items, func(it abi.EvidenceItem) bool { return it.ID == ref })
+	if i < 0 {
+		return txEvidenceMissing, []string{"ref", ref}, true
+	}
+	it := ev.Items[i]
+	if it.Status != abi.OutcomeSuccess || !it.BusinessOK {
+		return txEvidenceNotOK, []string{"ref", ref}, true
+	}
+	if path == "" {
+		if !slices.Contains(it.Values, value.String()) && !rules.SameValue(value, gjson.ParseBytes(it.Payload)) {
+			return txEvidenceNoValue, []string{"ref", ref}, true
+		}
+		return rules.Text{}, nil, false
+	}
+	at := evidenceAt(it, path)
+	if !at.Exists() {
+		return txEvidencePathMissing, []string{"ref", ref, "path", path}, true
+	}
+	if !rules.SameValue(value, at) {
+		return txEvidenceValueDiffers, []string{"ref", ref, "path", path}, true
+	}
+	return rules.Text{}, nil, false
 }
 
 // evidenceAt reads a path of an evidence item: in the raw payload first,

@@ -211,6 +211,8 @@ var nodeFields = []string{"sessionId", "taskId", "nodeId", "status", "skillKey",
 	"inputs", "outputs", "shared", "session", "platform", "scratch", "target", "targetClaimed", "doneTools",
 	"lastBusiness", "outputsUsed", "skills", "delegatable", "delegateMaxDepth", "delegations", "reservedKeys"}
 
+// node decodes a node view: one case per field of nodeFields, a flat list
+// kept whole so that a field added to abi.NodeView has one place to go.
 func (d *dec) node(v gjson.Result, n *abi.NodeView) {
 	d.object(v, nodeFields, func(k string, e gjson.Result) bool {
 		switch k {
