@@ -14,6 +14,7 @@ import (
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/loop"
 )
@@ -162,7 +163,7 @@ func newHarness(t *testing.T, s setup) *harness {
 		t.Fatal(err)
 	}
 	toolNames := []string{"query_space", "query_site", "create_site"}
-	sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: "site.builder", SkillName: "建站",
+	sk := &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: "site.builder", SkillName: "建站",
 		SkillManual: "先查询空间，再创建网站。"}, Contract: parsed, ToolNames: toolNames}
 	tl := &tools{answers: s.answers}
 	g := s.guards

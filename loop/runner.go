@@ -15,13 +15,14 @@ import (
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/state"
 )
 
 // Skill is one skill as the runner runs it: the loaded skill, its guard
 // chain and its business tools' definitions.
 type Skill struct {
-	Skill *contract.Skill
+	Skill *skillstore.Skill
 	Chain *chain.Chain
 	Tools []catalog.BusinessTool
 	// Live, when set, gives the definitions each round instead of Tools:

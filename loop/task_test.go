@@ -11,6 +11,7 @@ import (
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/loop"
 )
@@ -40,7 +41,7 @@ func newTaskHarness(t *testing.T, site string, turns []scripted.Turn, answers ma
 		for _, n := range names {
 			defs = append(defs, catalog.BusinessTool{Name: n, Description: c.Tools[n].Label, InputSchema: json.RawMessage(schemas[n])})
 		}
-		return loop.Skill{Skill: &contract.Skill{Profile: contract.SkillProfile{SkillKey: key, SkillName: key, SemanticDesc: "技能 " + key,
+		return loop.Skill{Skill: &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: key, SkillName: key, SemanticDesc: "技能 " + key,
 			SkillContract: src}, Contract: c, ToolNames: names}, Chain: ch, Tools: defs}
 	}
 	h := &harness{t: t, tools: tl, trace: &loop.Recorder{}}

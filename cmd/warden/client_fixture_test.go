@@ -22,6 +22,7 @@ import (
 	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/server"
 	"github.com/agentwarden/warden/internal/server/openapitest"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
@@ -58,13 +59,13 @@ func newClientFixture(t *testing.T, file string, delay time.Duration) *clientFix
 	if err != nil {
 		t.Fatal(err)
 	}
-	var skills []*contract.Skill
+	var skills []*skillstore.Skill
 	for _, sk := range sc.Skills {
 		c, _, err := contract.Parse(sk.SkillKey, sk.Contract)
 		if err != nil {
 			t.Fatal(err)
 		}
-		skills = append(skills, &contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
+		skills = append(skills, &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
 			SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: c, ToolNames: sk.ToolNames})
 	}
 	var ts []tscripted.Tool

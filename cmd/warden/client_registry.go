@@ -16,8 +16,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/client"
+	"github.com/agentwarden/warden/internal/skillstore"
 )
 
 // The tenant's plugins and skills (PUT/GET/DELETE /v1/plugins and
@@ -266,7 +266,7 @@ func skillsDelete(ctx context.Context, c *apiClient, args []string, opts any) er
 // own: one refused does not stop the others, and makes the exit status 1.
 func skillsImport(ctx context.Context, c *apiClient, args []string, opts any) error {
 	o := opts.(*skillImportOpts)
-	t, err := contract.NewDirStore(args[0]).All(ctx)
+	t, err := skillstore.NewDirStore(args[0]).All(ctx)
 	if err != nil {
 		return usagef("%v", err)
 	}

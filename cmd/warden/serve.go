@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/firstparty"
@@ -28,6 +27,7 @@ import (
 	"github.com/agentwarden/warden/internal/model/openai"
 	"github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
 	"github.com/agentwarden/warden/internal/telemetry"
@@ -240,7 +240,7 @@ func serverOptions(ctx context.Context, c serveConfig, db *sqlstore.DB, provider
 		// it, no more.
 		Capabilities: grants,
 		Limits:       c.Limits,
-		Agents:       server.LoaderAgents{Loader: contract.NewLoader(contract.NewDirStore(c.Skills), log), Codes: codes},
+		Agents:       server.LoaderAgents{Loader: skillstore.NewLoader(skillstore.NewDirStore(c.Skills), log), Codes: codes},
 		Tools:        provider,
 		NewModel:     newModel,
 		Loop:         c.spec.loop,

@@ -16,6 +16,7 @@ import (
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/tools"
 	"github.com/agentwarden/warden/internal/tools/mcp"
 )
@@ -161,7 +162,7 @@ func validatePath(ctx context.Context, path string, guards *guardModules) (*vali
 		rep.add(ctx, guards, key, path, src)
 		return rep, nil
 	}
-	tables, err := contract.NewDirStore(path).All(ctx)
+	tables, err := skillstore.NewDirStore(path).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func validatePath(ctx context.Context, path string, guards *guardModules) (*vali
 		}
 		rep.add(ctx, guards, s.SkillKey, "skill_profile id "+string(s.ID), []byte(s.SkillContract))
 	}
-	loader := contract.NewLoader(staticStore{tables}, slog.New(slog.DiscardHandler))
+	loader := skillstore.NewLoader(staticStore{tables}, slog.New(slog.DiscardHandler))
 	for _, a := range tables.Agents {
 		if a.Status != contract.StatusActive {
 			continue
@@ -252,11 +253,11 @@ func (r *validateReport) annotations(ctx context.Context, path string, cfg mcp.C
 	bound := map[string][]string{} // skill key -> tool names
 	parsed := map[string]*contract.Contract{}
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		tables, err := contract.NewDirStore(path).All(ctx)
+		tables, err := skillstore.NewDirStore(path).All(ctx)
 		if err != nil {
 			return err
 		}
-		loader := contract.NewLoader(staticStore{tables}, slog.New(slog.DiscardHandler))
+		loader := skillstore.NewLoader(staticStore{tables}, slog.New(slog.DiscardHandler))
 		for _, a := range tables.Agents {
 			agent, err := loader.Load(ctx, a.AgentCode)
 			if err != nil {

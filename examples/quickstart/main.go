@@ -16,8 +16,8 @@ import (
 	"path/filepath"
 
 	"github.com/agentwarden/warden/abi"
-	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/testdata"
 )
 
@@ -40,8 +40,8 @@ func run(ctx context.Context, out io.Writer) error {
 	root := testdata.Root()
 
 	// 1. The skill store: four tables, contracts validated at load.
-	store := contract.NewDirStore(filepath.Join(root, "contract", "testdata", "store"))
-	agent, err := contract.NewLoader(store, slog.New(slog.DiscardHandler)).Load(ctx, "cms-editor")
+	store := skillstore.NewDirStore(filepath.Join(root, "contract", "testdata", "store"))
+	agent, err := skillstore.NewLoader(store, slog.New(slog.DiscardHandler)).Load(ctx, "cms-editor")
 	if err != nil {
 		return err
 	}

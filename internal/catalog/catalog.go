@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/skillstore"
 )
 
 // The builtins whose availability depends on the node (§12).
@@ -320,7 +321,7 @@ func argList(t *contract.Tool, en bool) string {
 
 // DelegatableSkills returns the skills a node of skill self may delegate to
 // (§15): delegatable contracts without write tools, other than self, sorted.
-func DelegatableSkills(skills []*contract.Skill, self string) []string {
+func DelegatableSkills(skills []*skillstore.Skill, self string) []string {
 	var out []string
 	for _, s := range skills {
 		if s == nil || s.Contract == nil || s.Profile.SkillKey == self {

@@ -9,6 +9,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/catalog"
+	"github.com/agentwarden/warden/internal/skillstore"
 )
 
 var obj = json.RawMessage(`{"type":"object"}`)
@@ -236,10 +237,10 @@ func TestBuiltinShadowsBusinessTool(t *testing.T) {
 
 func TestDelegatableSkills(t *testing.T) {
 	t.Parallel()
-	mk := func(key, src string) *contract.Skill {
-		return &contract.Skill{Profile: contract.SkillProfile{SkillKey: key}, Contract: parse(t, src)}
+	mk := func(key, src string) *skillstore.Skill {
+		return &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: key}, Contract: parse(t, src)}
 	}
-	skills := []*contract.Skill{
+	skills := []*skillstore.Skill{
 		mk("cms.space.query", `{"delegatable": true, "tools": {"list_spaces": {}}}`),
 		mk("cms.site", `{"delegatable": true}`),
 		mk("cms.audit", `{"tools": {"list_logs": {}}}`),

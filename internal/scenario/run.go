@@ -17,6 +17,7 @@ import (
 	"github.com/agentwarden/warden/internal/firstparty"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/model/scripted"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
@@ -304,7 +305,7 @@ func loadSkills(ctx context.Context, s Scenario, ts *toolSet, tp *tenantPlugins,
 		}
 		// A served tool the contract is silent about is a write when its
 		// annotations say so, as in a deployment.
-		loaded, _, err := tools.ApplyHints(&contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey,
+		loaded, _, err := tools.ApplyHints(&skillstore.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey,
 			SkillName: sk.SkillName, SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: parsed, ToolNames: sk.ToolNames}, ts.served)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w: skill %s: %w", s.Name, ErrInvalidScenario, sk.SkillKey, err)

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/catalog"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/tools"
 	"github.com/agentwarden/warden/internal/tools/mcp"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
@@ -77,7 +77,7 @@ func (r *router) CallTool(ctx context.Context, name string, args json.RawMessage
 
 // liveDefs follows the MCP servers' tool lists (list_changed) for a
 // skill; the scripted tools' definitions never change. nil without MCP.
-func liveDefs(rt *router, sk *contract.Skill, served []tools.Tool) func() []catalog.BusinessTool {
+func liveDefs(rt *router, sk *skillstore.Skill, served []tools.Tool) func() []catalog.BusinessTool {
 	live, ok := rt.remote.(tools.Live)
 	if !ok {
 		return nil

@@ -20,6 +20,7 @@ import (
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools/mcp"
 	"github.com/agentwarden/warden/loop"
@@ -126,13 +127,13 @@ func ordersServe(t *testing.T, file string, cfg mcp.Config) (*fixture, *httptest
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = orders.Close() })
-	var skills []*contract.Skill
+	var skills []*skillstore.Skill
 	for _, sk := range sc.Skills {
 		c, _, err := contract.Parse(sk.SkillKey, sk.Contract)
 		if err != nil {
 			t.Fatal(err)
 		}
-		skills = append(skills, &contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
+		skills = append(skills, &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
 			SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: c, ToolNames: sk.ToolNames})
 	}
 	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})

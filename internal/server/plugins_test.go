@@ -21,6 +21,7 @@ import (
 	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/scenario"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools"
 	tscripted "github.com/agentwarden/warden/internal/tools/scripted"
@@ -199,13 +200,13 @@ func scenarioOptions(t *testing.T) (server.Options, *tscripted.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var skills []*contract.Skill
+	var skills []*skillstore.Skill
 	for _, sk := range sc.Skills {
 		c, _, err := contract.Parse(sk.SkillKey, sk.Contract)
 		if err != nil {
 			t.Fatal(err)
 		}
-		skills = append(skills, &contract.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
+		skills = append(skills, &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: sk.SkillKey, SkillName: sk.SkillName,
 			SkillManual: sk.Manual, SkillContract: string(sk.Contract)}, Contract: c, ToolNames: sk.ToolNames})
 	}
 	var ts []tscripted.Tool

@@ -22,6 +22,7 @@ import (
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/model"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/store"
 	"github.com/agentwarden/warden/internal/tools"
@@ -34,7 +35,7 @@ import (
 // loaded skills.
 type Agent struct {
 	Profile contract.AgentProfile
-	Skills  []*contract.Skill
+	Skills  []*skillstore.Skill
 }
 
 // Agents gives each tenant its agent. LoaderAgents reads a contract store.
@@ -45,7 +46,7 @@ type Agents interface {
 // LoaderAgents loads each tenant's agent from a contract store through a
 // Loader, by the agent code the tenant is bound to.
 type LoaderAgents struct {
-	Loader *contract.Loader
+	Loader *skillstore.Loader
 	// Codes maps a tenant to its agent_code.
 	Codes map[string]string
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/store"
 	"github.com/agentwarden/warden/internal/tools"
 )
@@ -74,7 +75,7 @@ func (s *Server) fileAgent(ctx context.Context, tenant string) (Agent, error) {
 }
 
 // parser parses uploaded contracts, cached by key and text.
-var parser = contract.NewLoader(nil, nil)
+var parser = skillstore.NewLoader(nil, nil)
 
 // skillViews lists the tenant's skills in effect: its file skills, each
 // replaced by an uploaded skill of the same key, then the other uploaded
@@ -159,7 +160,7 @@ func (s *Server) loadSkills(ctx context.Context, tenant string, listed []tools.T
 		if v.Status != skillActive {
 			continue
 		}
-		sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: v.Key, SkillName: v.SkillName, SemanticDesc: v.SemanticDesc,
+		sk := &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: v.Key, SkillName: v.SkillName, SemanticDesc: v.SemanticDesc,
 			SkillManual: v.SkillManual, SkillContract: v.SkillContract, Status: v.Status}, Contract: v.contract, ToolNames: v.ToolNames}
 		if v.Source == "files" {
 			// The loader's own skill: its profile as loaded.
@@ -190,7 +191,7 @@ func (s *Server) loadSkills(ctx context.Context, tenant string, listed []tools.T
 // liveOK leaves out the tools no server lists now, for a provider whose
 // tool lists change (tools.Live): at load such a tool is offered once a
 // server lists it again; an upload still must name served tools.
-func (s *Server) checkSkill(tenant, key string, sk *contract.Skill, parseErr error, listed []tools.Tool, recs []store.PluginRecord, liveOK bool) []string {
+func (s *Server) checkSkill(tenant, key string, sk *skillstore.Skill, parseErr error, listed []tools.Tool, recs []store.PluginRecord, liveOK bool) []string {
 	var out []string
 	if parseErr != nil {
 		if ps := contract.Problems(parseErr); len(ps) > 0 {
@@ -294,7 +295,7 @@ func (s *Server) putSkill(w http.ResponseWriter, r *http.Request, tenant, by str
 	// one must load for the tenant.
 	if up.Status == skillActive {
 		c, _, perr := contract.Parse(key, []byte(up.SkillContract))
-		sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: key, SkillName: up.SkillName, SemanticDesc: up.SemanticDesc,
+		sk := &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: key, SkillName: up.SkillName, SemanticDesc: up.SemanticDesc,
 			SkillManual: up.SkillManual, SkillContract: up.SkillContract, Status: up.Status}, Contract: c, ToolNames: up.ToolNames}
 		probs = append(probs, s.checkSkill(tenant, key, sk, perr, listed, recs, false)...)
 		if len(probs) == 0 {

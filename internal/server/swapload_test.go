@@ -21,6 +21,7 @@ import (
 	"github.com/agentwarden/warden/internal/loadgen"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/testdata"
 	"github.com/agentwarden/warden/internal/tools"
@@ -172,7 +173,7 @@ func newSwapRig(t *testing.T, h *host.Host) *swapRig {
 	}
 	agent := server.Agent{
 		Profile: contract.AgentProfile{AgentName: "写入助手", IdentityDesc: "你是写入助手", MissionDesc: "按用户给的编号记录写入"},
-		Skills: []*contract.Skill{{Profile: contract.SkillProfile{SkillKey: "load.writer", SkillName: "记录写入",
+		Skills: []*skillstore.Skill{{Profile: contract.SkillProfile{SkillKey: "load.writer", SkillName: "记录写入",
 			SkillManual: "用用户给的编号调用 record_write，然后结束。", SkillContract: swapContract}, Contract: c, ToolNames: []string{"record_write"}}},
 	}
 	toolSrv := tscripted.New(nil, tscripted.Tool{

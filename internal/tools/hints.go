@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/skillstore"
 )
 
 // hintedWrite is the contract a tool gets from its annotations alone: a
@@ -74,7 +75,7 @@ func WithHintedWrites(src []byte, writes []string) ([]byte, error) {
 // whose annotations hint a write into writes with approval: it returns the
 // skill with its contract source and parsed contract rewritten, and the
 // names it changed. A skill without such tools is returned as it is.
-func ApplyHints(sk *contract.Skill, listed []Tool) (*contract.Skill, []string, error) {
+func ApplyHints(sk *skillstore.Skill, listed []Tool) (*skillstore.Skill, []string, error) {
 	writes := HintedWrites(sk.Contract, sk.ToolNames, listed)
 	if len(writes) == 0 {
 		return sk, nil, nil

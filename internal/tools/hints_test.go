@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/internal/skillstore"
 )
 
 func TestHintsWrite(t *testing.T) {
@@ -57,7 +58,7 @@ func TestApplyHints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: "k", SkillContract: src}, Contract: parsed,
+	sk := &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: "k", SkillContract: src}, Contract: parsed,
 		ToolNames: []string{"read_it", "delete_it", "create_it"}}
 	out, changed, err := ApplyHints(sk, listed)
 	if err != nil {
@@ -95,7 +96,7 @@ func TestApplyHints(t *testing.T) {
 		t.Fatalf("no hints: %p %v %v", same, changed, err)
 	}
 	// An empty contract gets its tools.
-	empty := &contract.Skill{Profile: contract.SkillProfile{SkillKey: "e"}, ToolNames: []string{"delete_it"}}
+	empty := &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: "e"}, ToolNames: []string{"delete_it"}}
 	if out, _, err := ApplyHints(empty, listed); err != nil || !out.Contract.Tool("delete_it").IsWrite() {
 		t.Fatalf("empty contract: %v", err)
 	}
@@ -112,7 +113,7 @@ func TestApplyHintsDelegatable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: "d", SkillContract: src}, Contract: parsed, ToolNames: []string{"rm"}}
+	sk := &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: "d", SkillContract: src}, Contract: parsed, ToolNames: []string{"rm"}}
 	_, _, err = ApplyHints(sk, []Tool{{Name: "rm", Annotations: &Annotations{ReadOnlyHint: &no}}})
 	if !errors.Is(err, contract.ErrDelegatableWrite) {
 		t.Fatalf("err = %v", err)

@@ -3,8 +3,8 @@ package tools
 import (
 	"slices"
 
-	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/catalog"
+	"github.com/agentwarden/warden/internal/skillstore"
 )
 
 // Live is a Catalog that follows its servers' changes: Tools returns the
@@ -27,7 +27,7 @@ func Definition(t Tool) catalog.BusinessTool {
 // listed then is offered only when the skill's contract configures it, or
 // its annotations do not hint a write: a write the contract is silent
 // about would otherwise run as a read, with no approval.
-func LiveDefinitions(p Live, sk *contract.Skill, atStart []Tool) func() []catalog.BusinessTool {
+func LiveDefinitions(p Live, sk *skillstore.Skill, atStart []Tool) func() []catalog.BusinessTool {
 	known := map[string]bool{}
 	for _, t := range atStart {
 		known[t.Name] = true

@@ -22,6 +22,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/skillstore"
 	"github.com/agentwarden/warden/internal/tools"
 	"github.com/agentwarden/warden/internal/tools/mcp"
 )
@@ -82,7 +83,7 @@ type peer struct {
 	// tools as listed; skill the contract a skill without a contract gets
 	// once the annotations are applied.
 	tools []tools.Tool
-	skill *contract.Skill
+	skill *skillstore.Skill
 }
 
 func dialPeer(t *testing.T, cfg mcp.Config, want ...string) *peer {
@@ -106,7 +107,7 @@ func dialPeer(t *testing.T, cfg mcp.Config, want ...string) *peer {
 			t.Fatalf("tools %v not all listed after 10s: %v", want, names(ts))
 		}
 	}
-	sk := &contract.Skill{Profile: contract.SkillProfile{SkillKey: "peer"}, Contract: &contract.Contract{SkillKey: "peer"}, ToolNames: names(ts)}
+	sk := &skillstore.Skill{Profile: contract.SkillProfile{SkillKey: "peer"}, Contract: &contract.Contract{SkillKey: "peer"}, ToolNames: names(ts)}
 	hinted, _, err := tools.ApplyHints(sk, ts)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package contract
+package skillstore
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/yamljson"
 )
 
@@ -34,25 +35,25 @@ type DirStore struct {
 
 	mu     sync.Mutex
 	digest [32]byte
-	tables Tables
+	tables contract.Tables
 }
 
 // NewDirStore returns a store reading dir.
 func NewDirStore(dir string) *DirStore { return &DirStore{Dir: dir} }
 
 // AgentTables implements Store.
-func (d *DirStore) AgentTables(ctx context.Context, agentCode string) (Tables, error) {
+func (d *DirStore) AgentTables(ctx context.Context, agentCode string) (contract.Tables, error) {
 	t, err := d.All(ctx)
 	if err != nil {
-		return Tables{}, err
+		return contract.Tables{}, err
 	}
 	return t.Filter(agentCode), nil
 }
 
 // All returns every row of the four tables.
-func (d *DirStore) All(ctx context.Context) (Tables, error) {
+func (d *DirStore) All(ctx context.Context) (contract.Tables, error) {
 	if err := ctx.Err(); err != nil {
-		return Tables{}, err
+		return contract.Tables{}, err
 	}
 	files := make([][]byte, len(TableNames))
 	names := make([]string, len(TableNames))
@@ -60,7 +61,7 @@ func (d *DirStore) All(ctx context.Context) (Tables, error) {
 	for i, table := range TableNames {
 		name, data, err := d.readTable(table)
 		if err != nil {
-			return Tables{}, err
+			return contract.Tables{}, err
 		}
 		files[i], names[i] = data, name
 		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
@@ -73,7 +74,7 @@ func (d *DirStore) All(ctx context.Context) (Tables, error) {
 	if sum == d.digest && d.tables.Agents != nil {
 		return d.withContractFiles(d.tables)
 	}
-	var t Tables
+	var t contract.Tables
 	var skills []skillRow
 	dst := []any{&t.Agents, &skills, &t.AgentSkills, &t.SkillTools}
 	for i := range TableNames {
@@ -87,18 +88,18 @@ func (d *DirStore) All(ctx context.Context) (Tables, error) {
 			err = json.Unmarshal(doc, dst[i])
 		}
 		if err != nil {
-			return Tables{}, fmt.Errorf("contract: store %s: %w: %w", names[i], ErrStore, err)
+			return contract.Tables{}, fmt.Errorf("contract: store %s: %w: %w", names[i], contract.ErrStore, err)
 		}
 	}
 	for _, r := range skills {
 		sp, err := r.profile()
 		if err != nil {
-			return Tables{}, fmt.Errorf("contract: store %s: skill %q: %w: %w", names[1], r.SkillKey, ErrStore, err)
+			return contract.Tables{}, fmt.Errorf("contract: store %s: skill %q: %w: %w", names[1], r.SkillKey, contract.ErrStore, err)
 		}
 		t.Skills = append(t.Skills, sp)
 	}
 	if t.Agents == nil {
-		t.Agents = []AgentProfile{}
+		t.Agents = []contract.AgentProfile{}
 	}
 	d.digest, d.tables = sum, t
 	return d.withContractFiles(t)
@@ -106,14 +107,14 @@ func (d *DirStore) All(ctx context.Context) (Tables, error) {
 
 // withContractFiles fills skill_contract from skill_contract_file; those
 // files are read on every call so that an edit shows up at the next turn.
-func (d *DirStore) withContractFiles(t Tables) (Tables, error) {
+func (d *DirStore) withContractFiles(t contract.Tables) (contract.Tables, error) {
 	out := t
-	out.Skills = make([]SkillProfile, len(t.Skills))
+	out.Skills = make([]contract.SkillProfile, len(t.Skills))
 	for i, s := range t.Skills {
 		if f, ok := strings.CutPrefix(s.SkillContract, contractFileMarker); ok {
 			b, err := os.ReadFile(filepath.Join(d.Dir, filepath.FromSlash(f)))
 			if err != nil {
-				return Tables{}, fmt.Errorf("contract: store skill %q: %w: %w", s.SkillKey, ErrStore, err)
+				return contract.Tables{}, fmt.Errorf("contract: store skill %q: %w: %w", s.SkillKey, contract.ErrStore, err)
 			}
 			s.SkillContract = string(b)
 		}
@@ -136,10 +137,10 @@ func (d *DirStore) readTable(table string) (string, []byte, error) {
 			continue
 		}
 		if err != nil {
-			return "", nil, fmt.Errorf("contract: store %s: %w: %w", name, ErrStore, err)
+			return "", nil, fmt.Errorf("contract: store %s: %w: %w", name, contract.ErrStore, err)
 		}
 		if found != "" {
-			return "", nil, fmt.Errorf("contract: store %s: %w: both %s and %s exist", table, ErrStore, found, name)
+			return "", nil, fmt.Errorf("contract: store %s: %w: both %s and %s exist", table, contract.ErrStore, found, name)
 		}
 		found, data = name, b
 	}
@@ -147,7 +148,7 @@ func (d *DirStore) readTable(table string) (string, []byte, error) {
 }
 
 type skillRow struct {
-	ID                ID              `json:"id"`
+	ID                contract.ID     `json:"id"`
 	SkillKey          string          `json:"skill_key"`
 	SkillName         string          `json:"skill_name"`
 	SemanticDesc      string          `json:"semantic_desc"`
@@ -157,8 +158,8 @@ type skillRow struct {
 	Status            string          `json:"status"`
 }
 
-func (r skillRow) profile() (SkillProfile, error) {
-	sp := SkillProfile{ID: r.ID, SkillKey: r.SkillKey, SkillName: r.SkillName, SemanticDesc: r.SemanticDesc, SkillManual: r.SkillManual, Status: r.Status}
+func (r skillRow) profile() (contract.SkillProfile, error) {
+	sp := contract.SkillProfile{ID: r.ID, SkillKey: r.SkillKey, SkillName: r.SkillName, SemanticDesc: r.SemanticDesc, SkillManual: r.SkillManual, Status: r.Status}
 	raw := bytes.TrimSpace(r.SkillContract)
 	switch {
 	case r.SkillContractFile != "" && len(raw) > 0 && string(raw) != "null":

@@ -1,4 +1,4 @@
-package contract
+package skillstore
 
 import (
 	"context"
@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+
+	"github.com/agentwarden/warden/contract"
 )
 
 // Agent is what one turn needs of an agent: its profile, its loadable
 // skills, and the skills dropped at load with the reason.
 type Agent struct {
-	Profile AgentProfile
+	Profile contract.AgentProfile
 	Skills  []*Skill
 	Dropped []DroppedSkill
 }
@@ -30,24 +32,24 @@ func (a *Agent) Skill(key string) *Skill {
 // Skill is a loaded skill. Contract is shared between turns and agents
 // through the parse cache: treat it as read-only.
 type Skill struct {
-	Profile   SkillProfile
-	Contract  *Contract
+	Profile   contract.SkillProfile
+	Contract  *contract.Contract
 	ToolNames []string // enabled skill_tool_binding rows, in table order, deduplicated
-	Warnings  []Warning
+	Warnings  []contract.Warning
 }
 
 // DroppedSkill is a skill that failed load validation.
 type DroppedSkill struct {
-	Profile  SkillProfile
+	Profile  contract.SkillProfile
 	Err      error // a *ValidationError; Problems(Err) lists each rule
-	Warnings []Warning
+	Warnings []contract.Warning
 }
 
 // Loader turns store rows into loaded skills, once per turn. Contracts are
 // parsed once per (skill_key, contract text) SHA-256 and cached, so loading
 // every turn costs a store read and a hash per skill.
 type Loader struct {
-	store Store
+	store contract.Store
 	log   *slog.Logger
 
 	mu    sync.Mutex
@@ -55,8 +57,8 @@ type Loader struct {
 }
 
 type parsed struct {
-	contract *Contract
-	warnings []Warning
+	contract *contract.Contract
+	warnings []contract.Warning
 	err      error
 }
 
@@ -65,7 +67,7 @@ const cacheLimit = 4096
 
 // NewLoader returns a loader over a store; log receives one error record per
 // dropped skill (nil means slog.Default()).
-func NewLoader(store Store, log *slog.Logger) *Loader {
+func NewLoader(store contract.Store, log *slog.Logger) *Loader {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -73,7 +75,7 @@ func NewLoader(store Store, log *slog.Logger) *Loader {
 }
 
 // Parse is Parse through the loader's cache.
-func (l *Loader) Parse(skillKey string, src []byte) (*Contract, []Warning, error) {
+func (l *Loader) Parse(skillKey string, src []byte) (*contract.Contract, []contract.Warning, error) {
 	h := sha256.New()
 	h.Write([]byte(skillKey))
 	h.Write([]byte{0})
@@ -86,7 +88,7 @@ func (l *Loader) Parse(skillKey string, src []byte) (*Contract, []Warning, error
 	if ok {
 		return p.contract, p.warnings, p.err
 	}
-	c, w, err := Parse(skillKey, src)
+	c, w, err := contract.Parse(skillKey, src)
 	l.mu.Lock()
 	if len(l.cache) >= cacheLimit {
 		clear(l.cache)
@@ -106,15 +108,15 @@ func (l *Loader) Load(ctx context.Context, agentCode string) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contract: load agent %q: %w", agentCode, err)
 	}
-	var prof *AgentProfile
+	var prof *contract.AgentProfile
 	for i := range t.Agents {
-		if t.Agents[i].AgentCode == agentCode && t.Agents[i].Status == StatusActive {
+		if t.Agents[i].AgentCode == agentCode && t.Agents[i].Status == contract.StatusActive {
 			prof = &t.Agents[i]
 			break
 		}
 	}
 	if prof == nil {
-		return nil, fmt.Errorf("contract: load agent %q: %w", agentCode, ErrAgentNotFound)
+		return nil, fmt.Errorf("contract: load agent %q: %w", agentCode, contract.ErrAgentNotFound)
 	}
 	a := &Agent{Profile: *prof}
 	for _, sp := range boundSkills(t, prof.ID) {
@@ -133,23 +135,23 @@ func (l *Loader) Load(ctx context.Context, agentCode string) (*Agent, error) {
 		a.Skills = append(a.Skills, &Skill{Profile: sp, Contract: c, ToolNames: toolNames(t, sp.ID), Warnings: warns})
 	}
 	if len(a.Skills) == 0 {
-		return a, fmt.Errorf("contract: load agent %q: %w", agentCode, ErrNoSkills)
+		return a, fmt.Errorf("contract: load agent %q: %w", agentCode, contract.ErrNoSkills)
 	}
 	return a, nil
 }
 
 // boundSkills are the agent's ACTIVE skills with an enabled binding, in
 // binding order; a skill_key seen twice keeps its first row.
-func boundSkills(t Tables, agentID ID) []SkillProfile {
-	byID := map[ID]SkillProfile{}
+func boundSkills(t contract.Tables, agentID contract.ID) []contract.SkillProfile {
+	byID := map[contract.ID]contract.SkillProfile{}
 	for _, s := range t.Skills {
-		if s.Status == StatusActive {
+		if s.Status == contract.StatusActive {
 			if _, dup := byID[s.ID]; !dup {
 				byID[s.ID] = s
 			}
 		}
 	}
-	var out []SkillProfile
+	var out []contract.SkillProfile
 	seen := map[string]bool{}
 	for _, b := range t.AgentSkills {
 		if b.AgentID != agentID || b.EnabledFlag != 1 {
@@ -165,7 +167,7 @@ func boundSkills(t Tables, agentID ID) []SkillProfile {
 	return out
 }
 
-func toolNames(t Tables, skillID ID) []string {
+func toolNames(t contract.Tables, skillID contract.ID) []string {
 	var out []string
 	for _, b := range t.SkillTools {
 		if b.SkillID == skillID && b.EnabledFlag == 1 && b.ToolName != "" && !slices.Contains(out, b.ToolName) {

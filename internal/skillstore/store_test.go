@@ -1,4 +1,4 @@
-package contract
+package skillstore
 
 import (
 	"bytes"
@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentwarden/warden/contract"
 )
 
 func TestLoaderStore(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	l := NewLoader(NewDirStore("testdata/store"), slog.New(slog.NewTextHandler(&logs, nil)))
+	l := NewLoader(NewDirStore("../../contract/testdata/store"), slog.New(slog.NewTextHandler(&logs, nil)))
 	a, err := l.Load(context.Background(), "cms-editor")
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +44,7 @@ func TestLoaderStore(t *testing.T) {
 	if len(a.Dropped) != 1 || a.Dropped[0].Profile.SkillKey != "cms.article.publish" {
 		t.Fatalf("dropped = %+v", a.Dropped)
 	}
-	if !errors.Is(a.Dropped[0].Err, ErrWriteNoSuccess) {
+	if !errors.Is(a.Dropped[0].Err, contract.ErrWriteNoSuccess) {
 		t.Errorf("dropped error = %v", a.Dropped[0].Err)
 	}
 	if !strings.Contains(logs.String(), `level=ERROR msg="skill dropped" agent=cms-editor skill=cms.article.publish`) {
@@ -55,16 +57,16 @@ func TestLoaderStore(t *testing.T) {
 
 func TestLoaderNoSkills(t *testing.T) {
 	t.Parallel()
-	l := NewLoader(NewDirStore("testdata/store"), slog.New(slog.DiscardHandler))
+	l := NewLoader(NewDirStore("../../contract/testdata/store"), slog.New(slog.DiscardHandler))
 	a, err := l.Load(context.Background(), "broken-agent")
-	if !errors.Is(err, ErrNoSkills) || err.Error() != `contract: load agent "broken-agent": agent has no loadable skill` {
+	if !errors.Is(err, contract.ErrNoSkills) || err.Error() != `contract: load agent "broken-agent": agent has no loadable skill` {
 		t.Fatalf("err = %v", err)
 	}
 	if a == nil || len(a.Dropped) != 1 {
 		t.Errorf("agent = %+v", a)
 	}
 	for _, code := range []string{"retired-agent", "ghost"} {
-		if _, err := l.Load(context.Background(), code); !errors.Is(err, ErrAgentNotFound) {
+		if _, err := l.Load(context.Background(), code); !errors.Is(err, contract.ErrAgentNotFound) {
 			t.Errorf("Load(%s) = %v", code, err)
 		}
 	}
@@ -72,7 +74,7 @@ func TestLoaderNoSkills(t *testing.T) {
 
 func TestLoaderCache(t *testing.T) {
 	t.Parallel()
-	l := NewLoader(NewDirStore("testdata/store"), slog.New(slog.DiscardHandler))
+	l := NewLoader(NewDirStore("../../contract/testdata/store"), slog.New(slog.DiscardHandler))
 	a1, _ := l.Load(context.Background(), "cms-editor")
 	a2, _ := l.Load(context.Background(), "cms-editor")
 	if a1.Skills[0].Contract != a2.Skills[0].Contract {
@@ -98,16 +100,16 @@ func TestDirStoreReload(t *testing.T) {
 	write("agent_skill_binding.json", `[{"agent_id":"a1","skill_id":"s1","enabled_flag":true}]`)
 	l := NewLoader(NewDirStore(dir), slog.New(slog.DiscardHandler))
 	a, err := l.Load(context.Background(), "x")
-	if err != nil || a.Skills[0].Contract.Mode != ModePlan || a.Skills[0].ToolNames != nil {
+	if err != nil || a.Skills[0].Contract.Mode != contract.ModePlan || a.Skills[0].ToolNames != nil {
 		t.Fatalf("first load: %+v %v", a, err)
 	}
 	write("skill_profile.json", `[{"id":"s1","skill_key":"k","skill_contract":"{\"mode\":\"REACT\"}","status":"ACTIVE"}]`)
 	a, err = l.Load(context.Background(), "x")
-	if err != nil || a.Skills[0].Contract.Mode != ModeReact {
+	if err != nil || a.Skills[0].Contract.Mode != contract.ModeReact {
 		t.Fatalf("edit not picked up: %+v %v", a, err)
 	}
 	write("skill_profile.yaml", `[]`)
-	if _, err := l.Load(context.Background(), "x"); !errors.Is(err, ErrStore) {
+	if _, err := l.Load(context.Background(), "x"); !errors.Is(err, contract.ErrStore) {
 		t.Errorf("two files for one table: %v", err)
 	}
 }
@@ -117,11 +119,11 @@ func TestDirStoreErrors(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "skill_profile.yaml"), []byte("- id: 1\n  skill_contract: '{}'\n  skill_contract_file: x.json\n"), 0o644)
 	_, err := NewDirStore(dir).All(context.Background())
-	if !errors.Is(err, ErrStore) || err.Error() != `contract: store skill_profile.yaml: skill "": skill store unreadable: both skill_contract and skill_contract_file are set` {
+	if !errors.Is(err, contract.ErrStore) || err.Error() != `contract: store skill_profile.yaml: skill "": skill store unreadable: both skill_contract and skill_contract_file are set` {
 		t.Errorf("err = %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "skill_profile.yaml"), []byte("- id: [1\n"), 0o644)
-	if _, err := NewDirStore(dir).All(context.Background()); !errors.Is(err, ErrStore) {
+	if _, err := NewDirStore(dir).All(context.Background()); !errors.Is(err, contract.ErrStore) {
 		t.Errorf("bad yaml: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
