@@ -19,3 +19,7 @@ func UseSliceMemory(slice bool) {
 }
 
 var defaultMemoryAllocator = memoryAllocator
+
+// CrossTenant is how many times an instance bound to one tenant was offered
+// to another (always 0: pools hold one tenant's instances).
+func CrossTenant(p *Plugin) uint64 { return p.stats.crossTenant.Load() }
