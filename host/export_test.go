@@ -23,3 +23,6 @@ var defaultMemoryAllocator = memoryAllocator
 // CrossTenant is how many times an instance bound to one tenant was offered
 // to another (always 0: pools hold one tenant's instances).
 func CrossTenant(p *Plugin) uint64 { return p.stats.crossTenant.Load() }
+
+// WaitSpares waits for the spares p is starting in the background.
+func WaitSpares(p *Plugin) { p.refills.Wait() }

@@ -114,6 +114,10 @@ type Plugin struct {
 	pools  map[string]*pool
 	spare  *instance
 	closed bool
+	// refilling is set while a spare starts in the background; refills
+	// counts those starts, which Close waits for.
+	refilling bool
+	refills   sync.WaitGroup
 
 	live     atomic.Int64
 	inflight atomic.Int64
@@ -185,13 +189,14 @@ func isBudget(err error) bool {
 }
 
 // startInstance starts an instance within the host's instance budget: room
-// for it is reserved first (idle instances are closed for it), waiting for
-// busy ones until deadline if wait says so. A refusal is a budgetError
+// for it is reserved first (idle instances are closed for it, unless
+// deadline is zero: then it starts only in free room), waiting for busy
+// ones until deadline if wait says so. A refusal is a budgetError
 // wrapping ErrUnavailable.
 func (p *Plugin) startInstance(ctx context.Context, deadline time.Time, wait bool) (*instance, error) {
 	b := p.host.instances
 	est := p.startBytes.Load()
-	if _, err := b.reserve(ctx, p, est, deadline, wait); err != nil {
+	if _, err := b.reserve(ctx, p, est, deadline, wait, !deadline.IsZero()); err != nil {
 		return nil, budgetError{err}
 	}
 	inst, err := p.newInstance(ctx)
@@ -263,6 +268,8 @@ func (p *Plugin) Close(ctx context.Context) error {
 	for _, pl := range pools {
 		pl.close(ctx)
 	}
+	// A spare starting in the background is closed as it ends.
+	p.refills.Wait()
 	p.maybeRelease(ctx)
 	p.host.forget(p)
 	return nil

@@ -58,7 +58,7 @@ func (pl *pool) acquire(ctx context.Context, timeout time.Duration) (*instance, 
 		if pl.tenant != ProbeTenant {
 			// The spare now holds this tenant's data: the next cold
 			// tenant finds a new one.
-			go pl.p.refillSpare()
+			pl.p.refillSpare()
 		}
 		return inst, deadline, nil
 	}
@@ -210,22 +210,32 @@ func (p *Plugin) keepSpare(inst *instance) bool {
 }
 
 // refillSpare starts a spare for p if it has none and the instance budget
-// has room for one without waiting (idle instances of other tenants may be
-// closed for it, as for any start): the first call of the next cold tenant
-// then finds an instance ready.
+// has free room for one: no other instance is closed, and no call waits,
+// for a spare. The first call of the next cold tenant then finds an
+// instance ready. One refill runs at a time per plugin.
 func (p *Plugin) refillSpare() {
 	p.mu.Lock()
-	skip := p.spare != nil || p.closed
+	skip := p.spare != nil || p.closed || p.refilling
+	if !skip {
+		p.refilling = true
+		p.refills.Add(1)
+	}
 	p.mu.Unlock()
 	if skip {
 		return
 	}
-	ctx := context.Background()
-	inst, err := p.startInstance(ctx, time.Now(), false)
-	if err != nil {
-		return
-	}
-	if !p.keepSpare(inst) {
-		p.closeInstance(ctx, inst)
-	}
+	go func() {
+		defer p.refills.Done()
+		ctx := context.Background()
+		inst, err := p.startInstance(ctx, time.Time{}, false)
+		p.mu.Lock()
+		p.refilling = false
+		p.mu.Unlock()
+		if err != nil {
+			return
+		}
+		if !p.keepSpare(inst) {
+			p.closeInstance(ctx, inst)
+		}
+	}()
 }

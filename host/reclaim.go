@@ -72,10 +72,10 @@ func (b *instanceBudget) fits(est int64) bool {
 }
 
 // reserve takes the room of one instance of est bytes: at once if it fits,
-// else after closing the least recently used idle instances, else (wait)
-// once busy instances give room back, until deadline or ctx ends. It
-// returns whether the start had to wait for busy instances.
-func (b *instanceBudget) reserve(ctx context.Context, p *Plugin, est int64, deadline time.Time, wait bool) (bool, error) {
+// else (evict) after closing the least recently used idle instances, else
+// (wait) once busy instances give room back, until deadline or ctx ends.
+// It returns whether the start had to wait for busy instances.
+func (b *instanceBudget) reserve(ctx context.Context, p *Plugin, est int64, deadline time.Time, wait, evict bool) (bool, error) {
 	if b.maxBytes > 0 && est > b.maxBytes {
 		return false, fmt.Errorf("host: %s: an instance of %d bytes exceeds the instance budget of %d bytes: %w", p.ref, est, b.maxBytes, ErrUnavailable)
 	}
@@ -98,7 +98,7 @@ func (b *instanceBudget) reserve(ctx context.Context, p *Plugin, est int64, dead
 		victim := b.idle.Back()
 		ch := b.changed
 		b.mu.Unlock()
-		if victim != nil {
+		if victim != nil && evict {
 			if b.evict(ctx, victim.Value.(*instance)) {
 				b.evictions.Add(1)
 				victim.Value.(*instance).p.stats.evicted.Add(1)

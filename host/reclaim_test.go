@@ -49,13 +49,14 @@ func TestInstanceBudgetOptionsRefused(t *testing.T) {
 func TestInstanceBudgetEvictsLeastRecentlyUsed(t *testing.T) {
 	t.Parallel()
 	h := newBudgetHost(t, host.Options{MaxInstances: 3})
-	p := load(t, h, "good", host.Policy{})
+	p := load(t, h, "good", host.Policy{Limits: abi.Limits{TimeoutMs: 30000}})
 	ctx := context.Background()
 	const tenants = 20
 	for i := range tenants {
 		if v := p.Guard(ctx, fmt.Sprintf("t%02d", i), before(`{}`)); !v.Pass {
-			t.Fatalf("tenant %d: %+v", i, v)
+			t.Fatalf("tenant %d: %+v", i, v.Observation)
 		}
+		host.WaitSpares(p)
 	}
 	u := h.InstanceUsage()
 	if u.Peak > 3 || u.Live > 3 {
@@ -72,6 +73,7 @@ func TestInstanceBudgetEvictsLeastRecentlyUsed(t *testing.T) {
 	}
 	// The last tenant's instance is the most recently used: calling again
 	// starts nothing.
+	host.WaitSpares(p)
 	created := p.Stats().InstancesCreated
 	if v := p.Guard(ctx, fmt.Sprintf("t%02d", tenants-1), before(`{}`)); !v.Pass {
 		t.Fatalf("last tenant again: %+v", v)
@@ -95,6 +97,7 @@ func TestInstanceBudgetBytes(t *testing.T) {
 	if v := p.Guard(ctx, "acme", before(`{}`)); !v.Pass {
 		t.Fatalf("acme: %+v", v)
 	}
+	host.WaitSpares(p)
 	v := p.Guard(ctx, "globex", before(`{}`))
 	if o := v.Observation; o == nil || o.Code != abi.GuardUnavailable || o.Outcome != abi.OutcomeRejected {
 		t.Fatalf("globex: %+v, want REJECTED GUARD_UNAVAILABLE", v)
@@ -132,6 +135,7 @@ func TestIdleInstancesReclaimed(t *testing.T) {
 			t.Fatalf("tenant %d: %+v", i, v)
 		}
 	}
+	host.WaitSpares(p)
 	// Nothing is idle for an hour: nothing is reclaimed.
 	if n := h.ReclaimIdle(ctx, time.Hour); n != 0 {
 		t.Fatalf("reclaimed %d instances idle for less than the idle time", n)

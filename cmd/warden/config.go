@@ -109,6 +109,14 @@ the key, and the file when the value came from it.
                           token bucket; a call beyond it is not started (default 1s)
   --tenant-plugin-burst D plugin time a tenant may use at once above it (default 2s)
                           Each tenant-* limit is per instance; 0 turns it off.
+  --plugin-instance-idle D  close a tenant's plugin instance idle for this long (default 2m;
+                          0 keeps them)
+  --plugin-max-instances N  plugin instances alive at once in this process, across tenants and
+                          plugins; the least recently used idle ones are closed to start
+                          another (default 256; 0: no bound)
+  --plugin-max-instance-bytes SIZE  linear memory those instances may hold: bytes, KiB, MiB or
+                          GiB (default an eighth of the machine's memory, 128MiB to 512MiB;
+                          0: no bound)
 
 The spec's settings (CONTRACT_SPEC), for every agent unless --agents says otherwise:
 
@@ -201,6 +209,8 @@ type serveConfig struct {
 	// PluginTime and PluginBurst are each tenant's plugin time budget on
 	// this instance (host.Options.PluginTime and PluginBurst).
 	PluginTime, PluginBurst time.Duration
+	// instances are the plugin instance keys (instanceconfig.go).
+	instances instanceKeys
 
 	// spec holds the spec's settings and the platform identity's keys.
 	spec specKeys
@@ -338,7 +348,7 @@ func (c *serveConfig) settings() []setting {
 		{name: "tenant-max-tool-calls", integer: &c.Limits.MaxToolCalls},
 		{name: "tenant-plugin-time", dur: &c.PluginTime},
 		{name: "tenant-plugin-burst", dur: &c.PluginBurst},
-	}, c.specSettings()...)
+	}, append(c.instanceSettings(), c.specSettings()...)...)
 }
 
 // loadServeConfig reads every key from args, getenv and the config file
@@ -402,6 +412,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.Limits = server.DefaultLimits()
 	c.PluginTime, c.PluginBurst = time.Second, 2*time.Second
 	c.spec = defaultSpecKeys()
+	c.instances = defaultInstanceKeys()
 	// Feedback's default depends on the store; validate sets it.
 
 	// Every value a source sets must have its key's type, even where a
@@ -740,6 +751,9 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 		c.Feedback = c.storeDialect != ""
 	case c.Feedback && c.storeDialect == "":
 		return bad("feedback", "needs a durable store: --store sqlite:PATH or postgres:URL")
+	}
+	if err := c.validateInstances(bad); err != nil {
+		return err
 	}
 	return c.validateSpec(bad)
 }
