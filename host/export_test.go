@@ -39,3 +39,9 @@ func DropSpare(p *Plugin) {
 		p.closeInstance(context.Background(), s)
 	}
 }
+
+// MergeData is mergeData.
+func MergeData(bin []byte) []byte { return mergeData(bin) }
+
+// Sleb32 is sleb32.
+func Sleb32(b []byte) (int64, int) { return sleb32(b) }
