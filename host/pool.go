@@ -46,6 +46,7 @@ func (pl *pool) acquire(ctx context.Context, timeout time.Duration) (*instance, 
 	}
 	if n := len(pl.idle); n > 0 {
 		inst := pl.idle[n-1]
+		pl.idle[n-1] = nil // the instance may close while it is out
 		pl.idle = pl.idle[:n-1]
 		pl.p.host.instances.busyNow(inst)
 		pl.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,7 +238,10 @@ func (b *instanceBudget) evict(ctx context.Context, inst *instance) bool {
 		if inst.elem != nil {
 			for i, x := range pl.idle {
 				if x == inst {
-					pl.idle = append(pl.idle[:i], pl.idle[i+1:]...)
+					// Delete clears the vacated slot: a pointer left
+					// past the end would keep the closed instance, and
+					// the module behind it, alive.
+					pl.idle = slices.Delete(pl.idle, i, i+1)
 					b.idle.Remove(inst.elem)
 					inst.elem = nil
 					took = true
