@@ -115,7 +115,7 @@ the key, and the file when the value came from it.
                           plugins; the least recently used idle ones are closed to start
                           another (default 256; 0: no bound)
   --plugin-max-instance-bytes SIZE  linear memory those instances may hold: bytes, KiB, MiB or
-                          GiB (default an eighth of the machine's memory, 128MiB to 512MiB;
+                          GiB (default a sixteenth of the machine's memory, 128MiB to 384MiB;
                           0: no bound)
 
 The spec's settings (CONTRACT_SPEC), for every agent unless --agents says otherwise:

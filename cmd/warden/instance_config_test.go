@@ -15,7 +15,7 @@ func TestConfigPluginInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := c.instances; k.Idle != 2*time.Minute || k.Max != 256 || k.bytes != defaultInstanceBytes() || k.bytes < 128<<20 || k.bytes > 512<<20 {
+	if k := c.instances; k.Idle != 2*time.Minute || k.Max != 256 || k.bytes != defaultInstanceBytes() || k.bytes < 128<<20 || k.bytes > 384<<20 {
 		t.Fatalf("defaults: %+v", k)
 	}
 	file := f.file(t, "instances.yaml", "plugin-max-instances: 40\nplugin-max-instance-bytes: 64MiB\n")

@@ -26,15 +26,16 @@ type instanceKeys struct {
 }
 
 // defaultInstanceKeys: idle instances are closed after two minutes; the
-// budget holds 256 instances and an eighth of the machine's memory, at
-// least 128 MiB and at most 512 MiB of linear memory.
+// budget holds 256 instances and a sixteenth of the machine's memory, at
+// least 128 MiB and at most 384 MiB of linear memory (with the Go heap an
+// instance holds on the host, about 6 MB an instance in all).
 func defaultInstanceKeys() instanceKeys {
 	return instanceKeys{Idle: 2 * time.Minute, Max: 256, BytesRaw: strconv.FormatInt(defaultInstanceBytes(), 10)}
 }
 
 func defaultInstanceBytes() int64 {
-	const lo, hi = 128 << 20, 512 << 20
-	return min(max(machineMemory()/8, lo), hi)
+	const lo, hi = 128 << 20, 384 << 20
+	return min(max(machineMemory()/16, lo), hi)
 }
 
 // instanceSettings are the plugin instance keys' settings, in usage order.
