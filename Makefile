@@ -14,7 +14,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
 	examples/builtins/*/cmd/main.go examples/extism-guard/cmd/main.go internal/testdata/guests/*/main.go)))
 
-.PHONY: all build plugins console test fuzz check bench demo quickstart clean
+.PHONY: all build plugins console test fuzz check bench bench-tenants demo quickstart clean
 
 all: build plugins
 
@@ -79,6 +79,12 @@ check:
 # metering with no check and with close-on-context-done.
 bench: plugins
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 -timeout=30m ./host/ ./internal/jsonschema/
+
+# Memory as tenants grow: a real warden serve on its default instance
+# budget, 1, 100 and 1,000 tenants each sending one message, then idle
+# (docs/BENCHMARKS.md). WARDEN_BENCH_IDLE sets the idle time (default 5s).
+bench-tenants:
+	WARDEN_BENCH_TENANTS=1 $(GO) test -count=1 -run='^TestTenantsMemoryScale$$' -v -timeout=60m ./cmd/warden/
 
 # The main job on embedded defaults: a website-creation task against the
 # example MCP server, with the scripted model (examples/scenarios/demo).

@@ -94,13 +94,18 @@ func boundCallStack(bin []byte, budget uint32) ([]byte, error) {
 	return b, nil
 }
 
-// rewriteModule meters bin, then bounds its call stack.
+// rewriteModule meters bin, then bounds its call stack, then merges its
+// data segments (datamerge.go).
 func rewriteModule(bin []byte, budget uint32) ([]byte, error) {
 	m, err := meterModuleBytes(bin)
 	if err != nil {
 		return nil, err
 	}
-	return rewriteCallStack(m, budget)
+	b, err := rewriteCallStack(m, budget)
+	if err != nil {
+		return nil, err
+	}
+	return mergeData(b), nil
 }
 
 // rewriteCallStack returns bin instrumented with a call-stack budget of

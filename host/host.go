@@ -37,6 +37,21 @@ type Options struct {
 	// (GUARD_UNAVAILABLE), a builtin as FAILED with PLUGIN_UNAVAILABLE.
 	// The self-test's tenant (ProbeTenant) is not budgeted. 0 is no budget.
 	PluginTime, PluginBurst time.Duration
+	// MaxInstances and MaxInstanceBytes bound the instances of every
+	// plugin of this host, across tenants: how many are alive, and the
+	// linear memory they hold. Before an instance starts, the least
+	// recently used idle instances are closed until it fits; a call that
+	// finds the budget taken by busy instances waits for room within its
+	// deadline, then fails as an unavailable plugin (a guard as its
+	// failure policy says). A plugin's first instance, started as it
+	// loads, is never refused. 0 is no bound.
+	MaxInstances     int
+	MaxInstanceBytes int64
+	// InstanceIdle closes an instance of a tenant's pool once it has been
+	// idle for that long, so that an idle tenant holds no instance; a
+	// plugin's spare (which holds no tenant's data) is kept. 0 keeps
+	// idle instances.
+	InstanceIdle time.Duration
 }
 
 // Host loads and runs plugins. It is safe for concurrent use.
@@ -54,6 +69,8 @@ type Host struct {
 	idleSeq uint64
 	// budgets is each tenant's plugin time; nil: none.
 	budgets *budgets
+	// instances is the instance budget and the idle list.
+	instances *instanceBudget
 }
 
 // New returns a Host. Close it to release compiled code and runtimes.
@@ -71,6 +88,10 @@ func New(opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	instances, err := newInstanceBudget(opts.MaxInstances, opts.MaxInstanceBytes, opts.InstanceIdle)
+	if err != nil {
+		return nil, err
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -79,6 +100,7 @@ func New(opts Options) (*Host, error) {
 	if opts.CacheDir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
 		if err != nil {
+			instances.close()
 			return nil, fmt.Errorf("host: compilation cache %s: %w", opts.CacheDir, err)
 		}
 		cache = c
@@ -86,7 +108,7 @@ func New(opts Options) (*Host, error) {
 		cache = wazero.NewCompilationCache()
 	}
 	return &Host{opts: opts, log: log, cache: cache, classes: map[uint32]*class{}, plugins: map[*Plugin]struct{}{},
-		modules: map[moduleKey]*sharedModule{}, budgets: budgets}, nil
+		modules: map[moduleKey]*sharedModule{}, budgets: budgets, instances: instances}, nil
 }
 
 // Close closes every plugin loaded by h and the runtimes behind them.
@@ -104,6 +126,7 @@ func (h *Host) Close(ctx context.Context) error {
 	classes := h.classes
 	h.classes = nil
 	h.mu.Unlock()
+	h.instances.close()
 	for _, p := range plugins {
 		_ = p.Close(ctx)
 	}

@@ -1,10 +1,12 @@
 package host
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -34,6 +36,28 @@ type instance struct {
 	st    *callState
 	box   *sandbox
 	calls int
+	// tenant is the tenant whose calls the instance has served ("" until
+	// its first, and for the probe's).
+	tenant string
+
+	// p is the instance's plugin, pool the tenant's pool it belongs to
+	// (nil while it is the plugin's spare). elem is its place on the
+	// host's idle list while it is idle (nil while busy), idleSince when
+	// it went idle, and bytes the linear memory the instance budget
+	// counts for it; all three are the budget's, under its lock.
+	p         *Plugin
+	pool      *pool
+	elem      *list.Element
+	idleSince time.Time
+	bytes     int64
+}
+
+// memoryBytes is the linear memory inst holds now.
+func (inst *instance) memoryBytes() int64 {
+	if ms, ok := inst.impl.(memorySizer); ok {
+		return ms.memoryBytes()
+	}
+	return 0
 }
 
 // sandbox holds the per-instance stand-ins for clocks and randomness. The

@@ -173,8 +173,14 @@ func (h *Host) finishLoad(ctx context.Context, p *Plugin, m abi.Manifest, limits
 	p.ref = m.Name + "@" + m.Version
 	box.clock = p.granted(abi.CapClock)
 	box.random = p.granted(abi.CapRandom)
-	p.spare = &instance{impl: impl, box: box, st: &callState{plugin: p, rec: abi.NewGrantedRecorder(&p.manifest, p.grant, limits.MaxOutputBytes), box: box}}
-	p.noteMemory(p.spare)
+	spare := &instance{impl: impl, box: box, p: p, st: &callState{plugin: p, rec: abi.NewGrantedRecorder(&p.manifest, p.grant, limits.MaxOutputBytes), box: box}}
+	p.noteMemory(spare)
+	p.startBytes.Store(spare.memoryBytes())
+	h.instances.admit(ctx, spare)
+	p.mu.Lock()
+	p.spare = spare
+	h.instances.idleNow(spare)
+	p.mu.Unlock()
 	p.live.Add(1)
 	p.stats.created.Add(1)
 	h.mu.Lock()

@@ -154,3 +154,18 @@ func (p *mappingPool) give(b []byte, used uint64) {
 // memoryAllocator is the allocator instances are created with; nil keeps
 // wazero's.
 var memoryAllocator experimental.MemoryAllocator = mmapAllocator{}
+
+// trim unmaps the mappings the pool keeps: after an idle period, holding
+// their resident pages for a start that may not come costs more than the
+// page faults of a fresh mapping.
+func (p *mappingPool) trim() {
+	p.mu.Lock()
+	free := p.free
+	p.free, p.n, p.resident = map[int][]kept{}, 0, 0
+	p.mu.Unlock()
+	for _, l := range free {
+		for _, k := range l {
+			_ = syscall.Munmap(k.buf)
+		}
+	}
+}

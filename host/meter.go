@@ -92,7 +92,7 @@ func (h *Host) runtimeConfig(pages uint32) wazero.RuntimeConfig {
 // rewriteVersion names the output of the rewrites, so that no stale copy
 // on disk is used: bump meter.Version or callStackVersion whenever either
 // rewriter changes what it writes (TestRewriteGolden fails until then).
-const rewriteVersion = meter.Version + callStackVersion
+const rewriteVersion = meter.Version + callStackVersion + dataMergeVersion
 
 // rewriteKey names one instrumented module: the digest of the original and
 // what the rewrite depended on.

@@ -13,6 +13,8 @@ type counters struct {
 	traps, timeouts, memory, violations, outputTooLarge atomic.Uint64
 	inputTooLarge, unavailable, failOpen, shadowDiffers atomic.Uint64
 	created, closed                                     atomic.Uint64
+	evicted, reclaimed, budgetWaits, budgetRefused      atomic.Uint64
+	crossTenant                                         atomic.Uint64
 	calls, nanos                                        atomic.Uint64
 	buckets                                             [numBuckets + 1]atomic.Uint64
 }
@@ -68,6 +70,16 @@ type Stats struct {
 	InstancesIdle    int
 	InstancesCreated uint64
 	InstancesClosed  uint64
+	// Of the instances closed: those evicted (idle, closed to make room
+	// in the host's instance budget) and reclaimed (idle for longer than
+	// the idle time).
+	InstancesEvicted, InstancesReclaimed uint64
+	// InstancesMemoryBytes is the linear memory the live instances hold.
+	InstancesMemoryBytes int64
+	// BudgetWaits are the calls that waited for busy instances to give
+	// room in the instance budget; BudgetRefused those of them that found
+	// none within their deadline.
+	BudgetWaits, BudgetRefused uint64
 	// InFlight is the number of calls running now.
 	InFlight int64
 	// Calls and TotalLatency cover every Invoke; Latency counts calls per
@@ -92,6 +104,8 @@ func (p *Plugin) Stats() Stats {
 		OutputTooLarge: c.outputTooLarge.Load(), InputTooLarge: c.inputTooLarge.Load(), Unavailable: c.unavailable.Load(),
 		FailOpen: c.failOpen.Load(), ShadowDiffers: c.shadowDiffers.Load(),
 		InstancesLive: p.live.Load(), InstancesCreated: c.created.Load(), InstancesClosed: c.closed.Load(),
+		InstancesEvicted: c.evicted.Load(), InstancesReclaimed: c.reclaimed.Load(), InstancesMemoryBytes: p.memLive.Load(),
+		BudgetWaits: c.budgetWaits.Load(), BudgetRefused: c.budgetRefused.Load(),
 		InFlight: p.inflight.Load(), Calls: c.calls.Load(), TotalLatency: time.Duration(c.nanos.Load()),
 		MemoryPages: p.limits.MemoryPages, InstanceMemoryBytes: p.memHigh.Load(),
 	}

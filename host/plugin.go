@@ -114,11 +114,19 @@ type Plugin struct {
 	pools  map[string]*pool
 	spare  *instance
 	closed bool
+	// refilling is set while a spare starts in the background; refills
+	// counts those starts, which Close waits for.
+	refilling bool
+	refills   sync.WaitGroup
 
 	live     atomic.Int64
 	inflight atomic.Int64
 	memHigh  atomic.Int64
-	stats    counters
+	// memLive is the linear memory of the live instances; startBytes
+	// that of a fresh instance, the room a start reserves.
+	memLive    atomic.Int64
+	startBytes atomic.Int64
+	stats      counters
 	// generation is the slot generation the plugin serves as (0 outside
 	// a slot), for spans and metrics.
 	generation atomic.Uint64
@@ -164,7 +172,40 @@ func (p *Plugin) takeSpare() *instance {
 	defer p.mu.Unlock()
 	s := p.spare
 	p.spare = nil
+	if s != nil {
+		p.host.instances.busyNow(s)
+	}
 	return s
+}
+
+// budgetError is a start the instance budget refused.
+type budgetError struct{ error }
+
+func (e budgetError) Unwrap() error { return e.error }
+
+func isBudget(err error) bool {
+	var be budgetError
+	return errors.As(err, &be)
+}
+
+// startInstance starts an instance within the host's instance budget: room
+// for it is reserved first (idle instances are closed for it, unless
+// deadline is zero: then it starts only in free room), waiting for busy
+// ones until deadline if wait says so. A refusal is a budgetError
+// wrapping ErrUnavailable.
+func (p *Plugin) startInstance(ctx context.Context, deadline time.Time, wait bool) (*instance, error) {
+	b := p.host.instances
+	est := p.startBytes.Load()
+	if _, err := b.reserve(ctx, p, est, deadline, wait, !deadline.IsZero()); err != nil {
+		return nil, budgetError{err}
+	}
+	inst, err := p.newInstance(ctx)
+	if err != nil {
+		b.unreserve(est)
+		return nil, err
+	}
+	b.started(inst, est)
+	return inst, nil
 }
 
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
@@ -179,11 +220,12 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	}
 	p.live.Add(1)
 	p.stats.created.Add(1)
-	return &instance{impl: impl, box: box, st: &callState{plugin: p, rec: abi.NewGrantedRecorder(&p.manifest, p.grant, p.limits.MaxOutputBytes), box: box}}, nil
+	return &instance{impl: impl, box: box, p: p, st: &callState{plugin: p, rec: abi.NewGrantedRecorder(&p.manifest, p.grant, p.limits.MaxOutputBytes), box: box}}, nil
 }
 
 func (p *Plugin) closeInstance(ctx context.Context, inst *instance) {
 	inst.impl.close(context.WithoutCancel(ctx))
+	p.host.instances.gone(inst)
 	p.live.Add(-1)
 	p.stats.closed.Add(1)
 	p.maybeRelease(ctx)
@@ -216,6 +258,9 @@ func (p *Plugin) Close(ctx context.Context) error {
 	pools := p.pools
 	spare := p.spare
 	p.spare = nil
+	if spare != nil {
+		p.host.instances.busyNow(spare)
+	}
 	p.mu.Unlock()
 	if spare != nil {
 		p.closeInstance(ctx, spare)
@@ -223,6 +268,8 @@ func (p *Plugin) Close(ctx context.Context) error {
 	for _, pl := range pools {
 		pl.close(ctx)
 	}
+	// A spare starting in the background is closed as it ends.
+	p.refills.Wait()
 	p.maybeRelease(ctx)
 	p.host.forget(p)
 	return nil
@@ -282,6 +329,13 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 			kind = ErrClosed
 		}
 		return abi.Verdict{}, p.unavailable(kind, err)
+	}
+	if !pl.serves(inst) {
+		// Never reached: pools hold one tenant's instances. Were it, the
+		// instance is closed, not used.
+		p.stats.crossTenant.Add(1)
+		pl.release(ctx, inst, false)
+		return abi.Verdict{}, p.unavailable(ErrUnavailable, fmt.Errorf("host: %s: an instance of tenant %s offered to tenant %s", p.ref, inst.tenant, tenant))
 	}
 	inst.calls++
 	inst.st.rec.Reset()

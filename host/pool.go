@@ -46,32 +46,60 @@ func (pl *pool) acquire(ctx context.Context, timeout time.Duration) (*instance, 
 	}
 	if n := len(pl.idle); n > 0 {
 		inst := pl.idle[n-1]
+		pl.idle[n-1] = nil // the instance may close while it is out
 		pl.idle = pl.idle[:n-1]
+		pl.p.host.instances.busyNow(inst)
 		pl.mu.Unlock()
 		return inst, deadline, nil
 	}
 	pl.mu.Unlock()
 	inst := pl.p.takeSpare()
 	if inst != nil {
+		inst.pool = pl
+		if pl.tenant != ProbeTenant {
+			// The spare now holds this tenant's data: the next cold
+			// tenant finds a new one.
+			pl.p.refillSpare()
+		}
 		return inst, deadline, nil
 	}
 	sctx, cancel := context.WithDeadline(ctx, deadline)
-	inst, err := pl.p.newInstance(sctx)
+	inst, err := pl.p.startInstance(sctx, deadline, true)
 	late := ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded)
 	cancel()
 	if err != nil {
 		<-pl.sem
+		if isBudget(err) {
+			return nil, deadline, err
+		}
 		if late {
 			return nil, deadline, fmt.Errorf("host: %s: new instance: did not start within the call's %v: %w", pl.p.ref, timeout, ErrTimeout)
 		}
 		return nil, deadline, fmt.Errorf("host: %s: new instance: %w: %w", pl.p.ref, ErrUnavailable, err)
 	}
+	inst.pool = pl
 	return inst, deadline, nil
+}
+
+// serves binds inst to the pool's tenant on its first call for one, and
+// refuses it (false) for any other: an instance never carries one tenant's
+// data into another's call. The probe's tenant binds nothing.
+func (pl *pool) serves(inst *instance) bool {
+	if pl.tenant == ProbeTenant {
+		return inst.tenant == ""
+	}
+	if inst.tenant == "" {
+		inst.tenant = pl.tenant
+	}
+	return inst.tenant == pl.tenant
 }
 
 // release returns inst to the pool if it is healthy and still young, and
 // closes it otherwise.
 func (pl *pool) release(ctx context.Context, inst *instance, healthy bool) {
+	if healthy {
+		pl.p.host.instances.resize(inst)
+	}
 	if pl.tenant == ProbeTenant && healthy && inst.calls < pl.p.policy.MaxCallsPerInstance && pl.p.keepSpare(inst) {
 		// A probe's instance saw no tenant's data: it goes back to be the
 		// first instance of the next tenant.
@@ -82,6 +110,7 @@ func (pl *pool) release(ctx context.Context, inst *instance, healthy bool) {
 	keep := healthy && !pl.closed && inst.calls < pl.p.policy.MaxCallsPerInstance
 	if keep {
 		pl.idle = append(pl.idle, inst)
+		pl.p.host.instances.idleNow(inst)
 	}
 	pl.mu.Unlock()
 	if !keep {
@@ -96,6 +125,9 @@ func (pl *pool) close(ctx context.Context) {
 	pl.closed = true
 	idle := pl.idle
 	pl.idle = nil
+	for _, inst := range idle {
+		pl.p.host.instances.busyNow(inst)
+	}
 	pl.mu.Unlock()
 	for _, inst := range idle {
 		pl.p.closeInstance(ctx, inst)
@@ -142,12 +174,18 @@ func (p *Plugin) warmLike(ctx context.Context, old *Plugin) error {
 		for range n {
 			inst := p.takeSpare()
 			if inst == nil {
-				if inst, err = p.newInstance(ctx); err != nil {
+				if inst, err = p.startInstance(ctx, time.Now().Add(p.policy.LoadTimeout), false); isBudget(err) {
+					// No idle room in the budget: the tenant starts
+					// its instance on its next call, as before the swap.
+					break
+				} else if err != nil {
 					return fmt.Errorf("host: %s: warm the pool of %s: %w", p.ref, t, err)
 				}
 			}
+			inst.pool = pl
 			pl.mu.Lock()
 			pl.idle = append(pl.idle, inst)
+			p.host.instances.idleNow(inst)
 			pl.mu.Unlock()
 		}
 	}
@@ -166,6 +204,42 @@ func (p *Plugin) keepSpare(inst *instance) bool {
 	if p.spare != nil || p.closed {
 		return false
 	}
+	inst.pool = nil
 	p.spare = inst
+	p.host.instances.idleNow(inst)
 	return true
+}
+
+// refillSpares is off only in benchmarks that measure a start.
+var refillSpares = true
+
+// refillSpare starts a spare for p if it has none and the instance budget
+// has free room for one: no other instance is closed, and no call waits,
+// for a spare. The first call of the next cold tenant then finds an
+// instance ready. One refill runs at a time per plugin.
+func (p *Plugin) refillSpare() {
+	p.mu.Lock()
+	skip := p.spare != nil || p.closed || p.refilling || !refillSpares
+	if !skip {
+		p.refilling = true
+		p.refills.Add(1)
+	}
+	p.mu.Unlock()
+	if skip {
+		return
+	}
+	go func() {
+		defer p.refills.Done()
+		ctx := context.Background()
+		inst, err := p.startInstance(ctx, time.Time{}, false)
+		p.mu.Lock()
+		p.refilling = false
+		p.mu.Unlock()
+		if err != nil {
+			return
+		}
+		if !p.keepSpare(inst) {
+			p.closeInstance(ctx, inst)
+		}
+	}()
 }

@@ -108,6 +108,14 @@ the key, and the file when the value came from it.
                           token bucket; a call beyond it is not started (default 1s)
   --tenant-plugin-burst D plugin time a tenant may use at once above it (default 2s)
                           Each tenant-* limit is per instance; 0 turns it off.
+  --plugin-instance-idle D  close a tenant's plugin instance idle for this long (default 2m;
+                          0 keeps them)
+  --plugin-max-instances N  plugin instances alive at once in this process, across tenants and
+                          plugins; the least recently used idle ones are closed to start
+                          another (default 256; 0: no bound)
+  --plugin-max-instance-bytes SIZE  linear memory those instances may hold: bytes, KiB, MiB or
+                          GiB (default a sixteenth of the machine's memory, 128MiB to 384MiB;
+                          0: no bound)
 
 Forwarding between instances (with a postgres: store): a request for a session another
 live instance serves is sent to that instance and its answer relayed, so that any
@@ -214,6 +222,8 @@ type serveConfig struct {
 	// PluginTime and PluginBurst are each tenant's plugin time budget on
 	// this instance (host.Options.PluginTime and PluginBurst).
 	PluginTime, PluginBurst time.Duration
+	// instances are the plugin instance keys (instanceconfig.go).
+	instances instanceKeys
 
 	// spec holds the spec's settings and the platform identity's keys.
 	spec specKeys
@@ -353,7 +363,7 @@ func (c *serveConfig) settings() []setting {
 		{name: "tenant-max-tool-calls", integer: &c.Limits.MaxToolCalls},
 		{name: "tenant-plugin-time", dur: &c.PluginTime},
 		{name: "tenant-plugin-burst", dur: &c.PluginBurst},
-	}, append(c.specSettings(), c.forwardSettings()...)...)
+	}, append(append(c.instanceSettings(), c.specSettings()...), c.forwardSettings()...)...)
 }
 
 // loadServeConfig reads every key from args, getenv and the config file
@@ -402,6 +412,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.PluginTime, c.PluginBurst = time.Second, 2*time.Second
 	c.spec = defaultSpecKeys()
 	c.forward = defaultForwardKeys()
+	c.instances = defaultInstanceKeys()
 	// Feedback's default depends on the store; validate sets it.
 
 	// Every value a source sets must have its key's type, even where a
@@ -658,6 +669,9 @@ func (c *serveConfig) validate(getenv func(string) string) error {
 		return err
 	}
 	if err := c.validateLimits(bad); err != nil {
+		return err
+	}
+	if err := c.validateInstances(bad); err != nil {
 		return err
 	}
 	if err := c.validateForward(bad); err != nil {

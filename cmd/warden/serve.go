@@ -103,7 +103,8 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	}
 	// Always a host: the tenants' own plugins (PUT /v1/plugins) load in
 	// it, as the admin's slots and the plugin directory's modules do.
-	h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst})
+	h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst,
+		MaxInstances: c.instances.Max, MaxInstanceBytes: c.instances.bytes, InstanceIdle: c.instances.Idle})
 	if err != nil {
 		return &configError{"plugin-cache", err.Error()}
 	}

@@ -261,7 +261,7 @@ func TestServeStoreOpenErrors(t *testing.T) {
 }
 
 // startServe runs cmdServe with args until the returned stop is called;
-// it returns the API's base URL. The start is given a minute and a half:
+// it returns the API's base URL. The start is given serveStart:
 // with --plugins on a cold compilation cache it compiles ten modules.
 func startServe(t *testing.T, args []string) (base string, stop func()) {
 	t.Helper()
@@ -270,7 +270,7 @@ func startServe(t *testing.T, args []string) (base string, stop func()) {
 	exited := make(chan int, 1)
 	go func() { exited <- cmdServe(ctx, args, &stdout, &stderr) }()
 	addr := regexp.MustCompile(`serving on (http://\S+)`)
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(serveStart); ; time.Sleep(20 * time.Millisecond) {
 		if m := addr.FindStringSubmatch(stdout.String()); m != nil {
 			base = m[1]
 			break

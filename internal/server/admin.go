@@ -77,6 +77,15 @@ type SlotStats struct {
 	InstancesCreated uint64 `json:"instances_created"`
 	InstancesClosed  uint64 `json:"instances_closed"`
 	InFlight         int64  `json:"in_flight"`
+	// Of the instances closed, those evicted to make room in the
+	// process's instance budget and those reclaimed after the idle time;
+	// the linear memory the live instances hold; the calls that waited
+	// for room in the budget, and those that found none in time.
+	InstancesEvicted     uint64 `json:"instances_evicted"`
+	InstancesReclaimed   uint64 `json:"instances_reclaimed"`
+	InstancesMemoryBytes int64  `json:"instances_memory_bytes"`
+	BudgetWaits          uint64 `json:"budget_waits"`
+	BudgetRefused        uint64 `json:"budget_refused"`
 	// Calls and their total latency cover every call; Latency counts them
 	// per bound.
 	Calls          uint64    `json:"calls"`
@@ -108,6 +117,8 @@ func slotStats(st host.Stats) SlotStats {
 		FailOpen: st.FailOpen, ShadowDiffers: st.ShadowDiffers,
 		InstancesLive: st.InstancesLive, InstancesIdle: st.InstancesIdle, InstancesCreated: st.InstancesCreated,
 		InstancesClosed: st.InstancesClosed, InFlight: st.InFlight,
+		InstancesEvicted: st.InstancesEvicted, InstancesReclaimed: st.InstancesReclaimed, InstancesMemoryBytes: st.InstancesMemoryBytes,
+		BudgetWaits: st.BudgetWaits, BudgetRefused: st.BudgetRefused,
 		Calls: st.Calls, LatencyMsTotal: ms(st.TotalLatency), Latency: h,
 		MemoryLimitPages: st.MemoryPages, InstanceMemoryBytesMax: st.InstanceMemoryBytes}
 }

@@ -172,9 +172,9 @@ func TestSlotStatsShape(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"calls", "deferred", "digest", "fail_open", "failed", "in_flight", "input_too_large",
-		"instance_memory_bytes_max", "instances_closed", "instances_created", "instances_idle", "instances_live",
-		"latency", "latency_ms_total", "memory_limit_pages", "memory_limits", "output_too_large", "pass", "plugin",
+	want := []string{"budget_refused", "budget_waits", "calls", "deferred", "digest", "fail_open", "failed", "in_flight", "input_too_large",
+		"instance_memory_bytes_max", "instances_closed", "instances_created", "instances_evicted", "instances_idle", "instances_live",
+		"instances_memory_bytes", "instances_reclaimed", "latency", "latency_ms_total", "memory_limit_pages", "memory_limits", "output_too_large", "pass", "plugin",
 		"rejected", "shadow_differs", "success", "timeouts", "traps", "unavailable", "violations"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("stats keys %v, want %v", keys, want)

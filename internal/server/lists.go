@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/feedback"
 	"github.com/agentwarden/warden/internal/store"
 )
@@ -161,6 +162,40 @@ type Instance struct {
 	LeaseUntil *time.Time `json:"lease_until,omitempty"`
 	Sessions   int        `json:"sessions"`
 	Self       bool       `json:"self"`
+	// Plugins are the plugin instances of the answering process against
+	// its instance budget (the self entry only).
+	Plugins *PluginInstances `json:"plugin_instances,omitempty"`
+}
+
+// PluginInstances are one process's plugin instances, across tenants and
+// plugins, against its instance budget (host.InstanceUsage).
+type PluginInstances struct {
+	// Live instances (idle and busy), Idle those idle, Peak the most alive
+	// at once; MemoryBytes the linear memory they hold.
+	Live        int   `json:"live"`
+	Idle        int   `json:"idle"`
+	Peak        int   `json:"peak"`
+	MemoryBytes int64 `json:"memory_bytes"`
+	// MaxInstances and MaxBytes are the budget (0: no bound), IdleSeconds
+	// the idle time after which a tenant's instance is closed (0: never).
+	MaxInstances int     `json:"max_instances"`
+	MaxBytes     int64   `json:"max_bytes"`
+	IdleSeconds  float64 `json:"idle_seconds"`
+	// Evictions, reclaims, budget waits and the waits that found no room.
+	Evicted   uint64 `json:"evicted"`
+	Reclaimed uint64 `json:"reclaimed"`
+	Waits     uint64 `json:"budget_waits"`
+	Refused   uint64 `json:"budget_refused"`
+}
+
+func pluginInstances(h *host.Host) *PluginInstances {
+	if h == nil {
+		return nil
+	}
+	u := h.InstanceUsage()
+	return &PluginInstances{Live: u.Live, Idle: u.Idle, Peak: u.Peak, MemoryBytes: u.MemoryBytes,
+		MaxInstances: u.MaxInstances, MaxBytes: u.MaxBytes, IdleSeconds: u.IdleTime.Seconds(),
+		Evicted: u.Evictions, Reclaimed: u.Reclaimed, Waits: u.Waits, Refused: u.Refused}
 }
 
 // listInstances lists the instances: from Options.Instances when set (the
@@ -193,6 +228,7 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	for i := range list {
 		list[i].Self = i == self
 	}
+	list[self].Plugins = pluginInstances(s.opt.Host)
 	slices.SortFunc(list, func(a, b Instance) int { return cmp.Compare(a.ID, b.ID) })
 	writeJSON(w, http.StatusOK, map[string]any{"instances": list})
 	return nil

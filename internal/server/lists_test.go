@@ -204,6 +204,12 @@ func TestListInstances(t *testing.T) {
 					(w.LeaseUntil != nil && !in.LeaseUntil.Equal(*w.LeaseUntil)) {
 					t.Fatalf("instance %d = %+v, want %+v", i, in, w)
 				}
+				// The answering process shows its plugin instances: the
+				// fixture's session made none busy, and its host has no
+				// budget.
+				if p := in.Plugins; (p != nil) != in.Self || (p != nil && (p.Live < 0 || p.Idle > p.Live || p.Peak < p.Live || p.MaxInstances != 0)) {
+					t.Fatalf("instance %d plugin instances = %+v", i, p)
+				}
 			}
 		})
 	}

@@ -63,6 +63,7 @@ func TestPluginMetrics(t *testing.T) {
 		Traps: 2, Timeouts: 1, MemoryLimits: 1, Violations: 3, OutputTooLarge: 0, InputTooLarge: 4, Unavailable: 5,
 		FailOpen: 7, ShadowDiffers: 8,
 		InstancesLive: 3, InstancesIdle: 2, InstancesCreated: 5, InstancesClosed: 2, InFlight: 1,
+		InstancesEvicted: 1, InstancesReclaimed: 1, InstancesMemoryBytes: 6 << 20, BudgetWaits: 4, BudgetRefused: 1,
 		Calls: 103, TotalLatency: 1500 * time.Millisecond,
 		Latency:     []uint64{10, 20, 30, 40, 0, 0, 0, 0, 0, 1, 1, 1},
 		MemoryPages: 1024, InstanceMemoryBytes: 2 << 20}
@@ -150,7 +151,17 @@ warden_plugin_memory_limit_pages{generation="3",plugin="ArgPolicy"} 1024
 warden_plugin_timeouts_total{generation="0",plugin="control@1.0.0"} 0
 warden_plugin_timeouts_total{generation="3",plugin="ArgPolicy"} 1
 warden_plugin_traps_total{generation="0",plugin="control@1.0.0"} 0
-warden_plugin_traps_total{generation="3",plugin="ArgPolicy"} 2`
+warden_plugin_traps_total{generation="3",plugin="ArgPolicy"} 2
+warden_plugin_budget_refused_total{generation="0",plugin="control@1.0.0"} 0
+warden_plugin_budget_refused_total{generation="3",plugin="ArgPolicy"} 1
+warden_plugin_budget_waits_total{generation="0",plugin="control@1.0.0"} 0
+warden_plugin_budget_waits_total{generation="3",plugin="ArgPolicy"} 4
+warden_plugin_instances_evicted_total{generation="0",plugin="control@1.0.0"} 0
+warden_plugin_instances_evicted_total{generation="3",plugin="ArgPolicy"} 1
+warden_plugin_instances_memory_bytes{generation="0",plugin="control@1.0.0"} 0
+warden_plugin_instances_memory_bytes{generation="3",plugin="ArgPolicy"} 6.291456e+06
+warden_plugin_instances_reclaimed_total{generation="0",plugin="control@1.0.0"} 0
+warden_plugin_instances_reclaimed_total{generation="3",plugin="ArgPolicy"} 1`
 	if got := series(scrape(t, m), "warden_plugin_"); got != sorted(want) {
 		t.Fatalf("plugin series:\n%s\nwant:\n%s", got, sorted(want))
 	}

@@ -58,6 +58,7 @@ type pluginCollector struct {
 
 	info, calls, latency, traps, timeouts, policy        *prometheus.Desc
 	live, idle, created, closed, inFlight, pages, memory *prometheus.Desc
+	evicted, reclaimed, memLive, waits, refused          *prometheus.Desc
 }
 
 func newPluginCollector(samples func() []PluginSample) *pluginCollector {
@@ -66,27 +67,33 @@ func newPluginCollector(samples func() []PluginSample) *pluginCollector {
 		return prometheus.NewDesc("warden_plugin_"+name, help, append(append([]string(nil), l...), extra...), nil)
 	}
 	return &pluginCollector{
-		samples:  samples,
-		info:     d("info", "The module serving a plugin generation (always 1).", "ref", "digest"),
-		calls:    d("calls_total", "Plugin calls by outcome: the plugin's result, or how the plugin failed.", "outcome"),
-		latency:  d("call_duration_seconds", "Latency of plugin calls."),
-		traps:    d("traps_total", "Plugin calls that trapped (panic, unreachable, exit)."),
-		timeouts: d("timeouts_total", "Plugin calls that passed their deadline."),
-		policy:   d("failure_policy_total", "Guard failures let through by a fail-open policy (fail_open), and shadow verdicts that differed from pass (shadow_differs).", "action"),
-		live:     d("instances_live", "Instances alive (idle and busy)."),
-		idle:     d("instances_idle", "Instances idle in the pools."),
-		created:  d("instances_created_total", "Instances created since load."),
-		closed:   d("instances_closed_total", "Instances closed since load."),
-		inFlight: d("in_flight", "Plugin calls running now."),
-		pages:    d("memory_limit_pages", "Memory limit of one instance, in 64 KiB pages."),
-		memory:   d("instance_memory_bytes", "Largest linear memory an instance has reached."),
+		samples:   samples,
+		info:      d("info", "The module serving a plugin generation (always 1).", "ref", "digest"),
+		calls:     d("calls_total", "Plugin calls by outcome: the plugin's result, or how the plugin failed.", "outcome"),
+		latency:   d("call_duration_seconds", "Latency of plugin calls."),
+		traps:     d("traps_total", "Plugin calls that trapped (panic, unreachable, exit)."),
+		timeouts:  d("timeouts_total", "Plugin calls that passed their deadline."),
+		policy:    d("failure_policy_total", "Guard failures let through by a fail-open policy (fail_open), and shadow verdicts that differed from pass (shadow_differs).", "action"),
+		live:      d("instances_live", "Instances alive (idle and busy)."),
+		idle:      d("instances_idle", "Instances idle in the pools."),
+		created:   d("instances_created_total", "Instances created since load."),
+		closed:    d("instances_closed_total", "Instances closed since load."),
+		inFlight:  d("in_flight", "Plugin calls running now."),
+		pages:     d("memory_limit_pages", "Memory limit of one instance, in 64 KiB pages."),
+		memory:    d("instance_memory_bytes", "Largest linear memory an instance has reached."),
+		evicted:   d("instances_evicted_total", "Idle instances closed to make room in the process's instance budget."),
+		reclaimed: d("instances_reclaimed_total", "Idle instances closed after the idle time."),
+		memLive:   d("instances_memory_bytes", "Linear memory the live instances hold."),
+		waits:     d("budget_waits_total", "Calls that waited for busy instances to give room in the instance budget."),
+		refused:   d("budget_refused_total", "Calls that found no room in the instance budget within their deadline."),
 	}
 }
 
 // Describe sends every descriptor.
 func (c *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.info, c.calls, c.latency, c.traps, c.timeouts, c.policy,
-		c.live, c.idle, c.created, c.closed, c.inFlight, c.pages, c.memory} {
+		c.live, c.idle, c.created, c.closed, c.inFlight, c.pages, c.memory,
+		c.evicted, c.reclaimed, c.memLive, c.waits, c.refused} {
 		ch <- d
 	}
 }
@@ -151,4 +158,9 @@ func (c *pluginCollector) collect(ch chan<- prometheus.Metric, name, gen string,
 	send(c.inFlight, prometheus.GaugeValue, float64(st.InFlight))
 	send(c.pages, prometheus.GaugeValue, float64(st.MemoryPages))
 	send(c.memory, prometheus.GaugeValue, float64(st.InstanceMemoryBytes))
+	send(c.evicted, prometheus.CounterValue, float64(st.InstancesEvicted))
+	send(c.reclaimed, prometheus.CounterValue, float64(st.InstancesReclaimed))
+	send(c.memLive, prometheus.GaugeValue, float64(st.InstancesMemoryBytes))
+	send(c.waits, prometheus.CounterValue, float64(st.BudgetWaits))
+	send(c.refused, prometheus.CounterValue, float64(st.BudgetRefused))
 }
