@@ -1,0 +1,2 @@
+-- 0010: reserved for another change; it changes nothing.
+SELECT 1;
