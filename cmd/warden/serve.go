@@ -305,12 +305,25 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	if err := selfTested(ctx, srv.LoadPlugins); err != nil {
 		return &configError{"plugins", err.Error()}
 	}
+	// The slots' desired generations in the store serve, not those just
+	// loaded, when another instance (or this one before a restart)
+	// installed them; afterwards this instance follows the store.
+	if err := srv.SyncSlots(ctx); err != nil {
+		return &configError{"store", err.Error()}
+	}
 	logPlugins(log, srv.Slots(), c.Native)
 	if err := srv.Check(ctx); err != nil {
 		return &configError{"skills", err.Error()}
 	}
 	if err := srv.Start(ctx); err != nil {
 		return &configError{"store", err.Error()}
+	}
+	{
+		fctx, stopFollow := context.WithCancel(ctx)
+		followed := make(chan struct{})
+		go func() { defer close(followed); srv.Follow(fctx) }()
+		// Runs before the server's Close.
+		defer func() { stopFollow(); <-followed }()
 	}
 	if c.Plugins != "" && c.WatchInterval > 0 {
 		wctx, stopWatch := context.WithCancel(ctx)
