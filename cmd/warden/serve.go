@@ -231,7 +231,7 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	metrics, err := telemetry.NewMetrics(telemetry.MetricsOptions{Runtime: true, Plugins: func() []telemetry.PluginSample {
 		var out []telemetry.PluginSample
 		for _, sl := range srv.Slots() {
-			out = append(out, telemetry.SampleSlot(sl))
+			out = append(out, telemetry.SampleSlotGenerations(sl)...)
 		}
 		return out
 	}, PluginTimeRefused: func() map[string]uint64 {

@@ -101,6 +101,9 @@ type SlotStats struct {
 	// InstanceMemoryBytesMax the largest linear memory an instance reached.
 	MemoryLimitPages       int   `json:"memory_limit_pages"`
 	InstanceMemoryBytesMax int64 `json:"instance_memory_bytes_max"`
+	// Probes are the load check's and self-tests' calls; calls, latency
+	// and the results leave them out.
+	Probes uint64 `json:"probes"`
 }
 
 // Histogram counts calls by latency: Counts[i] the calls of at most
@@ -124,7 +127,7 @@ func slotStats(st host.Stats) SlotStats {
 		InstancesLive: st.InstancesLive, InstancesIdle: st.InstancesIdle, InstancesCreated: st.InstancesCreated,
 		InstancesClosed: st.InstancesClosed, InFlight: st.InFlight,
 		Calls: st.Calls, LatencyMsTotal: ms(st.TotalLatency), Latency: h,
-		MemoryLimitPages: st.MemoryPages, InstanceMemoryBytesMax: st.InstanceMemoryBytes}
+		MemoryLimitPages: st.MemoryPages, InstanceMemoryBytesMax: st.InstanceMemoryBytes, Probes: st.Probes}
 }
 
 // ms is d in milliseconds.

@@ -121,4 +121,8 @@ func TestFleetSlots(t *testing.T) {
 	// An instance started afterwards serves the desired generation.
 	c := instance("warden-c", nil)
 	serves(c, goodv2, 6)
+	// Its load check and self-test are counted apart from served calls.
+	if st := slot(c).Stats; st.Calls != 0 || st.Pass != 0 || st.Probes == 0 {
+		t.Fatalf("c's counters before any call: %+v", st)
+	}
 }
