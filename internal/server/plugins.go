@@ -277,7 +277,8 @@ func (s *Server) install(ctx context.Context, name string, src host.Source, conf
 
 // installLocked is install with installMu held. Unless the candidate came
 // from the store (OriginStore), the generation it makes serve is written
-// to the store as the slot's desired one (from: a rollback's source).
+// to the store as the slot's desired one. from is a rollback's source
+// generation, or for OriginStore the store generation being installed.
 func (s *Server) installLocked(ctx context.Context, name string, src host.Source, config json.RawMessage, origin, file string, from uint64) (*host.Slot, host.GenerationInfo, bool, error) {
 	pol := s.opt.Policy
 	pol.Config = config
