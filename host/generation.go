@@ -74,8 +74,14 @@ type SelfTest func(ctx context.Context, p *Plugin) error
 
 // NewSlot loads the first generation of a slot.
 func (h *Host) NewSlot(ctx context.Context, name string, src Source, pol Policy, test SelfTest) (*Slot, error) {
+	return h.NewSlotAs(ctx, name, src, pol, test, 0)
+}
+
+// NewSlotAs is NewSlot whose first generation is numbered number (1 when
+// 0).
+func (h *Host) NewSlotAs(ctx context.Context, name string, src Source, pol Policy, test SelfTest, number uint64) (*Slot, error) {
 	s := &Slot{name: name, h: h}
-	if _, err := s.Swap(ctx, src, pol, test); err != nil {
+	if _, err := s.SwapAs(ctx, src, pol, test, number); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -159,12 +165,19 @@ func (s *Slot) Builtin(ctx context.Context, tenant string, req *abi.Request) abi
 // self-test, and only then makes it the serving generation. Calls in flight
 // finish on the generation they started on; it is closed after the last.
 func (s *Slot) Swap(ctx context.Context, src Source, pol Policy, test SelfTest) (GenerationInfo, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.swapLocked(ctx, candidate{src, pol}, test)
+	return s.SwapAs(ctx, src, pol, test, 0)
 }
 
-func (s *Slot) swapLocked(ctx context.Context, c candidate, test SelfTest) (GenerationInfo, error) {
+// SwapAs is Swap numbering the new generation number when that is above
+// every number the slot gave (the number a fleet's store gives it), else
+// one above the last.
+func (s *Slot) SwapAs(ctx context.Context, src Source, pol Policy, test SelfTest, number uint64) (GenerationInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.swapLocked(ctx, candidate{src, pol}, test, number)
+}
+
+func (s *Slot) swapLocked(ctx context.Context, c candidate, test SelfTest, number uint64) (GenerationInfo, error) {
 	p, err := s.h.Load(ctx, c.src, c.pol)
 	if err != nil {
 		return GenerationInfo{}, fmt.Errorf("host: slot %s: candidate: %w", s.name, err)
@@ -199,7 +212,7 @@ func (s *Slot) swapLocked(ctx context.Context, c candidate, test SelfTest) (Gene
 			return GenerationInfo{}, fmt.Errorf("host: slot %s: candidate %s: %w", s.name, p.Ref(), err)
 		}
 	}
-	s.number++
+	s.number = max(s.number+1, number)
 	p.generation.Store(s.number)
 	g := &generation{p: p, src: c, info: GenerationInfo{Number: s.number, Ref: p.Ref(), Digest: p.Digest(), Installed: time.Now()}}
 	s.cur.Store(g)
@@ -231,7 +244,7 @@ func (s *Slot) Rollback(ctx context.Context, test SelfTest) (GenerationInfo, err
 	if s.prev == nil {
 		return GenerationInfo{}, fmt.Errorf("host: slot %s: %w", s.name, ErrNoPrevious)
 	}
-	return s.swapLocked(ctx, *s.prev, test)
+	return s.swapLocked(ctx, *s.prev, test, 0)
 }
 
 // Close retires the serving generation; it closes after its last call.

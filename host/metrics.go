@@ -87,6 +87,9 @@ type Stats struct {
 	Calls        uint64
 	TotalLatency time.Duration
 	Latency      []uint64
+	// Probes are the calls of the load check and self-tests (ProbeTenant);
+	// Calls, TotalLatency, Latency and the results leave them out.
+	Probes uint64
 	// MemoryPages is the per-instance memory limit.
 	MemoryPages int
 	// InstanceMemoryBytes is the largest linear memory an instance of this
@@ -107,7 +110,7 @@ func (p *Plugin) Stats() Stats {
 		InstancesEvicted: c.evicted.Load(), InstancesReclaimed: c.reclaimed.Load(), InstancesMemoryBytes: p.memLive.Load(),
 		BudgetWaits: c.budgetWaits.Load(), BudgetRefused: c.budgetRefused.Load(),
 		InFlight: p.inflight.Load(), Calls: c.calls.Load(), TotalLatency: time.Duration(c.nanos.Load()),
-		MemoryPages: p.limits.MemoryPages, InstanceMemoryBytes: p.memHigh.Load(),
+		MemoryPages: p.limits.MemoryPages, InstanceMemoryBytes: p.memHigh.Load(), Probes: p.probes.calls.Load(),
 	}
 	s.Latency = make([]uint64, len(c.buckets))
 	for i := range c.buckets {

@@ -127,6 +127,9 @@ type Plugin struct {
 	memLive    atomic.Int64
 	startBytes atomic.Int64
 	stats      counters
+	// probes counts the load check's and self-tests' calls (ProbeTenant),
+	// apart from the calls the plugin served.
+	probes counters
 	// generation is the slot generation the plugin serves as (0 outside
 	// a slot), for spans and metrics.
 	generation atomic.Uint64
@@ -288,10 +291,14 @@ func (releasedEngine) close(context.Context) error { return nil }
 // applies no failure policy; Guard and Builtin do.
 func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Verdict, error) {
 	start := time.Now()
+	st := &p.stats
+	if tenant == ProbeTenant {
+		st = &p.probes
+	}
 	p.inflight.Add(1)
 	defer p.inflight.Add(-1)
 	if len(req) > p.limits.MaxInputBytes {
-		p.stats.inputTooLarge.Add(1)
+		st.inputTooLarge.Add(1)
 		return abi.Verdict{}, &CallError{Plugin: p.ref, Code: abi.PluginInputTooLarge, Kind: ErrInputTooLarge,
 			Detail: fmt.Sprint(p.limits.MaxInputBytes)}
 	}
@@ -319,8 +326,8 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	if err != nil {
 		if errors.Is(err, ErrTimeout) {
 			// The instance this call waited for did not start in its time.
-			p.stats.timeouts.Add(1)
-			p.stats.observe(time.Since(start))
+			st.timeouts.Add(1)
+			st.observe(time.Since(start))
 			return abi.Verdict{}, &CallError{Plugin: p.ref, Code: abi.PluginTimeout, Kind: ErrTimeout,
 				Detail: fmt.Sprintf("%dms", p.limits.TimeoutMs), Err: err}
 		}
@@ -352,25 +359,25 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 		inst.st.req = nil
 		ce := p.classify(ctx, err, inst)
 		pl.release(ctx, inst, false)
-		p.stats.observe(time.Since(start))
+		st.observe(time.Since(start))
 		return abi.Verdict{}, ce
 	}
 	inst.st.req = nil
 	v, verr := inst.st.rec.Finish()
 	p.noteMemory(inst)
 	pl.release(ctx, inst, true)
-	p.stats.observe(time.Since(start))
+	st.observe(time.Since(start))
 	if verr != nil {
 		var viol *abi.Violation
 		errors.As(verr, &viol)
 		if viol.Code == abi.PluginOutputTooLarge {
-			p.stats.outputTooLarge.Add(1)
+			st.outputTooLarge.Add(1)
 		} else {
-			p.stats.violations.Add(1)
+			st.violations.Add(1)
 		}
 		return abi.Verdict{}, &CallError{Plugin: p.ref, Code: viol.Code, Kind: ErrViolation, Violation: viol, Detail: viol.Text(abi.LocaleEN)}
 	}
-	p.stats.count(v)
+	st.count(v)
 	return v, nil
 }
 

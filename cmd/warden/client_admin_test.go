@@ -46,6 +46,8 @@ func TestClientPlugins(t *testing.T) {
 			"slot Good installed: generation 2 serves good@2.0.0 ({goodv212})\n", ""},
 		{"rollback", clientAdmin, []string{"slots", "rollback", "Good"}, 0,
 			"slot Good rolled back: generation 3 serves good@1.0.0 ({good12})\n", ""},
+		{"rollback to a generation not kept", clientAdmin, []string{"slots", "rollback", "--to", "9", "Good"}, 1, "",
+			"warden: generation_not_found: server: slot Good: generation 9: generation not kept (kept: 1 to 3)\n"},
 		{"rollback of an unknown slot", clientAdmin, []string{"slots", "rollback", "Nope"}, 1, "", "warden: slot_not_found: no slot Nope\n"},
 		{"a configured plugin", clientAdmin, []string{"slots", "install", "--config", "{limit}", "Limit", "{configuredwasm}"}, 0,
 			"slot Limit created: generation 1 serves configured@1.0.0 ({configured12})\n", ""},
@@ -70,6 +72,12 @@ func TestClientPlugins(t *testing.T) {
 		"1           good@1.0.0  {good12}  {time}  {time}\n"+
 		"2           good@2.0.0  {goodv212}  {time}  {time}\n"+
 		"3           good@1.0.0  {good12}  {time}\n\n"+
+		"STORED  PLUGIN      DIGEST        ORIGIN         BY     TIME\n"+
+		"1       good@1.0.0  {good12}  admin          local  {time}\n"+
+		"2       good@2.0.0  {goodv212}  admin          local  {time}\n"+
+		"3       good@1.0.0  {good12}  rollback to 1  local  {time}\n\n"+
+		"INSTANCE  SERVES  DIGEST        SINCE                 REFUSED\n"+
+		"local     3       {good12}  {time}\n\n"+
 		"REFUSED               DIGEST        ORIGIN  REASON\n"+
 		"{time}  {goodv212}  admin   host: slot Good: candidate: host: load Good: sha256 {goodv2}, pinned 00: module digest does not match its pin\n\n"+
 		"COUNTER ", vars)

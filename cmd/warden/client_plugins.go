@@ -30,7 +30,9 @@ var pluginCommands = map[string]clientCommand{
 		flags: func(fs *flag.FlagSet) any {
 			return &installOpts{sha256: fs.String("sha256", "", ""), config: fs.String("config", "", "")}
 		}},
-	"rollback": {args: "SLOT", help: "serve the slot's previous generation again (admin key)", nargs: 1, run: pluginsRollback},
+	"rollback": {args: "[--to N] SLOT", nargs: 1, run: pluginsRollback,
+		help:  "serve a kept generation of the slot again (--to N; by default the one before the desired one) as its next generation, on every instance sharing the store (admin key)",
+		flags: func(fs *flag.FlagSet) any { return fs.Uint64("to", 0, "") }},
 }
 
 // short cuts a digest to the length a table shows.
@@ -84,6 +86,30 @@ func (c *apiClient) printSlot(s *client.Slot) {
 		rows = append(rows, []string{strconv.FormatUint(g.Number, 10), g.Ref, short(g.Digest), stamp(g.Installed), retired})
 	}
 	c.table(rows)
+	if len(s.Kept) > 0 {
+		fmt.Fprintln(c.stdout)
+		rows := [][]string{{"STORED", "PLUGIN", "DIGEST", "ORIGIN", "BY", "TIME"}}
+		for _, g := range s.Kept {
+			origin := g.Origin
+			if g.From > 0 {
+				origin += " to " + strconv.FormatUint(g.From, 10)
+			}
+			rows = append(rows, []string{strconv.FormatUint(g.Number, 10), g.Ref, short(g.Digest), origin, g.Instance, stamp(g.Time)})
+		}
+		c.table(rows)
+	}
+	if len(s.Instances) > 0 {
+		fmt.Fprintln(c.stdout)
+		rows := [][]string{{"INSTANCE", "SERVES", "DIGEST", "SINCE", "REFUSED"}}
+		for _, in := range s.Instances {
+			refused := ""
+			if in.Refused > 0 {
+				refused = strconv.FormatUint(in.Refused, 10) + ": " + oneLine(in.Reason)
+			}
+			rows = append(rows, []string{in.Instance, strconv.FormatUint(in.Serving, 10), short(in.Digest), stamp(in.Since), refused})
+		}
+		c.table(rows)
+	}
 	if len(s.Refused) > 0 {
 		fmt.Fprintln(c.stdout)
 		rows := [][]string{{"REFUSED", "DIGEST", "ORIGIN", "REASON"}}
@@ -144,12 +170,12 @@ func pluginsInstall(ctx context.Context, c *apiClient, args []string, opts any) 
 	return nil
 }
 
-func pluginsRollback(ctx context.Context, c *apiClient, args []string, _ any) error {
-	s, err := c.api.RollbackSlot(ctx, args[0])
+func pluginsRollback(ctx context.Context, c *apiClient, args []string, opts any) error {
+	s, err := c.api.RollbackSlot(ctx, args[0], *opts.(*uint64))
 	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "slot %s rolled back: generation %d serves %s (%s)\n", s.Name, s.Current.Number, s.Current.Ref, short(s.Current.Digest))
+	fmt.Fprintf(c.stdout, "slot %s rolled back: generation %d serves %s (%s)\n", s.Name, s.Serving, s.Current.Ref, short(s.Current.Digest))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -87,11 +88,15 @@ func TestServePlugins(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the watcher did not install the new writegate.wasm: %+v", slot)
+			var raw json.RawMessage
+			apiCall(t, base, "GET", "/admin/v1/slots/WriteGate", adminKey, "", &raw)
+			t.Fatalf("the watcher did not install the new writegate.wasm: %+v\n%s", slot, raw)
 		}
 	}
 	message()
-	if m := metrics(); !strings.Contains(m, `warden_plugin_instances_live{generation="2",plugin="WriteGate"}`) {
-		t.Fatalf("no generation 2 in the metrics:\n%s", m)
+	// The retired generation is still scraped, with what it served.
+	if m := metrics(); !strings.Contains(m, `warden_plugin_instances_live{generation="2",plugin="WriteGate"}`) ||
+		!regexp.MustCompile(`warden_plugin_calls_total\{generation="1",outcome="pass",plugin="WriteGate"\} [1-9]`).MatchString(m) {
+		t.Fatalf("no generation 2, or no generation 1, in the metrics:\n%s", m)
 	}
 }

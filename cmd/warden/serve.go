@@ -328,7 +328,7 @@ func observe(c serveConfig, db *sqlstore.DB, opts *server.Options, srv **server.
 	metrics, err = telemetry.NewMetrics(telemetry.MetricsOptions{Runtime: true, Plugins: func() []telemetry.PluginSample {
 		var out []telemetry.PluginSample
 		for _, sl := range (*srv).Slots() {
-			out = append(out, telemetry.SampleSlot(sl))
+			out = append(out, telemetry.SampleSlotGenerations(sl)...)
 		}
 		return out
 	}, PluginTimeRefused: func() map[string]uint64 {
@@ -374,11 +374,17 @@ func observe(c serveConfig, db *sqlstore.DB, opts *server.Options, srv **server.
 }
 
 // startServer loads and checks the plugins and skills, starts the server's
-// sessions and, with --watch-interval, watches --plugins; stopWatch ends
-// the watch.
+// sessions, follows the slots' generations in the store and, with
+// --watch-interval, watches --plugins; stopWatch ends both.
 func startServer(ctx context.Context, c serveConfig, srv *server.Server, log *slog.Logger) (stopWatch func(), err error) {
 	if err := selfTested(ctx, srv.LoadPlugins); err != nil {
 		return nil, &configError{"plugins", err.Error()}
+	}
+	// The slots' desired generations in the store serve, not those just
+	// loaded, when another instance (or this one before a restart)
+	// installed them; afterwards this instance follows the store.
+	if err := srv.SyncSlots(ctx); err != nil {
+		return nil, &configError{"store", err.Error()}
 	}
 	logPlugins(log, srv.Slots(), c.Native)
 	if err := srv.Check(ctx); err != nil {
@@ -387,8 +393,14 @@ func startServer(ctx context.Context, c serveConfig, srv *server.Server, log *sl
 	if err := srv.Start(ctx); err != nil {
 		return nil, &configError{"store", err.Error()}
 	}
+	fctx, stopFollow := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	go func() { defer close(followed); srv.Follow(fctx) }()
+	// Both stop before the server's Close: the watch first, then the
+	// store's follow.
+	unfollow := func() { stopFollow(); <-followed }
 	if c.Plugins == "" || c.WatchInterval <= 0 {
-		return func() {}, nil
+		return unfollow, nil
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	watched := make(chan struct{})
@@ -398,7 +410,7 @@ func startServer(ctx context.Context, c serveConfig, srv *server.Server, log *sl
 			log.Error("plugin directory watch stopped", "err", err)
 		}
 	}()
-	return func() { cancel(); <-watched }, nil
+	return func() { cancel(); <-watched; unfollow() }, nil
 }
 
 // listen serves the API (and the metrics, on --metrics-addr if given) until

@@ -296,6 +296,27 @@ type Slot struct {
 		Time   time.Time `json:"time"`
 	} `json:"refused"`
 	Stats map[string]json.RawMessage `json:"stats"`
+	// Serving is the store generation this instance serves; Kept the
+	// slot's generations in the store, the desired one last; Instances
+	// what each instance reported.
+	Serving uint64 `json:"serving"`
+	Kept    []struct {
+		Number   uint64    `json:"number"`
+		Ref      string    `json:"ref"`
+		Digest   string    `json:"digest"`
+		Origin   string    `json:"origin"`
+		Instance string    `json:"instance"`
+		From     uint64    `json:"from"`
+		Time     time.Time `json:"time"`
+	} `json:"kept"`
+	Instances []struct {
+		Instance string    `json:"instance"`
+		Serving  uint64    `json:"serving"`
+		Digest   string    `json:"digest"`
+		Since    time.Time `json:"since"`
+		Refused  uint64    `json:"refused"`
+		Reason   string    `json:"reason"`
+	} `json:"instances"`
 }
 
 // SlotList is every plugin slot.
@@ -327,9 +348,14 @@ func (c *Client) InstallSlot(ctx context.Context, name, pin string, module []byt
 	return call[Slot](ctx, c, r, "the answer to the install")
 }
 
-// RollbackSlot serves the slot's previous generation again.
-func (c *Client) RollbackSlot(ctx context.Context, name string) (*Slot, error) {
-	return call[Slot](ctx, c, Request{Method: http.MethodPost, Path: "/admin/v1/slots/" + PathID(name) + "/rollback"}, "")
+// RollbackSlot serves a kept generation of the slot again as its next
+// generation: to, or with 0 the one before the desired one.
+func (c *Client) RollbackSlot(ctx context.Context, name string, to uint64) (*Slot, error) {
+	var q url.Values
+	if to > 0 {
+		q = url.Values{"to": {strconv.FormatUint(to, 10)}}
+	}
+	return call[Slot](ctx, c, Request{Method: http.MethodPost, Path: "/admin/v1/slots/" + PathID(name) + "/rollback", Query: q}, "")
 }
 
 // Instance is an instance serving the API, and its lease.

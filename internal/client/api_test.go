@@ -81,7 +81,7 @@ func TestCalls(t *testing.T) {
 			return ans(v, err)
 		}, "PUT", "/admin/v1/slots/argpolicy?sha256=ab", string(module), `{"a":1}`},
 		{"rollback", func(c *Client) (*Answer, error) {
-			v, err := c.RollbackSlot(context.Background(), "argpolicy")
+			v, err := c.RollbackSlot(context.Background(), "argpolicy", 0)
 			return ans(v, err)
 		}, "POST", "/admin/v1/slots/argpolicy/rollback", "", ""},
 		{"instances", func(c *Client) (*Answer, error) { v, err := c.Instances(context.Background()); return ans(v, err) },

@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/store"
 )
 
 // maxUpload bounds an install request: a base64 module of up to 64 MiB.
@@ -46,6 +48,19 @@ type SlotInfo struct {
 	// store, every instance's.
 	Refused []GenerationRecord `json:"refused,omitempty"`
 	Stats   SlotStats          `json:"stats"`
+	// Serving is the store generation this instance serves (0: none of
+	// the store's); Desired is the slot's desired generation in the store
+	// and Kept its kept generations, oldest first, which a rollback can
+	// name (?to=N). Instances is what each instance sharing the store last
+	// reported: the generation it serves, since when, and the last one it
+	// refused, with why.
+	Serving   uint64                 `json:"serving"`
+	Desired   *store.SlotGeneration  `json:"desired,omitempty"`
+	Kept      []store.SlotGeneration `json:"kept"`
+	Instances []store.SlotStatus     `json:"instances"`
+	// Rollout answers an install or a rollback: how far the generation it
+	// made serve has reached the live instances.
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // SlotStats are the serving plugin's counters as the admin API shows
@@ -95,6 +110,9 @@ type SlotStats struct {
 	// InstanceMemoryBytesMax the largest linear memory an instance reached.
 	MemoryLimitPages       int   `json:"memory_limit_pages"`
 	InstanceMemoryBytesMax int64 `json:"instance_memory_bytes_max"`
+	// Probes are the load check's and self-tests' calls; calls, latency
+	// and the results leave them out.
+	Probes uint64 `json:"probes"`
 }
 
 // Histogram counts calls by latency: Counts[i] the calls of at most
@@ -120,7 +138,7 @@ func slotStats(st host.Stats) SlotStats {
 		InstancesEvicted: st.InstancesEvicted, InstancesReclaimed: st.InstancesReclaimed, InstancesMemoryBytes: st.InstancesMemoryBytes,
 		BudgetWaits: st.BudgetWaits, BudgetRefused: st.BudgetRefused,
 		Calls: st.Calls, LatencyMsTotal: ms(st.TotalLatency), Latency: h,
-		MemoryLimitPages: st.MemoryPages, InstanceMemoryBytesMax: st.InstanceMemoryBytes}
+		MemoryLimitPages: st.MemoryPages, InstanceMemoryBytesMax: st.InstanceMemoryBytes, Probes: st.Probes}
 }
 
 // ms is d in milliseconds.
@@ -145,6 +163,23 @@ func (s *Server) slotInfo(ctx context.Context, name string, sl *host.Slot) SlotI
 			gen.Stats = &ss
 		}
 		in.Generations = append(in.Generations, gen)
+	}
+	ps := s.pluginsOf()
+	s.installMu.Lock()
+	if a := ps.applied[name]; a != nil {
+		in.Serving = a.number
+	}
+	s.installMu.Unlock()
+	in.Kept, in.Instances = []store.SlotGeneration{}, []store.SlotStatus{}
+	if kept, err := ps.control.SlotGenerations(ctx, name); err != nil {
+		s.log.Error("slot generations not read", "slot", name, "err", err)
+	} else if len(kept) > 0 {
+		in.Kept, in.Desired = kept, &kept[len(kept)-1]
+	}
+	if sts, err := ps.control.SlotStatuses(ctx, name); err != nil {
+		s.log.Error("slot status not read", "slot", name, "err", err)
+	} else {
+		in.Instances = sts
 	}
 	return in
 }
@@ -218,6 +253,10 @@ func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Module) == 0 {
 		return fail(http.StatusBadRequest, CodeInvalidRequest, "module is required")
 	}
+	wait, err := parseWait(r, waitFor{})
+	if err != nil {
+		return err
+	}
 	src := host.Source{Name: name, Bytes: req.Module, SHA256: req.SHA256}
 	sl, _, created, err := s.install(context.WithoutCancel(r.Context()), name, src, req.Config, OriginAdmin, "")
 	if err != nil {
@@ -227,14 +266,13 @@ func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, s.slotInfo(r.Context(), name, sl))
-	return nil
+	return s.answerRollout(w, r, name, sl, status, wait)
 }
 
 // readModule reads an application/wasm install request.
 func readModule(w http.ResponseWriter, r *http.Request, req *Install) error {
 	for k := range r.URL.Query() {
-		if k != "sha256" {
+		if k != "sha256" && k != "wait" {
 			return fail(http.StatusBadRequest, CodeUnknownField, "unknown query parameter "+k)
 		}
 	}
@@ -294,20 +332,37 @@ func grantMessage(ge *host.GrantError) string {
 		ge.Plugin, list(ge.Asked), list(ge.Granted), list(ge.Excess))
 }
 
+// rollbackSlot makes a kept generation serve again (?to=N; by default the
+// one before the desired one) as the slot's next generation, on every
+// instance sharing the store.
 func (s *Server) rollbackSlot(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("slot")
 	sl, err := s.slot(name)
 	if err != nil {
 		return err
 	}
-	if _, err := s.rollback(context.WithoutCancel(r.Context()), name, sl); err != nil {
-		if errors.Is(err, host.ErrNoPrevious) {
-			return fail(http.StatusConflict, CodeNoPrevious, "the slot has no previous generation")
-		}
-		return candidateError(err)
+	wait, err := parseWait(r, waitFor{})
+	if err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, s.slotInfo(r.Context(), name, sl))
-	return nil
+	var to uint64
+	for k, v := range r.URL.Query() {
+		if k == "wait" {
+			continue
+		}
+		if k != "to" {
+			return fail(http.StatusBadRequest, CodeUnknownField, "unknown query parameter "+k)
+		}
+		n, err := strconv.ParseUint(v[0], 10, 64)
+		if err != nil || n == 0 || len(v) > 1 {
+			return fail(http.StatusBadRequest, CodeInvalidRequest, "to must be one generation number, 1 or more")
+		}
+		to = n
+	}
+	if _, err := s.rollback(context.WithoutCancel(r.Context()), name, to); err != nil {
+		return rollbackError(err)
+	}
+	return s.answerRollout(w, r, name, sl, http.StatusOK, wait)
 }
 
 // DefaultSelfTest calls a candidate once in its role with an empty request

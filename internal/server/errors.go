@@ -52,6 +52,7 @@ const (
 	CodeApprovalUsed       = "approval_used"        // 409: the approval was already answered
 	CodeApprovalStale      = "approval_stale"       // 409: the held write is no longer the one approved
 	CodeNoPrevious         = "no_previous"          // 409: rollback without a previous generation
+	CodeGenerationNotFound = "generation_not_found" // 404: rollback to a generation the store does not keep
 	CodeDigestMismatch     = "digest_mismatch"      // 422: the module does not match its sha256 pin
 	CodePluginRejected     = "plugin_rejected"      // 422: the candidate failed verify, compile, config or start
 	CodeSelfTestFailed     = "self_test_failed"     // 422: the candidate failed its self-test

@@ -40,6 +40,11 @@ const (
 	OriginAdmin = "admin" // the admin API
 	OriginStart = "start" // Options.Plugins, loaded by LoadPlugins
 	OriginWatch = "watch" // a change in Options.Plugins, found by Scan
+	// OriginStore: the slot's desired generation in the store, installed
+	// by another instance (or before a restart).
+	OriginStore = "store"
+	// OriginRollback: a kept generation served again (POST …/rollback).
+	OriginRollback = "rollback"
 )
 
 // MemoryGenerations is the in-process GenerationLog, the default.
@@ -249,6 +254,20 @@ func (s *Server) install(ctx context.Context, name string, src host.Source, conf
 	if s.opt.Host == nil {
 		return nil, host.GenerationInfo{}, false, fmt.Errorf("%w: no plugin host", ErrConfig)
 	}
+	// One install or rollback at a time: a slot's generations are serial by
+	// nature, and it keeps two first installs of one name from racing.
+	// The map lock is held only to read and add, never while compiling, so
+	// sessions being created meanwhile are not held up.
+	s.installMu.Lock()
+	defer s.installMu.Unlock()
+	return s.installLocked(ctx, name, src, config, origin, file, 0)
+}
+
+// installLocked is install with installMu held. Unless the candidate came
+// from the store (OriginStore), the generation it makes serve is written
+// to the store as the slot's desired one. from is a rollback's source
+// generation, or for OriginStore the store generation being installed.
+func (s *Server) installLocked(ctx context.Context, name string, src host.Source, config json.RawMessage, origin, file string, from uint64) (*host.Slot, host.GenerationInfo, bool, error) {
 	pol := s.opt.Policy
 	pol.Config = config
 	// A first-party slot allows its own plugin's capabilities and no more,
@@ -258,12 +277,9 @@ func (s *Server) install(ctx context.Context, name string, src host.Source, conf
 		pol.Capabilities = want.Capabilities
 	}
 	rec := GenerationRecord{Slot: name, Digest: host.Digest(src.Bytes), Origin: origin, File: file}
-	// One install or rollback at a time: a slot's generations are serial by
-	// nature, and it keeps two first installs of one name from racing.
-	// The map lock is held only to read and add, never while compiling, so
-	// sessions being created meanwhile are not held up.
-	s.installMu.Lock()
-	defer s.installMu.Unlock()
+	if origin == OriginRollback {
+		rec.Origin = OriginAdmin // the event says it is a rollback
+	}
 	s.slotMu.Lock()
 	sl, exists := s.slots[name]
 	s.slotMu.Unlock()
@@ -271,10 +287,11 @@ func (s *Server) install(ctx context.Context, name string, src host.Source, conf
 		info host.GenerationInfo
 		err  error
 	)
+	number := s.nextNumber(ctx, name, rec.Digest, config, origin, from)
 	if exists {
-		info, err = sl.Swap(ctx, src, pol, s.slotTest(name))
+		info, err = sl.SwapAs(ctx, src, pol, s.slotTest(name), number)
 	} else {
-		sl, err = s.opt.Host.NewSlot(ctx, name, src, pol, s.slotTest(name))
+		sl, err = s.opt.Host.NewSlotAs(ctx, name, src, pol, s.slotTest(name), number)
 		if err == nil {
 			info = sl.Current()
 		}
@@ -291,35 +308,16 @@ func (s *Server) install(ctx context.Context, name string, src host.Source, conf
 		s.slotMu.Unlock()
 	}
 	rec.Event, rec.Number, rec.Ref, rec.Digest = GenerationInstalled, info.Number, info.Ref, info.Digest
+	if origin == OriginRollback {
+		rec.Event = GenerationRolledBack
+	}
 	s.record(ctx, rec)
 	s.log.Info("plugin generation installed", "slot", name, "generation", info.Number, "ref", info.Ref,
 		"digest", info.Digest, "origin", origin, "file", file)
+	if origin != OriginStore {
+		s.publish(ctx, name, src.Bytes, config, info, origin, file, from)
+	}
 	return sl, info, !exists, nil
-}
-
-// rollback makes a slot's previous module serve again as a new generation,
-// and records it (or its refusal).
-func (s *Server) rollback(ctx context.Context, name string, sl *host.Slot) (host.GenerationInfo, error) {
-	s.installMu.Lock()
-	defer s.installMu.Unlock()
-	rec := GenerationRecord{Slot: name, Origin: OriginAdmin}
-	if h := sl.History(); len(h) >= 2 {
-		rec.Digest = h[len(h)-2].Digest // the generation the serving one replaced
-	}
-	info, err := sl.Rollback(ctx, s.slotTest(name))
-	switch {
-	case errors.Is(err, host.ErrNoPrevious):
-		return info, err
-	case err != nil:
-		rec.Event, rec.Reason = GenerationRefused, err.Error()
-		s.record(ctx, rec)
-		s.log.Warn("rollback refused", "slot", name, "digest", rec.Digest, "err", err)
-		return info, err
-	}
-	rec.Event, rec.Number, rec.Ref, rec.Digest = GenerationRolledBack, info.Number, info.Ref, info.Digest
-	s.record(ctx, rec)
-	s.log.Info("plugin generation rolled back", "slot", name, "generation", info.Number, "ref", info.Ref, "digest", info.Digest)
-	return info, nil
 }
 
 // record stamps and appends a generation record. A log that fails does not
@@ -385,6 +383,12 @@ func (b slotBuiltin) Builtin(ctx context.Context, tenant string, req *abi.Reques
 // pluginState is a server's runtime state of slots beyond the host's.
 type pluginState struct {
 	log GenerationLog
+	// control is the slots' control plane: Options.Generations when it is
+	// a store.SlotControl (a database the instances share), else one in
+	// this process. applied is what this instance serves of it, by slot;
+	// installMu guards it.
+	control store.SlotControl
+	applied map[string]*appliedSlot
 
 	// watchMu serialises scans and guards files.
 	watchMu sync.Mutex
@@ -404,7 +408,11 @@ func (s *Server) pluginsOf() *pluginState {
 		if log == nil {
 			log = NewMemoryGenerations()
 		}
-		s.opt.plugins = &pluginState{log: log, files: map[string]*fileState{}}
+		control, ok := log.(store.SlotControl)
+		if !ok {
+			control = store.NewMemorySlots()
+		}
+		s.opt.plugins = &pluginState{log: log, control: control, applied: map[string]*appliedSlot{}, files: map[string]*fileState{}}
 	}
 	return s.opt.plugins
 }

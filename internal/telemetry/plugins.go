@@ -164,3 +164,17 @@ func (c *pluginCollector) collect(ch chan<- prometheus.Metric, name, gen string,
 	send(c.waits, prometheus.CounterValue, float64(st.BudgetWaits))
 	send(c.refused, prometheus.CounterValue, float64(st.BudgetRefused))
 }
+
+// SampleSlotGenerations samples every generation a slot keeps counters
+// of: the serving one, and the retired ones as their calls left them, so
+// a generation that served between two scrapes is still scraped after its
+// swap (the slot keeps the newest 16).
+func SampleSlotGenerations(s *host.Slot) []PluginSample {
+	var out []PluginSample
+	for _, g := range s.History() {
+		if st, ok := s.GenerationStats(g.Number); ok {
+			out = append(out, PluginSample{Plugin: s.Name(), Generation: g.Number, Stats: st})
+		}
+	}
+	return out
+}

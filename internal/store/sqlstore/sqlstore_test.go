@@ -219,3 +219,20 @@ func TestRegistry(t *testing.T) {
 		})
 	}
 }
+
+func TestSlotControl(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		d    sqlstore.Dialect
+		dsn  func(testing.TB) string
+	}{
+		{"sqlite", sqlstore.SQLite, sqliteDSN},
+		{"postgres", sqlstore.Postgres, postgresDSN},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			storetest.RunSlotControl(t, func(t *testing.T) store.SlotControl { return open(t, tt.d, tt.dsn(t)).db })
+		})
+	}
+}

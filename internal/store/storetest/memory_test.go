@@ -27,3 +27,8 @@ func TestMemoryRegistry(t *testing.T) {
 	t.Parallel()
 	storetest.RunRegistry(t, func(*testing.T) store.Registry { return store.NewMemory() })
 }
+
+func TestMemorySlotControl(t *testing.T) {
+	t.Parallel()
+	storetest.RunSlotControl(t, func(*testing.T) store.SlotControl { return store.NewMemorySlots() })
+}

@@ -1,2 +1,0 @@
--- 0007: reserved for another change; it changes nothing.
-SELECT 1;
