@@ -3,7 +3,9 @@ package chain_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -12,8 +14,18 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
 )
+
+// -guestprofile FILE writes a pprof profile of the wasm guests' functions
+// over BenchmarkChain's wasm loop (host.GuestProfile; make profile). The
+// listener inflates the run's times: take the figures from a run without it.
+var guestProfilePath = flag.String("guestprofile", "", "write a pprof profile of the wasm guests' functions to this file")
+
+// guestProfile is the profile the wasm guards' host records into, when
+// -guestprofile asks for one.
+var guestProfile *host.GuestProfile
 
 // The benchmark call: a read with 1 KB of arguments and a 2 KB result,
 // through all seven first-party guards (before and after).
@@ -64,6 +76,10 @@ func benchCall(tb testing.TB) (chain.Call, chain.Caller) {
 // caller, calls/s with four callers (two per core on two cores), and at the
 // end the mean time of each guard, native beside wasm.
 func BenchmarkChain(b *testing.B) {
+	if *guestProfilePath != "" {
+		guestProfile = host.NewGuestProfile()
+		defer func() { guestProfile = nil }()
+	}
 	call, tool := benchCall(b)
 	split := map[bool]map[string]*guardTime{}
 	p50 := map[bool]time.Duration{}
@@ -89,6 +105,9 @@ func BenchmarkChain(b *testing.B) {
 		for i := 0; i < 2000; i++ { // steady state: guest heaps warmed
 			c.Run(context.Background(), call)
 		}
+		if wasm && guestProfile != nil {
+			guestProfile.Reset() // the warm-up is not measured
+		}
 		b.Run(name, func(b *testing.B) {
 			// A CPU profile splits by -tagfocus=chain=native|wasm.
 			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("chain", name)))
@@ -113,6 +132,9 @@ func BenchmarkChain(b *testing.B) {
 			p50[wasm] = lat[len(lat)/2]
 			split[wasm] = per
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			if wasm && guestProfile != nil {
+				writeGuestProfile(b, b.N)
+			}
 		})
 		b.Run(name+"/parallel", func(b *testing.B) {
 			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("chain", name)))
@@ -140,6 +162,67 @@ func BenchmarkChain(b *testing.B) {
 	}
 	// Printed, not logged: a parent benchmark's log is dropped without -v.
 	fmt.Print(out.String())
+}
+
+// guestGC is the guest collector setting of the wasm guards' host.
+var guestGC host.GuestGC
+
+// BenchmarkChainGuestGC runs the wasm chain under each guest collector
+// setting in one run, in interleaved rounds so that every setting sees the
+// same background load, and prints the median per call of each.
+func BenchmarkChainGuestGC(b *testing.B) {
+	call, tool := benchCall(b)
+	settings := []struct {
+		name string
+		gc   host.GuestGC
+	}{
+		{"default (GOGC=100)", host.GuestGC{}},
+		{"GOGC=400", host.GuestGC{Percent: 400}},
+		{"GOGC=off, GOMEMLIMIT=32MiB", host.GuestGC{Percent: -1, LimitBytes: 32 << 20}},
+	}
+	chains := make([]*chain.Chain, len(settings))
+	for i, s := range settings {
+		guestGC = s.gc
+		c, err := chain.New(guards(b, true), nil, &chain.Invoker{Caller: tool})
+		guestGC = host.GuestGC{}
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range 500 {
+			c.Run(context.Background(), call)
+		}
+		chains[i] = c
+	}
+	lat := make([][]time.Duration, len(settings))
+	b.ResetTimer()
+	for b.Loop() {
+		for i, c := range chains {
+			start := time.Now()
+			c.Run(context.Background(), call)
+			lat[i] = append(lat[i], time.Since(start))
+		}
+	}
+	b.StopTimer()
+	for i, s := range settings {
+		l := lat[i]
+		sort.Slice(l, func(a, c int) bool { return l[a] < l[c] })
+		fmt.Printf("guest GC %-28s median %v per call\n", s.name, l[len(l)/2].Round(time.Microsecond))
+	}
+}
+
+// writeGuestProfile writes the guest profile of n chain calls.
+func writeGuestProfile(b *testing.B, n int) {
+	f, err := os.Create(*guestProfilePath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := guestProfile.WriteTo(f); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("guest profile of %d calls: %s\n", n, *guestProfilePath)
 }
 
 type guardTime struct {
