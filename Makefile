@@ -78,15 +78,13 @@ check:
 # BenchmarkMetering, BenchmarkStopLateness and BenchmarkGCPause compare the
 # metering with no check and with close-on-context-done.
 # BenchmarkChain prints the chain's medians native and wasm, calls/s with 4
-# callers and the per-guard split; BenchmarkChainGuestGC the wasm chain under
-# each guest collector setting; BenchmarkModules each first-party module's
+# callers and the per-guard split; BenchmarkModules each first-party module's
 # size and cold load time, built from this tree and from BENCH_BASE (a git
 # revision, unpacked into a temporary directory) in the same run.
 BENCH_BASE ?= main
 bench: plugins
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 -timeout=30m ./host/ ./internal/jsonschema/
 	$(GO) test -run='^$$' -bench='BenchmarkChain$$' -benchtime=2000x -count=1 -timeout=30m ./internal/chain/
-	$(GO) test -run='^$$' -bench='BenchmarkChainGuestGC$$' -benchtime=1000x -count=1 -timeout=30m ./internal/chain/
 	@base=$$(mktemp -d) && git archive $(BENCH_BASE) | tar -x -C $$base && \
 	WARDEN_BENCH_BASE=$$base $(GO) test -run='^$$' -bench='BenchmarkModules$$' -benchtime=1x -count=1 -timeout=30m ./internal/firstparty/; \
 	rc=$$?; rm -rf $$base; exit $$rc

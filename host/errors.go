@@ -147,8 +147,3 @@ func (e *CallError) Unwrap() error { return e.Err }
 // trapped, timed out or broke the contract on a request a tenant could send,
 // or answered the same request twice differently.
 var ErrLoadCheck = errors.New("plugin failed the load check")
-
-// ErrGuestGC is returned by New for a GuestGC the Go runtime cannot take:
-// a percent below -1, a negative limit, or the collector off without a
-// limit (a heap that would only grow).
-var ErrGuestGC = errors.New("invalid guest GC setting")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -38,43 +37,10 @@ type Options struct {
 	// (GUARD_UNAVAILABLE), a builtin as FAILED with PLUGIN_UNAVAILABLE.
 	// The self-test's tenant (ProbeTenant) is not budgeted. 0 is no budget.
 	PluginTime, PluginBurst time.Duration
-	// GuestGC tunes the collector of Go guests (GuestGC); the zero value
-	// keeps Go's own defaults.
-	GuestGC GuestGC
 	// Profile, when set, times every direct-ABI guest function of the
 	// modules this host compiles (GuestProfile); such a host compiles
 	// without the compilation cache and runs slower. For measuring only.
 	Profile *GuestProfile
-}
-
-// GuestGC is the Go runtime's collector setting in every direct-ABI
-// instance, passed as the GOGC and GOMEMLIMIT environment variables that a
-// Go runtime reads when the instance starts (a runtime of another language
-// ignores them). They are the host's setting, never the plugin's: a
-// plugin's memory stays bounded by its memory limit either way.
-type GuestGC struct {
-	// Percent is GOGC: 0 keeps Go's default (100), -1 turns the collector
-	// off until the heap reaches LimitBytes.
-	Percent int
-	// LimitBytes is GOMEMLIMIT, at most three quarters of the plugin's
-	// memory limit; 0 sets none. Percent -1 needs it.
-	LimitBytes int64
-}
-
-// env returns the instance's environment for a memory limit of pages.
-func (g GuestGC) env(pages uint32) [][2]string {
-	var out [][2]string
-	switch {
-	case g.Percent < 0:
-		out = append(out, [2]string{"GOGC", "off"})
-	case g.Percent > 0:
-		out = append(out, [2]string{"GOGC", strconv.Itoa(g.Percent)})
-	}
-	if g.LimitBytes > 0 {
-		lim := min(g.LimitBytes, int64(pages)*wasmPage/4*3)
-		out = append(out, [2]string{"GOMEMLIMIT", strconv.FormatInt(lim, 10)})
-	}
-	return out
 }
 
 // Host loads and runs plugins. It is safe for concurrent use.
@@ -104,9 +70,6 @@ func New(opts Options) (*Host, error) {
 	}
 	if opts.MaxModuleBytes == 0 {
 		opts.MaxModuleBytes = 64 << 20
-	}
-	if opts.GuestGC.Percent < -1 || opts.GuestGC.LimitBytes < 0 || opts.GuestGC.Percent == -1 && opts.GuestGC.LimitBytes == 0 {
-		return nil, fmt.Errorf("host: guest GC %+v: %w", opts.GuestGC, ErrGuestGC)
 	}
 	budgets, err := newBudgets(opts.PluginTime, opts.PluginBurst)
 	if err != nil {

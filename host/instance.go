@@ -132,11 +132,7 @@ func (e *directEngine) newInstance(ctx context.Context, box *sandbox) (instanceI
 	if memoryAllocator != nil {
 		ctx = experimental.WithMemoryAllocator(ctx, memoryAllocator)
 	}
-	cfg := box.moduleConfig(hasInit)
-	for _, kv := range e.cls.host.opts.GuestGC.env(e.cls.pages) {
-		cfg = cfg.WithEnv(kv[0], kv[1])
-	}
-	mod, err := e.cls.rt.InstantiateModule(ctx, e.compiled, cfg)
+	mod, err := e.cls.rt.InstantiateModule(ctx, e.compiled, box.moduleConfig(hasInit))
 	if err != nil {
 		return nil, err
 	}

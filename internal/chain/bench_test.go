@@ -102,7 +102,11 @@ func BenchmarkChain(b *testing.B) {
 		for _, st := range check.Trace {
 			order = append(order, stepName(st))
 		}
-		for i := 0; i < 2000; i++ { // steady state: guest heaps warmed
+		warm := 2000
+		if wasm && guestProfile != nil {
+			warm = 300 // every guest call is timed: a shorter warm-up
+		}
+		for i := 0; i < warm; i++ { // steady state: guest heaps warmed
 			c.Run(context.Background(), call)
 		}
 		if wasm && guestProfile != nil {
@@ -162,52 +166,6 @@ func BenchmarkChain(b *testing.B) {
 	}
 	// Printed, not logged: a parent benchmark's log is dropped without -v.
 	fmt.Print(out.String())
-}
-
-// guestGC is the guest collector setting of the wasm guards' host.
-var guestGC host.GuestGC
-
-// BenchmarkChainGuestGC runs the wasm chain under each guest collector
-// setting in one run, in interleaved rounds so that every setting sees the
-// same background load, and prints the median per call of each.
-func BenchmarkChainGuestGC(b *testing.B) {
-	call, tool := benchCall(b)
-	settings := []struct {
-		name string
-		gc   host.GuestGC
-	}{
-		{"default (GOGC=100)", host.GuestGC{}},
-		{"GOGC=400", host.GuestGC{Percent: 400}},
-		{"GOGC=off, GOMEMLIMIT=32MiB", host.GuestGC{Percent: -1, LimitBytes: 32 << 20}},
-	}
-	chains := make([]*chain.Chain, len(settings))
-	for i, s := range settings {
-		guestGC = s.gc
-		c, err := chain.New(guards(b, true), nil, &chain.Invoker{Caller: tool})
-		guestGC = host.GuestGC{}
-		if err != nil {
-			b.Fatal(err)
-		}
-		for range 500 {
-			c.Run(context.Background(), call)
-		}
-		chains[i] = c
-	}
-	lat := make([][]time.Duration, len(settings))
-	b.ResetTimer()
-	for b.Loop() {
-		for i, c := range chains {
-			start := time.Now()
-			c.Run(context.Background(), call)
-			lat[i] = append(lat[i], time.Since(start))
-		}
-	}
-	b.StopTimer()
-	for i, s := range settings {
-		l := lat[i]
-		sort.Slice(l, func(a, c int) bool { return l[a] < l[c] })
-		fmt.Printf("guest GC %-28s median %v per call\n", s.name, l[len(l)/2].Round(time.Microsecond))
-	}
 }
 
 // writeGuestProfile writes the guest profile of n chain calls.
