@@ -133,6 +133,7 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 	}
 	entities := 0
 	if e.ok {
+		var l leaves
 		x := e.extraction()
 		it.Empty = x.Empty
 		it.Result = abi.ResultWithData
@@ -150,7 +151,7 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 			it.Counts[name] = xi.Count
 			if xi.Value.Exists() {
 				it.Extracts[name] = json.RawMessage(xi.Value.Raw)
-				it.Values = appendLeaves(it.Values, xi.Value)
+				it.Values = l.appendLeaves(it.Values, xi.Value)
 			}
 			entities += len(xi.Entities)
 		}
@@ -169,27 +170,59 @@ func sourceType(req envelope.Reader, tool string) string {
 	return "query"
 }
 
+// leaves are the values an item's leaves already hold: searched in order
+// while few, then through a set (comparing every new leaf with every
+// earlier one is quadratic, and inside a guest each comparison is a
+// runtime call).
+type leaves struct {
+	seen map[string]struct{}
+}
+
+// linearLeaves is how many values are searched in order before the set
+// takes over.
+const linearLeaves = 16
+
+func (l *leaves) has(out []string, s string) bool {
+	if l.seen == nil {
+		for _, x := range out {
+			if x == s {
+				return true
+			}
+		}
+		if len(out) >= linearLeaves {
+			l.seen = make(map[string]struct{}, 4*len(out))
+			for _, x := range out {
+				l.seen[x] = struct{}{}
+			}
+		}
+		return false
+	}
+	_, ok := l.seen[s]
+	return ok
+}
+
 // appendLeaves adds the scalar leaves of r as strings, skipping nulls and
 // duplicates, up to MaxValues.
-func appendLeaves(out []string, r gjson.Result) []string {
+func (l *leaves) appendLeaves(out []string, r gjson.Result) []string {
 	if len(out) >= MaxValues {
 		return out
 	}
 	switch {
 	case r.IsObject() || r.IsArray():
 		r.ForEach(func(_, v gjson.Result) bool {
-			out = appendLeaves(out, v)
+			out = l.appendLeaves(out, v)
 			return len(out) < MaxValues
 		})
 	case r.Type == gjson.Null:
 	default:
 		s := r.String()
-		for _, x := range out {
-			if x == s {
-				return out
-			}
+		if l.has(out, s) {
+			return out
 		}
 		out = append(out, s)
+		if l.seen != nil {
+			l.seen[s] = struct{}{}
+		}
 	}
 	return out
 }
@@ -201,9 +234,15 @@ func (e *call) entities() [][]byte {
 	if !e.ok {
 		return nil
 	}
-	var out [][]byte
-	for _, ent := range e.extraction().Entities() {
-		out = append(out, appendEntity(nil, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)}))
+	ents := e.extraction().Entities()
+	// One buffer holds every payload, each a slice of it capped at its own
+	// end, instead of a buffer grown from nothing per entity.
+	out := make([][]byte, 0, len(ents))
+	buf := make([]byte, 0, len(e.resp)+128*len(ents))
+	for _, ent := range ents {
+		start := len(buf)
+		buf = appendEntity(buf, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)})
+		out = append(out, buf[start:len(buf):len(buf)])
 	}
 	return out
 }

@@ -2,10 +2,12 @@ package evidence
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
+	"github.com/tidwall/gjson"
 )
 
 func TestItem(t *testing.T) {
@@ -81,4 +83,41 @@ func TestItem(t *testing.T) {
 			t.Fatal("evidence of a rejected call")
 		}
 	})
+}
+
+// TestLeavesDedupe: the leaves keep their first order and skip every
+// duplicate, in the linear search and after the set takes over, across
+// extracts, up to MaxValues.
+func TestLeavesDedupe(t *testing.T) {
+	t.Parallel()
+	var vals []string
+	for i := range 3 * linearLeaves {
+		vals = append(vals, strconv.Itoa(i%(2*linearLeaves)), `"x"`, "null")
+	}
+	doc := gjson.Parse("[" + strings.Join(vals, ",") + "]")
+	var want []string
+	for i := range 2 * linearLeaves {
+		want = append(want, strconv.Itoa(i))
+		if i == 0 {
+			want = append(want, "x")
+		}
+	}
+	var l leaves
+	got := l.appendLeaves(nil, doc)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("leaves %q, want %q", got, want)
+	}
+	// A second extract adds only what is new.
+	got = l.appendLeaves(got, gjson.Parse(`{"a":"x","b":"new","c":3}`))
+	if n := len(got); n != len(want)+1 || got[n-1] != "new" {
+		t.Fatalf("after a second extract %q", got[len(want):])
+	}
+	var many []string
+	for i := range MaxValues + 10 {
+		many = append(many, strconv.Itoa(i))
+	}
+	var l2 leaves
+	if got := l2.appendLeaves(nil, gjson.Parse("["+strings.Join(many, ",")+"]")); len(got) != MaxValues {
+		t.Fatalf("%d leaves, want %d", len(got), MaxValues)
+	}
 }
