@@ -99,10 +99,9 @@ profile:
 	$(GO) test ./internal/chain/ -run='^$$' -bench='BenchmarkChain$$/^wasm$$' -benchtime=$(PROFILE_CALLS)x -count=1 \
 		-args -guestprofile=$(CURDIR)/bin/guest.pprof
 	$(GO) tool pprof -top -nodecount=40 -sample_index=time bin/guest.pprof
-	@echo "--- per guard (cumulative), allocation (runtime.mallocgc) and GC, over $(PROFILE_CALLS) calls"
-	@$(GO) tool pprof -top -sample_index=time -show_from='@' -nodecount=12 bin/guest.pprof 2>/dev/null | grep '@'
-	@$(GO) tool pprof -top -sample_index=time -focus='^runtime\.mallocgc$$' -nodecount=1 bin/guest.pprof 2>/dev/null | grep '^Showing nodes'
-	@$(GO) tool pprof -top -sample_index=time -focus='^runtime\.(gcBgMarkWorker|gcAssistAlloc|gcStart|gcMarkDone|gcMarkTermination|bgsweep|sweepone|gcDrain)$$' -nodecount=1 bin/guest.pprof 2>/dev/null | grep '^Showing nodes'
+	@echo "--- per guard, allocation and GC inside the guests (cumulative, over $(PROFILE_CALLS) calls)"
+	@$(GO) tool pprof -top -cum -nodecount=1000 -sample_index=time bin/guest.pprof 2>/dev/null | \
+		grep -E ' [a-z]+@[0-9.]+$$| runtime\.(mallocgc|growslice|gcAssistAlloc|deductSweepCredit|gcMarkDone|gcStart|gcBgMarkWorker|bgsweep)$$'
 
 # The main job on embedded defaults: a website-creation task against the
 # example MCP server, with the scripted model (examples/scenarios/demo).
