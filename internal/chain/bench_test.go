@@ -16,6 +16,7 @@ import (
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/testdata"
 )
 
 // -guestprofile FILE writes a pprof profile of the wasm guests' functions
@@ -166,6 +167,73 @@ func BenchmarkChain(b *testing.B) {
 	}
 	// Printed, not logged: a parent benchmark's log is dropped without -v.
 	fmt.Print(out.String())
+}
+
+// BenchmarkChainAB compares one guard's module with another build of it:
+// WARDEN_BENCH_AB=Guard=FILE puts the module in FILE (say, the guard built
+// from an earlier commit) in place of the tree's own in one of two wasm
+// chains; both run in interleaved rounds in one process, and the medians
+// of the chain and of that guard are printed for each.
+func BenchmarkChainAB(b *testing.B) {
+	spec := os.Getenv("WARDEN_BENCH_AB")
+	name, path, ok := strings.Cut(spec, "=")
+	if !ok {
+		b.Skip("WARDEN_BENCH_AB=Guard=FILE names the other module")
+	}
+	call, tool := benchCall(b)
+	ctx := context.Background()
+	mk := func(other bool) *chain.Chain {
+		g := guards(b, true)
+		if _, known := g[name]; !known {
+			b.Fatalf("WARDEN_BENCH_AB: no guard %q", name)
+		}
+		if other {
+			h, err := host.New(host.Options{CacheDir: testdata.CacheDir(b), Clock: func() time.Time { return fixedClock }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = h.Close(ctx) })
+			src, err := host.ReadSource(path, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}, Capabilities: firstPartyPlugins[name].Manifest.Capabilities})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g[name] = chain.Wasm(name, p)
+		}
+		c, err := chain.New(g, nil, &chain.Invoker{Caller: tool})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range 500 {
+			c.Run(ctx, call)
+		}
+		return c
+	}
+	chains := []*chain.Chain{mk(true), mk(false)}
+	lat := make([][]time.Duration, 2)
+	one := make([][]time.Duration, 2)
+	for b.Loop() {
+		for i, c := range chains {
+			start := time.Now()
+			r := c.Run(ctx, call)
+			lat[i] = append(lat[i], time.Since(start))
+			for _, st := range r.Trace {
+				if st.Guard == name {
+					one[i] = append(one[i], st.Duration)
+				}
+			}
+		}
+	}
+	median := func(l []time.Duration) time.Duration {
+		sort.Slice(l, func(a, c int) bool { return l[a] < l[c] })
+		return l[len(l)/2].Round(time.Microsecond)
+	}
+	for i, side := range []string{path, "this tree"} {
+		fmt.Printf("%s from %s: chain median %v, %s median %v\n", name, side, median(lat[i]), name, median(one[i]))
+	}
 }
 
 // writeGuestProfile writes the guest profile of n chain calls.

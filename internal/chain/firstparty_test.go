@@ -136,13 +136,16 @@ func ledger(state abi.LedgerState) func(v map[abi.Capability]any) {
 var fixedClock = time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 
 // guards loads the seven first-party guards, as wasm or natively.
+// firstPartyPlugins are the first-party guards by name.
+var firstPartyPlugins = map[string]guest.Plugin{
+	"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
+	"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
+	"Evidence": evidence.Plugin,
+}
+
 func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 	tb.Helper()
-	plugins := map[string]guest.Plugin{
-		"ArgPolicy": argpolicy.Plugin, "ArgBinding": argbinding.Plugin, "ParamContract": paramcontract.Plugin,
-		"Fingerprint": fingerprint.Plugin, "WriteGate": writegate.Plugin, "ResponseContract": responsecontract.Plugin,
-		"Evidence": evidence.Plugin,
-	}
+	plugins := firstPartyPlugins
 	out := map[string]chain.Guard{}
 	if !wasm {
 		for name, p := range plugins {
