@@ -89,6 +89,7 @@ var directHostFuncs = map[string]struct {
 	"query":    {hostQuery, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 	"validate": {hostValidate, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
 	"digest":   {hostDigest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	"walk":     {hostWalk, []api.ValueType{i32, i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
 func instantiateDirectHost(ctx context.Context, rt wazero.Runtime) error {

@@ -177,6 +177,15 @@ func (r nativeReporter) digest(path string, out *[DigestSize]byte) {
 	*out = sum
 }
 
+func (r nativeReporter) walk(path string, limit int) string {
+	out, err := services.Walk(r.n.req, path, limit)
+	if err != nil {
+		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+		return ""
+	}
+	return string(out)
+}
+
 func (r nativeReporter) log(_ int32, msg string) {
 	if len(r.n.Logs) < 100 {
 		r.n.Logs = append(r.n.Logs, msg)

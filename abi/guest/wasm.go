@@ -44,6 +44,9 @@ func hostQuery(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap u
 //go:wasmimport warden digest
 func hostDigest(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
+//go:wasmimport warden walk
+func hostWalk(path unsafe.Pointer, pathLen uint32, limit uint32, buf unsafe.Pointer, bufCap uint32) int64
+
 //go:wasmimport warden validate
 func hostValidate(schemaPath unsafe.Pointer, schemaPathLen uint32, docPath unsafe.Pointer, docPathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
@@ -210,4 +213,19 @@ func (wasmReporter) validate(schemaPath, docPath string) []byte {
 func (wasmReporter) digest(path string, out *[DigestSize]byte) {
 	p, pl := sp(path)
 	hostDigest(p, pl, unsafe.Pointer(out), DigestSize)
+}
+
+func (wasmReporter) walk(path string, limit int) string {
+	p, pl := sp(path)
+	for {
+		b, n := bp(svcBuf)
+		got := hostWalk(p, pl, uint32(max(limit, 0)), b, n)
+		switch {
+		case got < 0:
+			return ""
+		case got <= int64(len(svcBuf)):
+			return string(svcBuf[:got])
+		}
+		svcBuf = make([]byte, got)
+	}
 }
