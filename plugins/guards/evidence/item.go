@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/abi/guest/canonical"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
@@ -151,7 +152,7 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 			it.Counts[name] = xi.Count
 			if xi.Value.Exists() {
 				it.Extracts[name] = json.RawMessage(xi.Value.Raw)
-				it.Values = l.appendLeaves(it.Values, xi.Value)
+				it.Values = e.appendLeaves(&l, it.Values, xi)
 			}
 			entities += len(xi.Entities)
 		}
@@ -199,6 +200,55 @@ func (l *leaves) has(out []string, s string) bool {
 	}
 	_, ok := l.seen[s]
 	return ok
+}
+
+// walker is a Reader whose host walks a value once for its leaves
+// (*guest.Call: the walk primitive).
+type walker interface {
+	Walk(path string, limit int) guest.Walked
+}
+
+// appendLeaves adds the leaves of an extract's value: the host walks the
+// value in the envelope's response when it can (a guest walking the records
+// itself re-parses them leaf by leaf), and the guest keeps the rule —
+// which leaves, how they merge across extracts, how many.
+func (e *call) appendLeaves(l *leaves, out []string, xi contract.ExtractResult) []string {
+	if len(out) >= MaxValues {
+		return out
+	}
+	w, ok := e.req.(walker)
+	path := responsePath(xi.Path)
+	if !ok || len(path) > guest.MaxPathBytes {
+		return l.appendLeaves(out, xi.Value)
+	}
+	// The first MaxValues distinct leaves of each extract hold every one
+	// this extract can still add after the earlier extracts' leaves.
+	for _, s := range w.Walk(path, MaxValues).Leaves {
+		if l.has(out, s) {
+			continue
+		}
+		out = append(out, s)
+		if l.seen != nil {
+			l.seen[s] = struct{}{}
+		}
+		if len(out) >= MaxValues {
+			break
+		}
+	}
+	return out
+}
+
+// responsePath is the envelope path of an extract's dot path in the
+// response.
+func responsePath(dot string) string {
+	if dot == "" {
+		return abi.FieldResponse
+	}
+	p := abi.FieldResponse
+	for seg := range strings.SplitSeq(dot, ".") {
+		p += "." + envelope.Escape(seg)
+	}
+	return p
 }
 
 // appendLeaves adds the scalar leaves of r as strings, skipping nulls and
