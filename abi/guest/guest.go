@@ -30,7 +30,8 @@
 // the plugin can change it without a new host. The host offers a few
 // general primitives (docs/ABI.md) that are cheaper natively: Get and Has
 // evaluate a path and copy in only the result, Validate checks a JSON
-// Schema, Digest hashes a value's canonical JSON without copying it in. A
+// Schema, Digest hashes a value's canonical JSON without copying it in,
+// Walk answers a value's size and distinct leaf values in one pass. A
 // guest that walks much of the envelope (a tool's contract, a state view)
 // reads Raw with gjson itself; the first-party guards do, and memoise what
 // they parse from it. Allocations still cost more inside a guest than in the
