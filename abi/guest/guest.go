@@ -183,7 +183,8 @@ func parseWalked(b string) Walked {
 	if n == 0 {
 		return w
 	}
-	w.Leaves = make([]string, 0, n)
+	// each leaf takes at least its 4-byte length
+	w.Leaves = make([]string, 0, min(n, (len(b)-9)/4))
 	for i := 9; i+4 <= len(b) && len(w.Leaves) < n; {
 		l := le32(b, i)
 		i += 4
