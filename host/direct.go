@@ -90,6 +90,9 @@ var directHostFuncs = map[string]struct {
 	"validate": {hostValidate, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
 	"digest":   {hostDigest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 	"walk":     {hostWalk, []api.ValueType{i32, i32, i32, i32, i32}, []api.ValueType{i64}},
+
+	// the canonical JSON digest hashes, answered instead of hashed
+	"canonical": {hostCanonical, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
 func instantiateDirectHost(ctx context.Context, rt wazero.Runtime) error {

@@ -69,6 +69,7 @@ type reporter interface {
 	validate(schemaPath, docPath string) []byte
 	digest(path string, out *[DigestSize]byte)
 	walk(path string, limit int) string
+	canonical(path string) []byte
 }
 
 // Call is one decision: the request envelope and the way to answer it.
@@ -119,6 +120,12 @@ func (c *Call) Digest(path string) [DigestSize]byte {
 	c.r.digest(path, &out)
 	return out
 }
+
+// Canonical is the canonical JSON (package canonical) of the value at a
+// gjson path of the envelope, or "null" when the path matches nothing: the
+// bytes Digest hashes, computed by the host instead of the guest. The path
+// is bounded as Get's.
+func (c *Call) Canonical(path string) []byte { return c.r.canonical(path) }
 
 // DigestHex is Digest in lowercase hex, the form state views and effect
 // payloads carry (argsDigest, resultDigest).

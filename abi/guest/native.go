@@ -178,6 +178,14 @@ func (r nativeReporter) digest(path string, out *[DigestSize]byte) {
 	*out = sum
 }
 
+func (r nativeReporter) canonical(path string) []byte {
+	v, ok := r.get(path)
+	if !ok {
+		return nil
+	}
+	return services.Canonical(v)
+}
+
 func (r nativeReporter) walk(path string, limit int) string {
 	out, err := services.Walk(r.n.req, path, limit)
 	if err != nil {

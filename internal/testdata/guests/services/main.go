@@ -30,6 +30,7 @@ func init() {
 				"hasBig":    c.Has("args.big"),
 				"keys":      c.Get("args.@keys").Raw,
 				"walk":      []any{string(w.Kind), w.Size, w.Leaves},
+				"canonical": string(c.Canonical(`!{"b":1,"a":[1, 2.50]}`)),
 				"walkNone":  c.Walk("args.absent", 10).Kind,
 			})
 			c.Success("ok", out)
