@@ -78,10 +78,32 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 		return nil, fmt.Errorf("evidence: evidence of a %s call: only executed calls have evidence", outcome)
 	}
 	e.rawArgs = envelope.Args(req)
-	e.args = string(canonical.JSON(e.rawArgs))
+	e.args = canonicalArgs(req, e.rawArgs)
 	e.callID = envelope.Get(req, abi.FieldCallID).String()
 	e.id = e.evidenceID()
 	return e, nil
+}
+
+// canonicalizer is a Reader whose host gives a value's canonical JSON
+// (*guest.Call: the canonical primitive).
+type canonicalizer interface {
+	Has(path string) bool
+	Canonical(path string) []byte
+}
+
+// canonicalArgs is the canonical JSON of the bound arguments args: from the
+// host when it can (re-encoding them inside the guest costs more than the
+// host's answer), else the guest's own.
+func canonicalArgs(req envelope.Reader, args gjson.Result) string {
+	c, ok := req.(canonicalizer)
+	if !ok {
+		return string(canonical.JSON(args))
+	}
+	path := abi.FieldArgs
+	if c.Has(abi.FieldBound) { // envelope.Args prefers the bound arguments
+		path = abi.FieldBound
+	}
+	return string(c.Canonical(path))
 }
 
 // evidenceID is "ev_" and 16 hex digits of the SHA-256 of the call id, so

@@ -126,7 +126,8 @@ func TestLeavesDedupe(t *testing.T) {
 
 // TestWalkedLeaves: the leaves the host's walk gives (the plugin run
 // through the SDK) are the ones the guest's own walk gives, across
-// extracts, duplicates, nulls, numbers and the MaxValues bound.
+// extracts, duplicates, nulls, numbers and the MaxValues bound; and the
+// locator's canonical arguments from the host are the guest's.
 func TestWalkedLeaves(t *testing.T) {
 	t.Parallel()
 	var many []string
@@ -142,7 +143,7 @@ func TestWalkedLeaves(t *testing.T) {
 	for name, tt := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			req := []byte(`{"abi":1,"kind":"guard","phase":"after","tool":"s","callId":"c1","args":{"q":1},"bound":{"q":1},` +
+			req := []byte(`{"abi":1,"kind":"guard","phase":"after","tool":"s","callId":"c1","args":{"q":1},"bound":{"z":[1, 2.50],"a":"\u00e9"},` +
 				`"contract":{"success":{"path":"code","op":"EQ","value":0},"extracts":` + tt.extracts + `},` +
 				`"result":{"outcome":"SUCCESS","text":"ok"},"response":` + tt.resp + `}`)
 			e, err := readCall(envelope.Bytes(req))
@@ -167,6 +168,9 @@ func TestWalkedLeaves(t *testing.T) {
 			var got abi.EvidenceItem
 			if err := json.Unmarshal(v.Effects[0].Payload, &got); err != nil {
 				t.Fatal(err)
+			}
+			if got.Locator != it.Locator || got.Locator != `s {"a":"é","z":[1,2.50]}` {
+				t.Errorf("locator from the host %s, from the guest %s", got.Locator, it.Locator)
 			}
 			if strings.Join(got.Values, "\x00") != strings.Join(it.Values, "\x00") {
 				t.Fatalf("walked leaves %d %.200q\nguest's leaves %d %.200q", len(got.Values), got.Values, len(it.Values), it.Values)
