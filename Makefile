@@ -14,7 +14,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
 	examples/builtins/*/cmd/main.go examples/extism-guard/cmd/main.go internal/testdata/guests/*/main.go)))
 
-.PHONY: all build plugins console test fuzz check bench bench-tenants demo quickstart clean
+.PHONY: all build plugins console test fuzz check bench bench-tenants profile demo quickstart clean
 
 all: build plugins
 
@@ -77,8 +77,31 @@ check:
 # Benchmarks: each speed claim is a ratio measured side by side in one run.
 # BenchmarkMetering, BenchmarkStopLateness and BenchmarkGCPause compare the
 # metering with no check and with close-on-context-done.
+# BenchmarkChain prints the chain's medians native and wasm, calls/s with 4
+# callers and the per-guard split; BenchmarkModules each first-party module's
+# size and cold load time, built from this tree and from BENCH_BASE (a git
+# revision, unpacked into a temporary directory) in the same run.
+BENCH_BASE ?= main
 bench: plugins
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 -timeout=30m ./host/ ./internal/jsonschema/
+	$(GO) test -run='^$$' -bench='BenchmarkChain$$' -benchtime=2000x -count=1 -timeout=30m ./internal/chain/
+	@base=$$(mktemp -d) && git archive $(BENCH_BASE) | tar -x -C $$base && \
+	WARDEN_BENCH_BASE=$$base $(GO) test -run='^$$' -bench='BenchmarkModules$$' -benchtime=1x -count=1 -timeout=30m ./internal/firstparty/; \
+	rc=$$?; rm -rf $$base; exit $$rc
+
+# Where the wasm guests' time goes: BenchmarkChain's wasm loop with every
+# guest function timed (host.GuestProfile), written as a pprof profile; the
+# top functions, then each guard's share and the guests' allocation and
+# GC, per call. The listener slows the guests: read shares, not times.
+PROFILE_CALLS ?= 300
+profile:
+	@mkdir -p bin
+	$(GO) test ./internal/chain/ -run='^$$' -bench='BenchmarkChain$$/^wasm$$' -benchtime=$(PROFILE_CALLS)x -count=1 \
+		-args -guestprofile=$(CURDIR)/bin/guest.pprof
+	$(GO) tool pprof -top -nodecount=40 -sample_index=time bin/guest.pprof
+	@echo "--- per guard, allocation and GC inside the guests (cumulative, over $(PROFILE_CALLS) calls)"
+	@$(GO) tool pprof -top -cum -nodecount=1000 -sample_index=time bin/guest.pprof 2>/dev/null | \
+		grep -E ' [a-z]+@[0-9.]+$$| runtime\.(mallocgc|growslice|gcAssistAlloc|deductSweepCredit|gcMarkDone|gcStart|gcBgMarkWorker|bgsweep)$$'
 
 # Memory as tenants grow: a real warden serve on its default instance
 # budget, 1, 100 and 1,000 tenants each sending one message, then idle

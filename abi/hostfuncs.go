@@ -27,9 +27,11 @@ const (
 	FuncLog    = "log"    // (level, msg): one log line
 
 	// Primitives: buffer answers (see AnswerNotFound, AnswerRefused).
-	FuncQuery    = "query"    // (path, buf) -> i64: the raw JSON at a path
-	FuncValidate = "validate" // (schemaPath, docPath, buf) -> i64: see ValidateSchemaError
-	FuncDigest   = "digest"   // (path, buf) -> i64: DigestSize bytes of SHA-256
+	FuncQuery     = "query"     // (path, buf) -> i64: the raw JSON at a path
+	FuncValidate  = "validate"  // (schemaPath, docPath, buf) -> i64: see ValidateSchemaError
+	FuncDigest    = "digest"    // (path, buf) -> i64: DigestSize bytes of SHA-256
+	FuncWalk      = "walk"      // (path, limit, buf) -> i64: kind, size and distinct scalar leaves
+	FuncCanonical = "canonical" // (path, buf) -> i64: the canonical JSON digest hashes
 )
 
 // HostFuncs are the names of all of ImportModule's functions, in the order
@@ -37,7 +39,7 @@ const (
 var HostFuncs = []string{
 	FuncSuccess, FuncFailed, FuncRejected, FuncDeferred, FuncPass, FuncEffect,
 	FuncNow, FuncRandom, FuncLog,
-	FuncQuery, FuncValidate, FuncDigest,
+	FuncQuery, FuncValidate, FuncDigest, FuncWalk, FuncCanonical,
 }
 
 // The exports a direct-ABI guest provides, besides the WASI reactor's

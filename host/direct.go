@@ -77,18 +77,20 @@ var directHostFuncs = map[string]struct {
 	params  []api.ValueType
 	results []api.ValueType
 }{
-	abi.FuncSuccess:  {hostSuccess, []api.ValueType{i32, i32, i32, i32}, nil},
-	abi.FuncFailed:   {hostFailed, []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, nil},
-	abi.FuncRejected: {hostRejected, []api.ValueType{i32, i32, i32, i32, i32, i32}, nil},
-	abi.FuncDeferred: {hostDeferred, []api.ValueType{i32, i32, i32, i32, i32, i32}, nil},
-	abi.FuncPass:     {hostPass, []api.ValueType{i32, i32, i32, i32}, nil},
-	abi.FuncEffect:   {hostEffect, []api.ValueType{i32, i32, i32, i32}, nil},
-	abi.FuncNow:      {hostNow, nil, []api.ValueType{i64}},
-	abi.FuncRandom:   {hostRandom, []api.ValueType{i32, i32}, nil},
-	abi.FuncLog:      {hostLog, []api.ValueType{i32, i32, i32}, nil},
-	abi.FuncQuery:    {hostQuery, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
-	abi.FuncValidate: {hostValidate, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
-	abi.FuncDigest:   {hostDigest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncSuccess:   {hostSuccess, []api.ValueType{i32, i32, i32, i32}, nil},
+	abi.FuncFailed:    {hostFailed, []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, nil},
+	abi.FuncRejected:  {hostRejected, []api.ValueType{i32, i32, i32, i32, i32, i32}, nil},
+	abi.FuncDeferred:  {hostDeferred, []api.ValueType{i32, i32, i32, i32, i32, i32}, nil},
+	abi.FuncPass:      {hostPass, []api.ValueType{i32, i32, i32, i32}, nil},
+	abi.FuncEffect:    {hostEffect, []api.ValueType{i32, i32, i32, i32}, nil},
+	abi.FuncNow:       {hostNow, nil, []api.ValueType{i64}},
+	abi.FuncRandom:    {hostRandom, []api.ValueType{i32, i32}, nil},
+	abi.FuncLog:       {hostLog, []api.ValueType{i32, i32, i32}, nil},
+	abi.FuncQuery:     {hostQuery, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncValidate:  {hostValidate, []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncDigest:    {hostDigest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncWalk:      {hostWalk, []api.ValueType{i32, i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncCanonical: {hostCanonical, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
 func instantiateDirectHost(ctx context.Context, rt wazero.Runtime) error {

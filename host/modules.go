@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // keepIdleModules is how many compiled modules no plugin uses any more the
@@ -48,7 +49,11 @@ func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte)
 		return nil, k, err
 	}
 	b = inst
-	cm, err := cls.rt.CompileModule(ctx, b)
+	cctx := ctx
+	if h.opts.Profile != nil {
+		cctx = experimental.WithFunctionListenerFactory(ctx, h.opts.Profile)
+	}
+	cm, err := cls.rt.CompileModule(cctx, b)
 	if err != nil {
 		return nil, k, err
 	}

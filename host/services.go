@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 
 // Host primitives: general-purpose reads a guest asks the host to do on the
 // request of the call in progress — path query and exists (query), JSON
-// Schema validation (validate) and the canonical-JSON digest (digest). They
+// Schema validation (validate), the canonical JSON of a value and its
+// digest (canonical, digest) and one walk over a value's leaves (walk). They
 // decide nothing: the rules of the spec are decided inside the plugins, so
 // that swapping a plugin can change any of them. Each reads only the request
 // of the call in progress, so it grants nothing new. docs/ABI.md documents
@@ -260,6 +262,87 @@ func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
 		return
 	}
 	stack[0] = answer(ctx, st, m, out, uint32(stack[2]), uint32(stack[3]))
+}
+
+// canonical(pathPtr, pathLen, bufPtr, bufCap) -> i64: the canonical JSON of
+// the value at a gjson path of the request ("null" when the path matches
+// nothing), the form digest hashes; see services.Canonical. The length
+// protocol is query's.
+func hostCanonical(ctx context.Context, m api.Module, stack []uint64) {
+	st := begin(ctx)
+	if st == nil {
+		stack[0] = serviceBadArgs
+		return
+	}
+	if n := uint32(stack[1]); n > services.MaxPathBytes {
+		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
+		return
+	}
+	pb, ok := read(st, m, stack[0], stack[1])
+	if !ok {
+		stack[0] = serviceBadArgs
+		return
+	}
+	key := "c\x00" + string(pb)
+	var refused error
+	out, _ := st.cached(key, func() ([]byte, bool) {
+		st.charge(len(pb))
+		v, err := services.Query(st.req, string(pb))
+		if err != nil {
+			refused = err
+			return nil, false
+		}
+		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
+		return services.Canonical(v), true
+	})
+	if refused != nil {
+		stack[0] = refuse(st, refused)
+		return
+	}
+	stack[0] = answer(ctx, st, m, out, uint32(stack[2]), uint32(stack[3]))
+}
+
+// walk(pathPtr, pathLen, limit, bufPtr, bufCap) -> i64: one pass over the
+// value at a gjson path of the request, answering its kind, its size and
+// its distinct non-null scalar leaves (at most limit, capped at
+// services.MaxWalkLeaves); see services.Walk for the encoding. The length
+// protocol is query's.
+func hostWalk(ctx context.Context, m api.Module, stack []uint64) {
+	st := begin(ctx)
+	if st == nil {
+		stack[0] = serviceBadArgs
+		return
+	}
+	if n := uint32(stack[1]); n > services.MaxPathBytes {
+		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
+		return
+	}
+	pb, ok := read(st, m, stack[0], stack[1])
+	if !ok {
+		stack[0] = serviceBadArgs
+		return
+	}
+	limit := min(uint32(stack[2]), services.MaxWalkLeaves)
+	key := "w\x00" + strconv.FormatUint(uint64(limit), 10) + "\x00" + string(pb)
+	var refused error
+	out, _ := st.cached(key, func() ([]byte, bool) {
+		st.charge(len(pb))
+		v, err := services.Query(st.req, string(pb))
+		if err != nil {
+			refused = err
+			return nil, false
+		}
+		// gjson's result, the walk's set of leaves and the answer
+		st.charge(2 * len(v.Raw))
+		out := services.WalkValue(v, int(limit))
+		st.charge(len(out))
+		return out, true
+	})
+	if refused != nil {
+		stack[0] = refuse(st, refused)
+		return
+	}
+	stack[0] = answer(ctx, st, m, out, uint32(stack[3]), uint32(stack[4]))
 }
 
 func deliver(st *callState, m api.Module, out []byte, ptr, capacity uint32) uint64 {

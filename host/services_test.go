@@ -13,7 +13,7 @@ import (
 )
 
 // TestServices checks the host primitives as a guest sees them (query,
-// exists, digest, validate), against the same primitives called in-process.
+// exists, digest, canonical, validate, walk), against the same primitives called in-process.
 func TestServices(t *testing.T) {
 	t.Parallel()
 	h := newHost(t)
@@ -34,6 +34,9 @@ func TestServices(t *testing.T) {
 		Has       bool
 		HasBig    bool
 		Keys      string
+		Walk      []any
+		WalkNone  int
+		Canonical string
 	}
 	if err := json.Unmarshal(v.Observation.Data, &got); err != nil {
 		t.Fatal(err)
@@ -55,6 +58,12 @@ func TestServices(t *testing.T) {
 	}
 	if got.BadSchema == "" {
 		t.Error("an invalid schema validated")
+	}
+	if got.Canonical != `{"a":[1,2.50],"b":1}` {
+		t.Errorf("canonical = %s", got.Canonical)
+	}
+	if !reflect.DeepEqual(got.Walk, []any{"{", 2.0, []any{"Q3", "7"}}) || got.WalkNone != 0 {
+		t.Errorf("walk = %v, missing %d", got.Walk, got.WalkNone)
 	}
 	if got.Title != "Q3" || !got.Has || got.HasBig || got.Keys != `["title","spaceId"]` {
 		t.Errorf("query: %+v", got)

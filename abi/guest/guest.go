@@ -30,7 +30,8 @@
 // the plugin can change it without a new host. The host offers a few
 // general primitives (docs/ABI.md) that are cheaper natively: Get and Has
 // evaluate a path and copy in only the result, Validate checks a JSON
-// Schema, Digest hashes a value's canonical JSON without copying it in. A
+// Schema, Digest hashes a value's canonical JSON without copying it in,
+// Walk answers a value's size and distinct leaf values in one pass. A
 // guest that walks much of the envelope (a tool's contract, a state view)
 // reads Raw with gjson itself; the first-party guards do, and memoise what
 // they parse from it. Allocations still cost more inside a guest than in the
@@ -67,6 +68,8 @@ type reporter interface {
 	exists(path string) bool
 	validate(schemaPath, docPath string) []byte
 	digest(path string, out *[DigestSize]byte)
+	walk(path string, limit int) string
+	canonical(path string) []byte
 }
 
 // Call is one decision: the request envelope and the way to answer it.
@@ -100,6 +103,10 @@ func (c *Call) Get(path string) gjson.Result {
 // without copying the value into the guest.
 func (c *Call) Has(path string) bool { return c.r.exists(path) }
 
+// MaxPathBytes is the longest path the host evaluates (docs/ABI.md,
+// "Primitives"); a longer one voids the call.
+const MaxPathBytes = 512
+
 // DigestSize is the length of a Digest (SHA-256).
 const DigestSize = abi.DigestSize
 
@@ -114,6 +121,12 @@ func (c *Call) Digest(path string) [DigestSize]byte {
 	return out
 }
 
+// Canonical is the canonical JSON (package canonical) of the value at a
+// gjson path of the envelope, or "null" when the path matches nothing: the
+// bytes Digest hashes, computed by the host instead of the guest. The path
+// is bounded as Get's.
+func (c *Call) Canonical(path string) []byte { return c.r.canonical(path) }
+
 // DigestHex is Digest in lowercase hex, the form state views and effect
 // payloads carry (argsDigest, resultDigest).
 func (c *Call) DigestHex(path string) string {
@@ -124,6 +137,71 @@ func (c *Call) DigestHex(path string) string {
 		out[2*i], out[2*i+1] = hexDigits[b>>4], hexDigits[b&0xf]
 	}
 	return string(out[:])
+}
+
+// Walk is one pass over the value at a gjson path of the envelope (bounded
+// as Get's), done by the host: the value's kind and size, and its distinct
+// non-null scalar leaves in document order, each as its text (a string
+// unescaped, an integer as written, another number in its shortest decimal
+// form, true or false: gjson's String), at most limit of them
+// (capped at 10,000; 0 asks for the kind and size only). A guest that would
+// count an array's items or collect its leaf values reads them from one
+// answer instead of walking the value itself; the value is not copied in.
+func (c *Call) Walk(path string, limit int) Walked {
+	return parseWalked(c.r.walk(path, limit))
+}
+
+// Walked is what Walk answers.
+type Walked struct {
+	// Kind is the value's kind: WalkMissing when the path matches
+	// nothing, else WalkNull, WalkFalse, WalkTrue, WalkNumber, WalkString,
+	// WalkArray or WalkObject.
+	Kind byte
+	// Size is an array's items or an object's members; 0 for a scalar.
+	Size int
+	// Leaves are the distinct non-null scalar leaves.
+	Leaves []string
+}
+
+// The kinds of a Walked value (docs/ABI.md, "walk").
+const (
+	WalkMissing byte = 0
+	WalkNull    byte = 'n'
+	WalkFalse   byte = 'f'
+	WalkTrue    byte = 't'
+	WalkNumber  byte = '#'
+	WalkString  byte = 's'
+	WalkArray   byte = '['
+	WalkObject  byte = '{'
+)
+
+// le32 reads a 4-byte little-endian length at s[i:].
+func le32(s string, i int) int {
+	return int(uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24)
+}
+
+// parseWalked decodes walk's answer; the leaves are substrings of it.
+func parseWalked(b string) Walked {
+	if len(b) < 9 {
+		return Walked{}
+	}
+	w := Walked{Kind: b[0], Size: le32(b, 1)}
+	n := le32(b, 5)
+	if n == 0 {
+		return w
+	}
+	// each leaf takes at least its 4-byte length
+	w.Leaves = make([]string, 0, min(n, (len(b)-9)/4))
+	for i := 9; i+4 <= len(b) && len(w.Leaves) < n; {
+		l := le32(b, i)
+		i += 4
+		if l > len(b)-i {
+			break
+		}
+		w.Leaves = append(w.Leaves, b[i:i+l])
+		i += l
+	}
+	return w
 }
 
 // SchemaError is one field-level problem found by Validate.

@@ -27,6 +27,7 @@ type Native struct {
 	seed     uint64
 	fakeTime int64
 	req      []byte
+	ctx      context.Context
 	rand     io.Reader
 	Logs     []string
 }
@@ -77,8 +78,8 @@ func (n *Native) Call(ctx context.Context, req []byte) (v abi.Verdict, err error
 			v, err = abi.Verdict{}, fmt.Errorf("guest: native %s: %w: %v", n.p.Manifest.Name, ErrPanic, r)
 		}
 	}()
-	n.req = req
-	defer func() { n.req = nil }()
+	n.req, n.ctx = req, ctx
+	defer func() { n.req, n.ctx = nil, nil }()
 	c := Call{req: req, r: nativeReporter{n}, m: &n.p.Manifest}
 	n.p.Handle(&c)
 	return n.rec.Finish()
@@ -164,7 +165,7 @@ func (r nativeReporter) validate(schemaPath, docPath string) []byte {
 	if !ok1 || !ok2 {
 		return nil
 	}
-	out, _ := services.Validate(context.Background(), schema.Raw, doc)
+	out, _ := services.Validate(context.WithoutCancel(r.n.ctx), schema.Raw, doc)
 	return out
 }
 
@@ -175,6 +176,23 @@ func (r nativeReporter) digest(path string, out *[DigestSize]byte) {
 		return
 	}
 	*out = sum
+}
+
+func (r nativeReporter) canonical(path string) []byte {
+	v, ok := r.get(path)
+	if !ok {
+		return nil
+	}
+	return services.Canonical(v)
+}
+
+func (r nativeReporter) walk(path string, limit int) string {
+	out, err := services.Walk(r.n.req, path, limit)
+	if err != nil {
+		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+		return ""
+	}
+	return string(out)
 }
 
 func (r nativeReporter) log(_ int32, msg string) {

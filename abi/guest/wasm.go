@@ -44,6 +44,12 @@ func hostQuery(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap u
 //go:wasmimport warden digest
 func hostDigest(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
+//go:wasmimport warden canonical
+func hostCanonical(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
+
+//go:wasmimport warden walk
+func hostWalk(path unsafe.Pointer, pathLen uint32, limit uint32, buf unsafe.Pointer, bufCap uint32) int64
+
 //go:wasmimport warden validate
 func hostValidate(schemaPath unsafe.Pointer, schemaPathLen uint32, docPath unsafe.Pointer, docPathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
@@ -210,4 +216,34 @@ func (wasmReporter) validate(schemaPath, docPath string) []byte {
 func (wasmReporter) digest(path string, out *[DigestSize]byte) {
 	p, pl := sp(path)
 	hostDigest(p, pl, unsafe.Pointer(out), DigestSize)
+}
+
+func (wasmReporter) walk(path string, limit int) string {
+	p, pl := sp(path)
+	for {
+		b, n := bp(svcBuf)
+		got := hostWalk(p, pl, uint32(max(limit, 0)), b, n)
+		switch {
+		case got < 0:
+			return ""
+		case got <= int64(len(svcBuf)):
+			return string(svcBuf[:got])
+		}
+		svcBuf = make([]byte, got)
+	}
+}
+
+func (wasmReporter) canonical(path string) []byte {
+	p, pl := sp(path)
+	for {
+		b, n := bp(svcBuf)
+		got := hostCanonical(p, pl, b, n)
+		switch {
+		case got < 0:
+			return nil
+		case got <= int64(len(svcBuf)):
+			return append([]byte(nil), svcBuf[:got]...)
+		}
+		svcBuf = make([]byte, got)
+	}
 }

@@ -3,7 +3,9 @@ package chain_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -12,8 +14,20 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/plugins"
 )
+
+// -guestprofile FILE writes a pprof profile of the wasm guests' functions
+// over BenchmarkChain's wasm loop (host.GuestProfile; make profile). The
+// listener inflates the run's times: take the figures from a run without it.
+var guestProfilePath = flag.String("guestprofile", "", "write a pprof profile of the wasm guests' functions to this file")
+
+// guestProfile is the profile the wasm guards' host records into, when
+// -guestprofile asks for one.
+var guestProfile *host.GuestProfile
 
 // The benchmark call: a read with 1 KB of arguments and a 2 KB result,
 // through all seven first-party guards (before and after).
@@ -64,6 +78,10 @@ func benchCall(tb testing.TB) (chain.Call, chain.Caller) {
 // caller, calls/s with four callers (two per core on two cores), and at the
 // end the mean time of each guard, native beside wasm.
 func BenchmarkChain(b *testing.B) {
+	if *guestProfilePath != "" {
+		guestProfile = host.NewGuestProfile()
+		defer func() { guestProfile = nil }()
+	}
 	call, tool := benchCall(b)
 	split := map[bool]map[string]*guardTime{}
 	p50 := map[bool]time.Duration{}
@@ -86,8 +104,15 @@ func BenchmarkChain(b *testing.B) {
 		for _, st := range check.Trace {
 			order = append(order, stepName(st))
 		}
-		for i := 0; i < 2000; i++ { // steady state: guest heaps warmed
+		warm := 2000
+		if wasm && guestProfile != nil {
+			warm = 300 // every guest call is timed: a shorter warm-up
+		}
+		for i := 0; i < warm; i++ { // steady state: guest heaps warmed
 			c.Run(context.Background(), call)
+		}
+		if wasm && guestProfile != nil {
+			guestProfile.Reset() // the warm-up is not measured
 		}
 		b.Run(name, func(b *testing.B) {
 			// A CPU profile splits by -tagfocus=chain=native|wasm.
@@ -113,6 +138,9 @@ func BenchmarkChain(b *testing.B) {
 			p50[wasm] = lat[len(lat)/2]
 			split[wasm] = per
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			if wasm && guestProfile != nil {
+				writeGuestProfile(b, b.N)
+			}
 		})
 		b.Run(name+"/parallel", func(b *testing.B) {
 			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("chain", name)))
@@ -140,6 +168,88 @@ func BenchmarkChain(b *testing.B) {
 	}
 	// Printed, not logged: a parent benchmark's log is dropped without -v.
 	fmt.Print(out.String())
+}
+
+// BenchmarkChainAB compares one guard's module with another build of it:
+// WARDEN_BENCH_AB=Guard=FILE puts the module in FILE (say, the guard built
+// from an earlier commit) in place of the tree's own in one of two wasm
+// chains; both run in interleaved rounds in one process, and the medians
+// of the chain and of that guard are printed for each.
+func BenchmarkChainAB(b *testing.B) {
+	spec := os.Getenv("WARDEN_BENCH_AB")
+	name, path, ok := strings.Cut(spec, "=")
+	if !ok {
+		b.Skip("WARDEN_BENCH_AB=Guard=FILE names the other module")
+	}
+	call, tool := benchCall(b)
+	ctx := context.Background()
+	mk := func(other bool) *chain.Chain {
+		g := guards(b, true)
+		if _, known := g[name]; !known {
+			b.Fatalf("WARDEN_BENCH_AB: no guard %q", name)
+		}
+		if other {
+			h, err := host.New(host.Options{CacheDir: testdata.CacheDir(b), Clock: func() time.Time { return fixedClock }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = h.Close(ctx) })
+			src, err := host.ReadSource(path, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}, Capabilities: firstPartyManifest(b, name).Capabilities})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g[name] = chain.Wasm(name, p)
+		}
+		c, err := chain.New(g, nil, &chain.Invoker{Caller: tool})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range 500 {
+			c.Run(ctx, call)
+		}
+		return c
+	}
+	chains := []*chain.Chain{mk(true), mk(false)}
+	lat := make([][]time.Duration, 2)
+	one := make([][]time.Duration, 2)
+	for b.Loop() {
+		for i, c := range chains {
+			start := time.Now()
+			r := c.Run(ctx, call)
+			lat[i] = append(lat[i], time.Since(start))
+			for _, st := range r.Trace {
+				if st.Guard == name {
+					one[i] = append(one[i], st.Duration)
+				}
+			}
+		}
+	}
+	median := func(l []time.Duration) time.Duration {
+		sort.Slice(l, func(a, c int) bool { return l[a] < l[c] })
+		return l[len(l)/2].Round(time.Microsecond)
+	}
+	for i, side := range []string{path, "this tree"} {
+		fmt.Printf("%s from %s: chain median %v, %s median %v\n", name, side, median(lat[i]), name, median(one[i]))
+	}
+}
+
+// writeGuestProfile writes the guest profile of n chain calls.
+func writeGuestProfile(b *testing.B, n int) {
+	f, err := os.Create(*guestProfilePath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := guestProfile.WriteTo(f); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("guest profile of %d calls: %s\n", n, *guestProfilePath)
 }
 
 type guardTime struct {
@@ -170,4 +280,13 @@ func TestChainBenchCallSucceeds(t *testing.T) {
 	if res.Observation.Outcome != abi.OutcomeSuccess || !res.Invoked || len(res.Trace) != 9 {
 		t.Fatalf("%v %s %q trace %+v", res.Observation.Outcome, res.Observation.Code, res.Observation.Message(), res.Trace)
 	}
+}
+
+// firstPartyManifest is the manifest of the first-party guard name.
+func firstPartyManifest(tb testing.TB, name string) abi.Manifest {
+	p, ok := plugins.Lookup(name)
+	if !ok {
+		tb.Fatalf("no first-party plugin %s", name)
+	}
+	return p.Plugin.Manifest
 }

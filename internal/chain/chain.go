@@ -13,6 +13,7 @@ import (
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/jsonschema"
+	"github.com/agentwarden/warden/internal/services"
 )
 
 // Guard is one guard plugin as the chain sees it. *host.Plugin satisfies it
@@ -133,6 +134,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		return res
 	}
 	res.Trace = make([]Step, 0, len(c.Before)+len(c.After))
+	ctx = services.WithValidated(ctx)
 	base := baseRequest(call)
 	env := envelopePool.Get().(*host.Envelope)
 	defer func() {
@@ -153,7 +155,7 @@ func (c *Chain) Run(ctx context.Context, call Call) Result {
 		res.Observation.Locale = l
 		return res
 	}
-	if o, ok := checkArgs(call, args, rewriter); !ok {
+	if o, ok := checkArgs(ctx, call, args, rewriter); !ok {
 		res.Observation = o
 		return res
 	}
@@ -346,7 +348,7 @@ func (c *Chain) setEnvelope(env *host.Envelope, base abi.Request, call Call, pha
 // ARG_REJECTED observation: the model fixes its arguments when they are its
 // own, and changes course when a guard's rewrite made them invalid (it
 // cannot fix a rewrite).
-func checkArgs(call Call, args json.RawMessage, rewriter string) (abi.Observation, bool) {
+func checkArgs(ctx context.Context, call Call, args json.RawMessage, rewriter string) (abi.Observation, bool) {
 	if len(bytes.TrimSpace(call.Schema)) == 0 {
 		return abi.Observation{}, true
 	}
@@ -366,6 +368,11 @@ func checkArgs(call Call, args json.RawMessage, rewriter string) (abi.Observatio
 	s, err := jsonschema.Shared.Get(string(call.Schema))
 	if err != nil {
 		return reject(err.Error(), abi.NextFail)
+	}
+	// A guard may have validated these bytes against this schema in the
+	// same call (ArgPolicy does); the memo answers without a second pass.
+	if services.ValidBefore(ctx, string(call.Schema), string(args)) {
+		return abi.Observation{}, true
 	}
 	errs := s.Validate(args)
 	if len(errs) == 0 {

@@ -140,7 +140,7 @@ func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 		return out
 	}
 	ctx := context.Background()
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(tb), Clock: func() time.Time { return fixedClock }})
+	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(tb), Clock: func() time.Time { return fixedClock }, Profile: guestProfile})
 	if err != nil {
 		tb.Fatal(err)
 	}

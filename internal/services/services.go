@@ -1,6 +1,7 @@
 // Package services holds the host primitives plugins call during a
 // decision: path query and exists (Query, CheckPath), JSON Schema validation
-// (Validate) and the canonical-JSON digest (Digest, Canonical). They are
+// (Validate), canonical JSON and its digest (Canonical, Digest) and one walk
+// over a value's size and leaves (Walk). They are
 // general-purpose and decide nothing: the rules of the spec are decided
 // inside the plugins, so that swapping a plugin can change any of them
 // (docs/ABI.md lists the host functions and their encodings).

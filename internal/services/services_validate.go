@@ -41,8 +41,12 @@ func Validate(ctx context.Context, schema string, doc gjson.Result) ([]byte, err
 	if !doc.Exists() {
 		raw = "null"
 	}
+	if ValidBefore(ctx, schema, raw) {
+		return nil, nil
+	}
 	errs := s.ValidateString(raw)
 	if len(errs) == 0 {
+		markValid(ctx, schema, raw)
 		return nil, nil
 	}
 	n := 1

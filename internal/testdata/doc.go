@@ -56,6 +56,7 @@
 //	schemabomb     validates args against the schema in args.schema, in a loop
 //	servicebomb    hands the digest primitive a path of 1 MiB
 //	queryloop      reads its arguments through the host without end
+//	walkloop       walks its arguments through the host without end
 //	gorecursion    recurses without end (a Go guest's stack is in linear memory)
 //	badsignature   exports warden_handle with the wrong signature
 //	reservedcode   answers with GUARD_UNAVAILABLE, a code only the host reports

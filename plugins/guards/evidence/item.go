@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/abi/guest/canonical"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
@@ -77,10 +78,32 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 		return nil, fmt.Errorf("evidence: evidence of a %s call: only executed calls have evidence", outcome)
 	}
 	e.rawArgs = envelope.Args(req)
-	e.args = string(canonical.JSON(e.rawArgs))
+	e.args = canonicalArgs(req, e.rawArgs)
 	e.callID = envelope.Get(req, abi.FieldCallID).String()
 	e.id = e.evidenceID()
 	return e, nil
+}
+
+// canonicalizer is a Reader whose host gives a value's canonical JSON
+// (*guest.Call: the canonical primitive).
+type canonicalizer interface {
+	Has(path string) bool
+	Canonical(path string) []byte
+}
+
+// canonicalArgs is the canonical JSON of the bound arguments args: from the
+// host when it can (re-encoding them inside the guest costs more than the
+// host's answer), else the guest's own.
+func canonicalArgs(req envelope.Reader, args gjson.Result) string {
+	c, ok := req.(canonicalizer)
+	if !ok {
+		return string(canonical.JSON(args))
+	}
+	path := abi.FieldArgs
+	if c.Has(abi.FieldBound) { // envelope.Args prefers the bound arguments
+		path = abi.FieldBound
+	}
+	return string(c.Canonical(path))
 }
 
 // evidenceID is "ev_" and 16 hex digits of the SHA-256 of the call id, so
@@ -133,6 +156,7 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 	}
 	entities := 0
 	if e.ok {
+		var l leaves
 		x := e.extraction()
 		it.Empty = x.Empty
 		it.Result = abi.ResultWithData
@@ -150,7 +174,7 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 			it.Counts[name] = xi.Count
 			if xi.Value.Exists() {
 				it.Extracts[name] = json.RawMessage(xi.Value.Raw)
-				it.Values = appendLeaves(it.Values, xi.Value)
+				it.Values = e.appendLeaves(&l, it.Values, xi)
 			}
 			entities += len(xi.Entities)
 		}
@@ -169,27 +193,108 @@ func sourceType(req envelope.Reader, tool string) string {
 	return "query"
 }
 
+// leaves are the values an item's leaves already hold: searched in order
+// while few, then through a set (comparing every new leaf with every
+// earlier one is quadratic, and inside a guest each comparison is a
+// runtime call).
+type leaves struct {
+	seen map[string]struct{}
+}
+
+// linearLeaves is how many values are searched in order before the set
+// takes over.
+const linearLeaves = 16
+
+func (l *leaves) has(out []string, s string) bool {
+	if l.seen == nil {
+		for _, x := range out {
+			if x == s {
+				return true
+			}
+		}
+		if len(out) >= linearLeaves {
+			l.seen = make(map[string]struct{}, 4*len(out))
+			for _, x := range out {
+				l.seen[x] = struct{}{}
+			}
+		}
+		return false
+	}
+	_, ok := l.seen[s]
+	return ok
+}
+
+// walker is a Reader whose host walks a value once for its leaves
+// (*guest.Call: the walk primitive).
+type walker interface {
+	Walk(path string, limit int) guest.Walked
+}
+
+// appendLeaves adds the leaves of an extract's value: the host walks the
+// value in the envelope's response when it can (a guest walking the records
+// itself re-parses them leaf by leaf), and the guest keeps the rule —
+// which leaves, how they merge across extracts, how many.
+func (e *call) appendLeaves(l *leaves, out []string, xi contract.ExtractResult) []string {
+	if len(out) >= MaxValues {
+		return out
+	}
+	w, ok := e.req.(walker)
+	path := responsePath(xi.Path)
+	if !ok || len(path) > guest.MaxPathBytes {
+		return l.appendLeaves(out, xi.Value)
+	}
+	// The first MaxValues distinct leaves of each extract hold every one
+	// this extract can still add after the earlier extracts' leaves.
+	for _, s := range w.Walk(path, MaxValues).Leaves {
+		if l.has(out, s) {
+			continue
+		}
+		out = append(out, s)
+		if l.seen != nil {
+			l.seen[s] = struct{}{}
+		}
+		if len(out) >= MaxValues {
+			break
+		}
+	}
+	return out
+}
+
+// responsePath is the envelope path of an extract's dot path in the
+// response.
+func responsePath(dot string) string {
+	if dot == "" {
+		return abi.FieldResponse
+	}
+	p := abi.FieldResponse
+	for seg := range strings.SplitSeq(dot, ".") {
+		p += "." + envelope.Escape(seg)
+	}
+	return p
+}
+
 // appendLeaves adds the scalar leaves of r as strings, skipping nulls and
 // duplicates, up to MaxValues.
-func appendLeaves(out []string, r gjson.Result) []string {
+func (l *leaves) appendLeaves(out []string, r gjson.Result) []string {
 	if len(out) >= MaxValues {
 		return out
 	}
 	switch {
 	case r.IsObject() || r.IsArray():
 		r.ForEach(func(_, v gjson.Result) bool {
-			out = appendLeaves(out, v)
+			out = l.appendLeaves(out, v)
 			return len(out) < MaxValues
 		})
 	case r.Type == gjson.Null:
 	default:
 		s := r.String()
-		for _, x := range out {
-			if x == s {
-				return out
-			}
+		if l.has(out, s) {
+			return out
 		}
 		out = append(out, s)
+		if l.seen != nil {
+			l.seen[s] = struct{}{}
+		}
 	}
 	return out
 }
@@ -201,9 +306,15 @@ func (e *call) entities() [][]byte {
 	if !e.ok {
 		return nil
 	}
-	var out [][]byte
-	for _, ent := range e.extraction().Entities() {
-		out = append(out, appendEntity(nil, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)}))
+	ents := e.extraction().Entities()
+	// One buffer holds every payload, each a slice of it capped at its own
+	// end, instead of a buffer grown from nothing per entity.
+	out := make([][]byte, 0, len(ents))
+	buf := make([]byte, 0, len(e.resp)+128*len(ents))
+	for _, ent := range ents {
+		start := len(buf)
+		buf = appendEntity(buf, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)})
+		out = append(out, buf[start:len(buf):len(buf)])
 	}
 	return out
 }

@@ -2,10 +2,14 @@ package evidence
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
+	"github.com/tidwall/gjson"
 )
 
 func TestItem(t *testing.T) {
@@ -81,4 +85,96 @@ func TestItem(t *testing.T) {
 			t.Fatal("evidence of a rejected call")
 		}
 	})
+}
+
+// TestLeavesDedupe: the leaves keep their first order and skip every
+// duplicate, in the linear search and after the set takes over, across
+// extracts, up to MaxValues.
+func TestLeavesDedupe(t *testing.T) {
+	t.Parallel()
+	var vals []string
+	for i := range 3 * linearLeaves {
+		vals = append(vals, strconv.Itoa(i%(2*linearLeaves)), `"x"`, "null")
+	}
+	doc := gjson.Parse("[" + strings.Join(vals, ",") + "]")
+	var want []string
+	for i := range 2 * linearLeaves {
+		want = append(want, strconv.Itoa(i))
+		if i == 0 {
+			want = append(want, "x")
+		}
+	}
+	var l leaves
+	got := l.appendLeaves(nil, doc)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("leaves %q, want %q", got, want)
+	}
+	// A second extract adds only what is new.
+	got = l.appendLeaves(got, gjson.Parse(`{"a":"x","b":"new","c":3}`))
+	if n := len(got); n != len(want)+1 || got[n-1] != "new" {
+		t.Fatalf("after a second extract %q", got[len(want):])
+	}
+	var many []string
+	for i := range MaxValues + 10 {
+		many = append(many, strconv.Itoa(i))
+	}
+	var l2 leaves
+	if got := l2.appendLeaves(nil, gjson.Parse("["+strings.Join(many, ",")+"]")); len(got) != MaxValues {
+		t.Fatalf("%d leaves, want %d", len(got), MaxValues)
+	}
+}
+
+// TestWalkedLeaves: the leaves the host's walk gives (the plugin run
+// through the SDK) are the ones the guest's own walk gives, across
+// extracts, duplicates, nulls, numbers and the MaxValues bound; and the
+// locator's canonical arguments from the host are the guest's.
+func TestWalkedLeaves(t *testing.T) {
+	t.Parallel()
+	var many []string
+	for i := range MaxValues + 50 {
+		many = append(many, strconv.Itoa(i%(MaxValues-5)), `"s`+strconv.Itoa(i)+`"`)
+	}
+	cases := map[string]struct{ extracts, resp string }{
+		"across extracts": {`[{"key":"a","path":"data.rows"},{"key":"b","path":"data.more"},{"path":"data.total"}]`,
+			`{"code":0,"data":{"rows":[{"id":1,"v":1.50,"n":null,"t":true},{"id":"1","x":{"y":["q",false]}}],"more":["q","new",1e3],"total":2}}`},
+		"escaped path":   {`[{"key":"a","path":"da*ta.r|ows"}]`, `{"code":0,"da*ta":{"r|ows":["x","y","x"]}}`},
+		"over MaxValues": {`[{"key":"a","path":"a"},{"key":"b","path":"b"}]`, `{"code":0,"a":[` + strings.Join(many[:MaxValues], ",") + `],"b":[` + strings.Join(many, ",") + `]}`},
+	}
+	for name, tt := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req := []byte(`{"abi":1,"kind":"guard","phase":"after","tool":"s","callId":"c1","args":{"q":1},"bound":{"z":[1, 2.50],"a":"\u00e9"},` +
+				`"contract":{"success":{"path":"code","op":"EQ","value":0},"extracts":` + tt.extracts + `},` +
+				`"result":{"outcome":"SUCCESS","text":"ok"},"response":` + tt.resp + `}`)
+			e, err := readCall(envelope.Bytes(req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, _ := e.item("T")
+			if len(it.Values) == 0 {
+				t.Fatal("no leaves")
+			}
+			n, err := guest.NewNative(Plugin, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := n.Call(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(v.Effects) == 0 || v.Effects[0].Kind != abi.EffectEvidenceRegister {
+				t.Fatalf("no evidence: %+v", v)
+			}
+			var got abi.EvidenceItem
+			if err := json.Unmarshal(v.Effects[0].Payload, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Locator != it.Locator || got.Locator != `s {"a":"é","z":[1,2.50]}` {
+				t.Errorf("locator from the host %s, from the guest %s", got.Locator, it.Locator)
+			}
+			if strings.Join(got.Values, "\x00") != strings.Join(it.Values, "\x00") {
+				t.Fatalf("walked leaves %d %.200q\nguest's leaves %d %.200q", len(got.Values), got.Values, len(it.Values), it.Values)
+			}
+		})
+	}
 }

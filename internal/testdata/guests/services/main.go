@@ -15,6 +15,7 @@ func init() {
 		Manifest: abi.Manifest{Name: "services", Version: "1.0.0", Role: abi.RoleGuard, Phases: []abi.Phase{abi.PhaseBefore}},
 		Handle: func(c *guest.Call) {
 			d := c.Digest("args")
+			w := c.Walk("args", 2)
 			problems, err := c.Validate("!"+`{"type":"object","required":["body"],"properties":{"spaceId":{"type":"string"}}}`, "args")
 			_, bad := c.Validate("!"+`{"type":"nope"}`, "args")
 			out, _ := json.Marshal(map[string]any{
@@ -28,6 +29,9 @@ func init() {
 				"has":       c.Has("args.title"),
 				"hasBig":    c.Has("args.big"),
 				"keys":      c.Get("args.@keys").Raw,
+				"walk":      []any{string(w.Kind), w.Size, w.Leaves},
+				"canonical": string(c.Canonical(`!{"b":1,"a":[1, 2.50]}`)),
+				"walkNone":  c.Walk("args.absent", 10).Kind,
 			})
 			c.Success("ok", out)
 		},
