@@ -374,6 +374,9 @@ func firstUnit(r rune) rune {
 // prints its nearest float64 when that print is lit's value, else its exact
 // value (see JSON).
 func appendNumber(out []byte, lit string) []byte {
+	if digits := strings.TrimPrefix(lit, "-"); len(digits) <= 15 && lit != "-0" && !strings.ContainsAny(digits, ".eE") {
+		return append(out, lit...) // an integer float64 holds, printed as written
+	}
 	exact := exactDecimal(lit)
 	if f, err := strconv.ParseFloat(lit, 64); err == nil {
 		mark := len(out)
