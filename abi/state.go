@@ -262,8 +262,12 @@ type CatalogView struct {
 
 // LedgerReserve pre-registers a write before it is called (ledger.reserve).
 type LedgerReserve struct {
-	Tool       string `json:"tool"`
-	Key        string `json:"key"`
+	Tool string `json:"tool"`
+	Key  string `json:"key"`
+	// LegacyKey is Key in the canonical form before RFC 8785's, when it
+	// differs: the reservation is refused, as for Key, when an entry under
+	// it is open or succeeded (entries reserved before the upgrade).
+	LegacyKey  string `json:"legacyKey,omitempty"`
 	ArgsDigest string `json:"argsDigest"`
 	CallID     string `json:"callId,omitempty"`
 	Approved   bool   `json:"approved,omitempty"`

@@ -6,161 +6,21 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/agentwarden/warden/abi/guest/canonical"
 )
 
-// CanonicalJSON re-encodes a JSON value so that equal values have equal
-// bytes: object keys sorted, no insignificant whitespace, no HTML escaping,
-// and numbers normalised (1.0, 1e0 and 1 all become 1; an integer literal
-// keeps every digit).
+// CanonicalJSON is the canonical form of a JSON value (package
+// abi/guest/canonical: RFC 8785, with the exact value of a number float64
+// would round), or an error when raw is not one well-formed JSON value.
 func CanonicalJSON(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	c, err := canonical.Canonical(raw)
+	if err != nil {
 		return nil, fmt.Errorf("contract: canonical json: %w", err)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("contract: canonical json: trailing data after the value")
-	}
-	var b bytes.Buffer
-	if err := writeCanonical(&b, v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func writeCanonical(b *bytes.Buffer, v any) error {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case json.Number:
-		b.WriteString(canonicalNumber(x))
-	case string:
-		writeString(b, x)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeCanonical(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := writeCanonical(b, x[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("contract: canonical json: unexpected %T", v)
-	}
-	return nil
-}
-
-func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)       // strings always encode
-	b.Truncate(b.Len() - 1) // Encode appends a newline
-}
-
-func canonicalNumber(n json.Number) string {
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return strconv.FormatInt(i, 10)
-	}
-	if isIntLiteral(string(n)) {
-		return string(n) // beyond int64: keep every digit
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	if err != nil || math.IsInf(f, 0) {
-		return string(n)
-	}
-	out := strconv.FormatFloat(f, 'g', -1, 64)
-	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		out = strconv.FormatInt(int64(f), 10)
-	}
-	if !sameValue(string(n), out) {
-		// float64 rounded it: 12345678901234567.0 and 12345678901234568
-		// are two values, and must not share a key.
-		return exactDecimal(string(n))
-	}
-	return out
-}
-
-// sameValue reports whether two JSON number literals are the same value,
-// in time linear in their length (no big arithmetic: 1e-2000000 is cheap).
-func sameValue(a, b string) bool { return exactDecimal(a) == exactDecimal(b) }
-
-// exactDecimal is a JSON number literal in a form that equal values
-// share and no other does: an integer's digits, else the significant
-// digits and an exponent ("15e-1" for 1.50). Only for numbers that
-// float64 cannot hold exactly, whose form must not be float64's.
-func exactDecimal(lit string) string {
-	neg := strings.HasPrefix(lit, "-")
-	lit = strings.TrimPrefix(lit, "-")
-	mant, exp := lit, 0
-	if i := strings.IndexAny(lit, "eE"); i >= 0 {
-		mant = lit[:i]
-		e, err := strconv.Atoi(strings.TrimPrefix(lit[i+1:], "+"))
-		if err != nil {
-			return lit // an exponent past int: only ever equal to itself
-		}
-		exp = e
-	}
-	if i := strings.IndexByte(mant, '.'); i >= 0 {
-		exp -= len(mant) - i - 1
-		mant = mant[:i] + mant[i+1:]
-	}
-	mant = strings.TrimLeft(mant, "0")
-	for strings.HasSuffix(mant, "0") {
-		mant = mant[:len(mant)-1]
-		exp++
-	}
-	if mant == "" {
-		return "0"
-	}
-	sign := ""
-	if neg {
-		sign = "-"
-	}
-	if exp >= 0 && exp <= 400 {
-		return sign + mant + strings.Repeat("0", exp)
-	}
-	return sign + mant + "e" + strconv.Itoa(exp)
-}
-
-func isIntLiteral(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	return c, nil
 }
 
 // IdempotencyKey is the key of §14.2 that decides whether two write calls
@@ -171,6 +31,10 @@ func isIntLiteral(s string) bool {
 // and the canonical form of all arguments. The result is lowercase hex.
 // Arguments that are not JSON are hashed as given.
 func IdempotencyKey(tool string, keyPaths []string, args []byte) string {
+	return idempotencyKey(tool, keyPaths, args, CanonicalJSON)
+}
+
+func idempotencyKey(tool string, keyPaths []string, args []byte, canonicalJSON func([]byte) ([]byte, error)) string {
 	paths := slices.Clone(keyPaths)
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
@@ -185,7 +49,7 @@ func IdempotencyKey(tool string, keyPaths []string, args []byte) string {
 		if !hasValue(v) {
 			continue
 		}
-		c, err := CanonicalJSON([]byte(v.Raw))
+		c, err := canonicalJSON([]byte(v.Raw))
 		if err != nil {
 			c = []byte(v.Raw)
 		}
@@ -196,7 +60,7 @@ func IdempotencyKey(tool string, keyPaths []string, args []byte) string {
 		return hex.EncodeToString(h.Sum(nil))
 	}
 	h.Reset()
-	c, err := CanonicalJSON(args)
+	c, err := canonicalJSON(args)
 	if err != nil {
 		c = bytes.TrimSpace(args)
 	}
@@ -212,6 +76,18 @@ func (t *Tool) KeyFor(args []byte) string {
 		return IdempotencyKey("", nil, args)
 	}
 	return IdempotencyKey(t.Name, t.IdempotencyKey, args)
+}
+
+// LegacyKeyFor is the key KeyFor gave before the canonical form became RFC
+// 8785's (ledger entries reserved before that carry it). WriteGate looks a
+// write up under both keys and reserves it with both, so a write reserved
+// before the upgrade still refuses its duplicate after it; it equals KeyFor
+// for most arguments (see docs/RATIONALE.md, "One canonical JSON").
+func (t *Tool) LegacyKeyFor(args []byte) string {
+	if t == nil {
+		return idempotencyKey("", nil, args, legacyCanonicalJSON)
+	}
+	return idempotencyKey(t.Name, t.IdempotencyKey, args, legacyCanonicalJSON)
 }
 
 // BuildArgs builds the arguments of the verify call (§6.4) from the original

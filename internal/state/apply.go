@@ -121,7 +121,10 @@ func (r *Rules) apply(tx Tx, t *Task, n *NodeRecord, e abi.Effect, now time.Time
 // reserveWrite pre-registers a write STARTED (§14): a write that is open
 // (STARTED, UNKNOWN, UNKNOWN_PRE_CALL) or succeeded (SUCCESS, business ok
 // or not said) is not reserved again; a FAILED one, or one that succeeded
-// with a business failure, may be.
+// with a business failure, may be. With no entry under the key, an entry
+// under its legacy form (abi.LedgerReserve.LegacyKey, reserved before the
+// canonical form changed) is the write's: open or succeeded it refuses the
+// reservation, else the write is reserved under the current key.
 func reserveWrite(tx Tx, taskID, nodeID string, p *abi.LedgerReserve, now time.Time) error {
 	entry := abi.LedgerEntry{Tool: p.Tool, Key: p.Key, State: abi.LedgerStarted, ArgsDigest: p.ArgsDigest,
 		CallID: p.CallID, NodeID: nodeID, Approved: p.Approved, UpdatedAt: now.UTC().Format(time.RFC3339), StartedAt: p.StartedAt}
@@ -132,13 +135,28 @@ func reserveWrite(tx Tx, taskID, nodeID string, p *abi.LedgerReserve, now time.T
 	if err != nil {
 		return err
 	}
+	if old == nil && p.LegacyKey != "" && p.LegacyKey != p.Key {
+		legacy, err := tx.LedgerEntry(taskID, p.Tool, p.LegacyKey)
+		if err != nil {
+			return err
+		}
+		if legacy != nil && blocksReserve(legacy) {
+			return fmt.Errorf("%w: write %s is already %s", ErrInvalidEffect, p.Tool, legacy.State)
+		}
+	}
 	if old == nil {
 		return tx.InsertLedger(taskID, entry)
 	}
-	if old.State.Open() || (old.State == abi.LedgerSuccess && (old.BusinessOK == nil || *old.BusinessOK)) {
+	if blocksReserve(old) {
 		return fmt.Errorf("%w: write %s is already %s", ErrInvalidEffect, p.Tool, old.State)
 	}
 	return tx.UpdateLedger(taskID, entry)
+}
+
+// blocksReserve reports whether an entry refuses a new reservation of its
+// write: it is open or succeeded (business ok or not said).
+func blocksReserve(e *abi.LedgerEntry) bool {
+	return e.State.Open() || (e.State == abi.LedgerSuccess && (e.BusinessOK == nil || *e.BusinessOK))
 }
 
 // share writes a finished node's outputs where its contract shares them

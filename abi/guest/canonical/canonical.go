@@ -1,69 +1,98 @@
 // Package canonical is the canonical JSON form Warden digests: what the
 // host's digest function hashes and what a guest writes when it needs the
-// same bytes (an evidence locator, a comparison of two JSON values). Host
-// and guests use this one implementation, so a digest a guard computes
-// locally equals the one the host computes for the same value.
+// same bytes (an idempotency key, an evidence locator, a comparison of two
+// JSON values). Host and guests use this one implementation, so a digest a
+// guard computes locally equals the one the host computes for the same value.
+//
+// The form is RFC 8785's (JSON Canonicalization Scheme), with one rule of
+// Warden's for numbers: see JSON.
 package canonical
 
 import (
+	"errors"
+	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
 
-// JSON returns a JSON value in canonical form: object keys sorted
-// (later duplicates win), no insignificant whitespace, strings re-encoded,
-// numbers as written. A missing value is "null".
-//
-// Its output is persisted (fingerprints, idempotency digests), so it is
-// byte-for-byte what the original recursive implementation produced, in time
-// linear in the input (plus sorting each object's keys):
-//
-//   - well-formed JSON (RFC 8259 grammar; trailing whitespace allowed) is
-//     canonicalised in one pass over v.Raw with an explicit stack, so neither
-//     time nor Go stack grows with the square of the nesting depth;
-//   - input that is not well-formed (gjson is lenient, and JSON gets
-//     whatever gjson gave) keeps the original, lenient result as long as that
-//     needs at most legacyMaxDepth nested levels, which bounds its cost;
-//   - deeper malformed input gives '!' followed by the raw text quoted as a
-//     JSON string. No valid value's canonical form, and no lenient result of
-//     an object or array, starts with '!', so it cannot collide with either.
-func JSON(v gjson.Result) []byte {
-	out := make([]byte, 0, len(v.Raw)+16)
-	switch {
-	case !v.Exists():
-		return append(out, "null"...)
-	case v.IsObject() || v.IsArray():
-		p := parsers.Get().(*canonParser)
-		defer p.release()
-		if p.parse(v.Raw) {
-			return p.emit(out)
-		}
-		if lenient, ok := legacyCanonical(out, v, 0); ok {
-			return lenient
-		}
-		return strconv.AppendQuote(append(out[:0], '!'), v.Raw)
-	case v.Type == gjson.String:
-		return strconv.AppendQuote(out, v.Str)
-	default:
-		return append(out, v.Raw...)
+// ErrNotJSON is returned by Canonical for input that is not one well-formed
+// JSON value (RFC 8259 grammar, valid UTF-8, no lone surrogate escapes).
+var ErrNotJSON = errors.New("canonical: not well-formed JSON")
+
+// Canonical returns the canonical form of raw (see JSON), or ErrNotJSON.
+// Leading and trailing whitespace is allowed.
+func Canonical(raw []byte) ([]byte, error) {
+	p := parsers.Get().(*canonParser)
+	defer p.release()
+	if !p.parse(string(raw)) {
+		return nil, ErrNotJSON
 	}
+	return p.emit(make([]byte, 0, len(raw)+16)), nil
 }
 
-// legacyMaxDepth bounds the nesting the lenient fallback may recurse into.
-// Each level costs one scan of the input, so the fallback is at most
-// legacyMaxDepth+1 scans.
-const legacyMaxDepth = 64
+// JSON returns a JSON value in canonical form, RFC 8785's: object keys
+// sorted by their UTF-16 code units (of equal keys the last wins), no
+// insignificant whitespace, strings written with the fewest escapes (\",
+// \\, \b, \f, \n, \r, \t, \u00xx for other control characters, every
+// other character as itself), numbers as ECMAScript prints a float64 — when
+// that is the number's value. A number a float64 would round (the literal is
+// not the shortest decimal its nearest float64 is printed as, e.g.
+// 12345678901234567) keeps its exact value instead, written as its digits
+// ("12345678901234567", "1e400" as a 1 and 400 zeros) or, past 400 trailing
+// zeros or after the point, as significant digits and an exponent
+// ("123456789012345678901e-1"); so two different numbers never share a form,
+// which RFC 8785's float64 rounding would give them. A missing value is
+// "null".
+//
+// Input that is not well-formed (gjson is lenient) gives '!' followed by the
+// raw text Go-quoted; no canonical form of a value starts with '!', so it
+// collides with none. Time is linear in the input (plus sorting each
+// object's keys); nesting costs neither time nor Go stack.
+func JSON(v gjson.Result) []byte {
+	out := make([]byte, 0, len(v.Raw)+16)
+	if !v.Exists() {
+		return append(out, "null"...)
+	}
+	if v.Raw == "" {
+		// A value made by hand rather than parsed.
+		switch v.Type {
+		case gjson.String:
+			if utf8.ValidString(v.Str) {
+				return appendString(out, v.Str)
+			}
+		case gjson.Number:
+			if !math.IsInf(v.Num, 0) && !math.IsNaN(v.Num) {
+				return appendES6(out, v.Num)
+			}
+		case gjson.True:
+			return append(out, "true"...)
+		case gjson.False:
+			return append(out, "false"...)
+		case gjson.Null:
+			return append(out, "null"...)
+		}
+		return append(out, '!')
+	}
+	p := parsers.Get().(*canonParser)
+	defer p.release()
+	if p.parse(v.Raw) {
+		return p.emit(out)
+	}
+	return strconv.AppendQuote(append(out, '!'), v.Raw)
+}
 
 const (
 	kindObject uint8 = iota
 	kindArray
 	kindString // text holds the decoded string
-	kindRaw    // text holds the token as written (number, true, false, null)
+	kindNumber // text holds the token as written
+	kindRaw    // text holds the token as written (true, false, null)
 )
 
 // cnode is one value of the parsed input. It holds no pointers, so that the
@@ -211,7 +240,7 @@ func (p *canonParser) close() int32 {
 	node := &p.nodes[f.node]
 	if node.kind == kindObject {
 		m := p.kids[start:]
-		slices.SortStableFunc(m, func(a, b int32) int { return strings.Compare(p.str(p.nodes[a].key), p.str(p.nodes[b].key)) })
+		slices.SortStableFunc(m, func(a, b int32) int { return compareUTF16(p.str(p.nodes[a].key), p.str(p.nodes[b].key)) })
 		w := 0
 		for j, k := range m {
 			if j+1 < len(m) && p.str(p.nodes[m[j+1]].key) == p.str(p.nodes[k].key) {
@@ -229,9 +258,12 @@ func (p *canonParser) close() int32 {
 // emit writes the tree rooted at node 0.
 func (p *canonParser) emit(out []byte) []byte {
 	type open struct{ node, next int32 }
-	stack := make([]open, 0, min(len(p.stack)+16, 64))
 	openers := [...]byte{kindObject: '{', kindArray: '['}
 	closers := [...]byte{kindObject: '}', kindArray: ']'}
+	if k := p.nodes[0].kind; k != kindObject && k != kindArray {
+		return p.scalarOut(out, &p.nodes[0])
+	}
+	stack := make([]open, 0, min(len(p.stack)+16, 64))
 	out = append(out, openers[p.nodes[0].kind])
 	stack = append(stack, open{0, p.nodes[0].start})
 	for len(stack) > 0 {
@@ -248,33 +280,210 @@ func (p *canonParser) emit(out []byte) []byte {
 		child := &p.nodes[p.kids[top.next]]
 		top.next++
 		if parent.kind == kindObject {
-			out = appendQuote(out, p.str(child.key))
+			out = appendString(out, p.str(child.key))
 			out = append(out, ':')
 		}
 		switch child.kind {
 		case kindObject, kindArray:
 			out = append(out, openers[child.kind])
 			stack = append(stack, open{p.kids[top.next-1], child.start})
-		case kindString:
-			out = appendQuote(out, p.str(child.text))
 		default:
-			out = append(out, p.str(child.text)...)
+			out = p.scalarOut(out, child)
 		}
 	}
 	return out
 }
 
-// appendQuote is strconv.AppendQuote, without its per-rune work for the
-// common string of printable ASCII only, which it quotes as it is.
-func appendQuote(out []byte, s string) []byte {
+func (p *canonParser) scalarOut(out []byte, n *cnode) []byte {
+	switch n.kind {
+	case kindString:
+		return appendString(out, p.str(n.text))
+	case kindNumber:
+		return appendNumber(out, p.str(n.text))
+	}
+	return append(out, p.str(n.text)...)
+}
+
+// appendString writes s, valid UTF-8, as RFC 8785 does: '"' and '\\'
+// escaped, the control characters U+0000 to U+001F as \b, \t, \n, \f, \r
+// or \u00xx (lower-case hex), every other character as itself.
+func appendString(out []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	out = append(out, '"')
+	start := 0
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return strconv.AppendQuote(out, s)
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[start:i]...)
+		start = i + 1
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		case '\b':
+			out = append(out, '\\', 'b')
+		case '\t':
+			out = append(out, '\\', 't')
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\f':
+			out = append(out, '\\', 'f')
+		case '\r':
+			out = append(out, '\\', 'r')
+		default:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
 	}
-	out = append(out, '"')
-	out = append(out, s...)
+	out = append(out, s[start:]...)
 	return append(out, '"')
+}
+
+// compareUTF16 orders two valid UTF-8 strings by their UTF-16 code units,
+// as RFC 8785 sorts keys. That is their byte order except where one has a
+// character from U+E000 to U+FFFF and the other, at the same place, one
+// past U+FFFF (a surrogate pair, which sorts first).
+func compareUTF16(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) || i == len(b) {
+		return len(a) - len(b)
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	if ua, ub := firstUnit(ra), firstUnit(rb); ua != ub {
+		return int(ua) - int(ub)
+	}
+	return int(ra) - int(rb)
+}
+
+func firstUnit(r rune) rune {
+	if r > 0xffff {
+		hi, _ := utf16.EncodeRune(r)
+		return hi
+	}
+	return r
+}
+
+// appendNumber writes the number literal lit (JSON grammar): as ECMAScript
+// prints its nearest float64 when that print is lit's value, else its exact
+// value (see JSON).
+func appendNumber(out []byte, lit string) []byte {
+	if digits := strings.TrimPrefix(lit, "-"); len(digits) <= 15 && lit != "-0" && !strings.ContainsAny(digits, ".eE") {
+		return append(out, lit...) // an integer float64 holds, printed as written
+	}
+	exact := exactDecimal(lit)
+	if f, err := strconv.ParseFloat(lit, 64); err == nil {
+		mark := len(out)
+		out = appendES6(out, f)
+		if exact == exactDecimal(string(out[mark:])) {
+			return out
+		}
+		out = out[:mark]
+	}
+	return append(out, exact...)
+}
+
+// appendES6 writes a finite f as ECMAScript's Number::toString does (RFC
+// 8785 section 3.2.2.3): the shortest digits that read back as f, in plain
+// notation from 1e-6 up to 1e21 and in exponent notation ("1e+21",
+// "1.5e-7") outside it; -0 is "0".
+func appendES6(out []byte, f float64) []byte {
+	if f == 0 {
+		return append(out, '0')
+	}
+	if f < 0 {
+		out = append(out, '-')
+		f = -f
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // d.ddde±xx
+	i := slices.Index(e, 'e')
+	exp, _ := strconv.Atoi(string(e[i+1:]))
+	var dbuf [24]byte
+	digits := dbuf[:0]
+	for _, c := range e[:i] {
+		if c != '.' {
+			digits = append(digits, c)
+		}
+	}
+	k, n := len(digits), exp+1 // f = 0.digits × 10^n
+	switch {
+	case k <= n && n <= 21:
+		out = append(out, digits...)
+		for range n - k {
+			out = append(out, '0')
+		}
+	case 0 < n && n <= 21:
+		out = append(out, digits[:n]...)
+		out = append(out, '.')
+		out = append(out, digits[n:]...)
+	case -6 < n && n <= 0:
+		out = append(out, '0', '.')
+		for range -n {
+			out = append(out, '0')
+		}
+		out = append(out, digits...)
+	default:
+		out = append(out, digits[0])
+		if k > 1 {
+			out = append(out, '.')
+			out = append(out, digits[1:]...)
+		}
+		out = append(out, 'e')
+		if n-1 >= 0 {
+			out = append(out, '+')
+		}
+		out = strconv.AppendInt(out, int64(n-1), 10)
+	}
+	return out
+}
+
+// exactDecimal is a number literal's exact value in a form that equal values
+// share and no other does: an integer's digits (up to 400 trailing zeros),
+// else the significant digits and an exponent ("15e-1" for 1.50); zero is
+// "0". A non-zero number with an exponent past ±2^40 keeps its literal (so
+// 1e9999999999999 and 10e9999999999998 differ; no float64 is near either).
+// Linear in the literal's length.
+func exactDecimal(lit string) string {
+	neg := strings.HasPrefix(lit, "-")
+	body := strings.TrimPrefix(lit, "-")
+	mant, exp := body, 0
+	if i := strings.IndexAny(body, "eE"); i >= 0 {
+		mant = body[:i]
+		if strings.Trim(mant, "0.") == "" {
+			return "0"
+		}
+		e, err := strconv.Atoi(strings.TrimPrefix(body[i+1:], "+"))
+		if err != nil || e > 1<<40 || e < -(1<<40) {
+			return lit
+		}
+		exp = e
+	}
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		exp -= len(mant) - i - 1
+		mant = mant[:i] + mant[i+1:]
+	}
+	mant = strings.TrimLeft(mant, "0")
+	trimmed := strings.TrimRight(mant, "0")
+	exp += len(mant) - len(trimmed)
+	mant = trimmed
+	if mant == "" {
+		return "0"
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	if exp >= 0 && exp <= 400 {
+		return sign + mant + strings.Repeat("0", exp)
+	}
+	return sign + mant + "e" + strconv.Itoa(exp)
 }
 
 // memberKey reads `"key" :` at i and returns the decoded key and the index
@@ -311,7 +520,7 @@ func (p *canonParser) scalar(i int) (end int, text span, kind uint8, ok bool) {
 		return end, text, kindString, ok
 	case c == '-' || (c >= '0' && c <= '9'):
 		end, ok = numberToken(raw, i)
-		return end, span{int32(i), int32(end)}, kindRaw, ok
+		return end, span{int32(i), int32(end)}, kindNumber, ok
 	}
 	for _, lit := range [...]string{"true", "false", "null"} {
 		if strings.HasPrefix(raw[i:], lit) {
@@ -322,49 +531,119 @@ func (p *canonParser) scalar(i int) (end int, text span, kind uint8, ok bool) {
 }
 
 // stringToken reads the string token at raw[i] == '"' and returns the index
-// after it and its value, decoded by gjson so that escapes (surrogates
-// included) decode exactly as they always have.
+// after it and its value: escapes decoded, a surrogate pair to its
+// character. Invalid UTF-8, a raw control character or a lone surrogate
+// escape is not well-formed.
 func (p *canonParser) stringToken(i int) (int, span, bool) {
 	raw := p.raw
-	escaped := false
-	for j := i + 1; j < len(raw); j++ {
-		switch c := raw[j]; {
+	j := i + 1
+	for j < len(raw) {
+		c := raw[j]
+		switch {
 		case c == '"':
-			if !escaped {
-				return j + 1, span{int32(i + 1), int32(j)}, true
-			}
-			p.decoded = append(p.decoded, gjson.Parse(raw[i:j+1]).Str)
-			return j + 1, span{int32(-len(p.decoded)), 0}, true
+			return j + 1, span{int32(i + 1), int32(j)}, true
 		case c == '\\':
-			escaped = true
-			j++
-			if j >= len(raw) {
-				return 0, span{}, false
-			}
-			switch raw[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if j+4 >= len(raw) {
-					return 0, span{}, false
-				}
-				for _, h := range []byte(raw[j+1 : j+5]) {
-					if !isHex(h) {
-						return 0, span{}, false
-					}
-				}
-				j += 4
-			default:
-				return 0, span{}, false
-			}
+			return p.escapedString(i, j)
 		case c < 0x20:
 			return 0, span{}, false
+		case c < utf8.RuneSelf:
+			j++
+		default:
+			r, size := utf8.DecodeRuneInString(raw[j:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, span{}, false
+			}
+			j += size
 		}
 	}
 	return 0, span{}, false
 }
 
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+// escapedString goes on with stringToken from the first backslash, at j,
+// decoding into a new string.
+func (p *canonParser) escapedString(i, j int) (int, span, bool) {
+	raw := p.raw
+	buf := []byte(raw[i+1 : j])
+	for j < len(raw) {
+		c := raw[j]
+		switch {
+		case c == '"':
+			p.decoded = append(p.decoded, string(buf))
+			return j + 1, span{int32(-len(p.decoded)), 0}, true
+		case c == '\\':
+			if j+1 >= len(raw) {
+				return 0, span{}, false
+			}
+			j += 2
+			switch raw[j-1] {
+			case '"', '\\', '/':
+				buf = append(buf, raw[j-1])
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(raw, j)
+				if !ok {
+					return 0, span{}, false
+				}
+				j += 4
+				if utf16.IsSurrogate(r) {
+					if r >= 0xdc00 || j+1 >= len(raw) || raw[j] != '\\' || raw[j+1] != 'u' {
+						return 0, span{}, false
+					}
+					lo, ok := hex4(raw, j+2)
+					if r = utf16.DecodeRune(r, lo); !ok || r == utf8.RuneError {
+						return 0, span{}, false
+					}
+					j += 6
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				return 0, span{}, false
+			}
+		case c < 0x20:
+			return 0, span{}, false
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			j++
+		default:
+			r, size := utf8.DecodeRuneInString(raw[j:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, span{}, false
+			}
+			buf = append(buf, raw[j:j+size]...)
+			j += size
+		}
+	}
+	return 0, span{}, false
+}
+
+// hex4 reads four hex digits at raw[j].
+func hex4(raw string, j int) (rune, bool) {
+	if j+4 > len(raw) {
+		return 0, false
+	}
+	var r rune
+	for _, h := range []byte(raw[j : j+4]) {
+		switch {
+		case h >= '0' && h <= '9':
+			r = r<<4 | rune(h-'0')
+		case h >= 'a' && h <= 'f':
+			r = r<<4 | rune(h-'a'+10)
+		case h >= 'A' && h <= 'F':
+			r = r<<4 | rune(h-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // numberToken reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i.
@@ -405,69 +684,4 @@ func numberToken(raw string, i int) (int, bool) {
 		i = j
 	}
 	return i, true
-}
-
-type member struct {
-	k string
-	v gjson.Result
-}
-
-// legacyCanonical is the original implementation, kept for input that is not
-// well-formed JSON, where gjson's leniency decides what the members are. It
-// gives up (false) deeper than legacyMaxDepth, which keeps its cost — one
-// scan of the input per level, since gjson re-scans each nested value to find
-// its end — linear.
-func legacyCanonical(out []byte, v gjson.Result, depth int) ([]byte, bool) {
-	switch {
-	case !v.Exists():
-		return append(out, "null"...), true
-	case v.IsObject():
-		if depth >= legacyMaxDepth {
-			return out, false
-		}
-		var fields []member
-		v.ForEach(func(k, val gjson.Result) bool {
-			fields = append(fields, member{k.Str, val})
-			return true
-		})
-		// Sort by key, later duplicates after earlier ones, and keep the last.
-		sort.SliceStable(fields, func(i, j int) bool { return fields[i].k < fields[j].k })
-		out = append(out, '{')
-		first := true
-		for i, f := range fields {
-			if i+1 < len(fields) && fields[i+1].k == f.k {
-				continue
-			}
-			if !first {
-				out = append(out, ',')
-			}
-			first = false
-			out = strconv.AppendQuote(out, f.k)
-			out = append(out, ':')
-			var ok bool
-			if out, ok = legacyCanonical(out, f.v, depth+1); !ok {
-				return out, false
-			}
-		}
-		return append(out, '}'), true
-	case v.IsArray():
-		if depth >= legacyMaxDepth {
-			return out, false
-		}
-		out = append(out, '[')
-		i, ok := 0, true
-		v.ForEach(func(_, val gjson.Result) bool {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out, ok = legacyCanonical(out, val, depth+1)
-			i++
-			return ok
-		})
-		return append(out, ']'), ok
-	case v.Type == gjson.String:
-		return strconv.AppendQuote(out, v.Str), true
-	default:
-		return append(out, v.Raw...), true
-	}
 }

@@ -7,11 +7,17 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// referenceCanonical is Canonical as it was before it became linear: the
-// reference its output must match byte for byte. It recurses with gjson's
-// ForEach, which costs the square of the nesting depth.
+// referenceCanonical is the canonical form before RFC 8785's (strings
+// quoted by Go's strconv, numbers as written, keys in UTF-8 byte order),
+// recursive with gjson's ForEach: FuzzCanonical compares JSON against it on
+// the inputs where it was already right.
 func referenceCanonical(v gjson.Result) []byte {
 	return referenceAppend(make([]byte, 0, len(v.Raw)+16), v)
+}
+
+type member struct {
+	k string
+	v gjson.Result
 }
 
 func referenceAppend(out []byte, v gjson.Result) []byte {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/internal/model"
 	"github.com/agentwarden/warden/internal/state"
 )
@@ -71,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 	t.Run("AtomicityInPlace", func(t *testing.T) { t.Parallel(); testAtomicityInPlace(t, setup) })
 	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); testConcurrency(t, setup) })
 	t.Run("RecoverWrites", func(t *testing.T) { t.Parallel(); testRecoverWrites(t, setup) })
+	t.Run("LegacyKey", func(t *testing.T) { t.Parallel(); testLegacyKey(t, setup) })
 	t.Run("SameAsMemory", func(t *testing.T) { t.Parallel(); testSameAsMemory(t, open) })
 	t.Run("Durability", func(t *testing.T) { t.Parallel(); testDurability(t, open) })
 }
@@ -786,4 +788,60 @@ func testRecoverWrites(t *testing.T, setup func(*testing.T) state.Store) {
 	}
 	must(t, m.Apply("n1", []abi.Effect{raw(abi.EffectLedgerReserve, `{"tool":"create_site","key":"k2","argsDigest":"d2","callId":"c4"}`)}))
 	wantErr(t, m.Apply("n1", []abi.Effect{reserve}), state.ErrInvalidEffect, "already SUCCESS")
+}
+
+// testLegacyKey: a write reserved before the canonical form became RFC
+// 8785's has its ledger entry under the key's old form. After the upgrade
+// WriteGate reserves the same write with the new key and the old one
+// (legacyKey): an open or succeeded entry under the old key still refuses
+// it; a failed one lets it be reserved again, under the new key.
+func testLegacyKey(t *testing.T, setup func(*testing.T) state.Store) {
+	tool := &contract.Tool{Name: "create_site"}
+	args := []byte(`{"title":"Spring Launch","budget":1234567.5,"note":"a\u0001"}`)
+	oldKey, newKey := tool.LegacyKeyFor(args), tool.KeyFor(args)
+	if oldKey == newKey {
+		t.Fatal("the arguments give one key in both forms; the test needs two")
+	}
+	// What the gate reserved before the upgrade, and after it.
+	before := effect(abi.EffectLedgerReserve, abi.LedgerReserve{Tool: "create_site", Key: oldKey, ArgsDigest: "d0", CallID: "c0"})
+	after := effect(abi.EffectLedgerReserve, abi.LedgerReserve{Tool: "create_site", Key: newKey, LegacyKey: oldKey, ArgsDigest: "d1", CallID: "c1"})
+	settleOld := func(state string, ok string) abi.Effect {
+		return raw(abi.EffectLedgerSettle, `{"tool":"create_site","key":"`+oldKey+`","state":"`+state+`"`+ok+`}`)
+	}
+	for _, tt := range []struct {
+		name    string
+		prior   []abi.Effect
+		errText string // "" = reserved under the new key
+	}{
+		{"started before the upgrade", []abi.Effect{before}, "already STARTED"},
+		{"succeeded before the upgrade", []abi.Effect{before, settleOld("SUCCESS", `,"businessOk":true`)}, "already SUCCESS"},
+		{"uncertain before the upgrade", []abi.Effect{before, settleOld("UNKNOWN", "")}, "already UNKNOWN"},
+		{"failed before the upgrade", []abi.Effect{before, settleOld("FAILED", "")}, ""},
+		{"business failure before the upgrade", []abi.Effect{before, settleOld("SUCCESS", `,"businessOk":false`)}, ""},
+		{"no entry", nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := setup(t)
+			if len(tt.prior) > 0 {
+				must(t, m.Apply("n1", tt.prior))
+			}
+			prior, _ := m.Ledger("t1")
+			err := m.Apply("n1", []abi.Effect{after})
+			l, _ := m.Ledger("t1")
+			if tt.errText != "" {
+				wantErr(t, err, state.ErrInvalidEffect, tt.errText)
+				if len(l) != 1 || l[0].Key != oldKey || !slices.EqualFunc(l, prior, func(a, b abi.LedgerEntry) bool { return a.State == b.State && a.CallID == b.CallID }) {
+					t.Fatalf("ledger changed: %+v", l)
+				}
+				return
+			}
+			must(t, err)
+			if n := len(l); n != len(prior)+1 || l[n-1].Key != newKey || l[n-1].State != abi.LedgerStarted || l[n-1].CallID != "c1" {
+				t.Fatalf("ledger %+v", l)
+			}
+			// The new entry is the write's from now on: a duplicate is refused.
+			wantErr(t, m.Apply("n1", []abi.Effect{after}), state.ErrInvalidEffect, "already STARTED")
+		})
+	}
 }

@@ -191,6 +191,9 @@ func uncertain(code abi.Code) bool {
 // facts is what the gate finds about the call in the request (§14.2).
 type facts struct {
 	key, digest string
+	// legacyKey is the key's pre-RFC 8785 form (contract.Tool.LegacyKeyFor)
+	// when it differs from key, else "".
+	legacyKey string
 	// state is the write's ledger state, "" when it has no entry. A SUCCESS
 	// whose business judgement failed reads as FAILED (§14.2 "业务失败").
 	state    abi.LedgerState
@@ -225,11 +228,19 @@ func ledgerFacts(req envelope.Reader, digest string) (facts, error) {
 		return facts{}, err
 	}
 	f := facts{index: -1, digest: digest, confirm: t.NeedsConfirm()}
-	f.key = t.KeyFor([]byte(envelope.Args(req).Raw))
+	args := []byte(envelope.Args(req).Raw)
+	f.key = t.KeyFor(args)
+	if legacy := t.LegacyKeyFor(args); legacy != f.key {
+		f.legacyKey = legacy
+	}
 	tool := envelope.Get(req, abi.FieldTool).String()
-	i := 0
+	i, byKey := 0, false
 	envelope.Get(req, entriesPath).ForEach(func(_, e gjson.Result) bool {
-		if e.Get("tool").Str == tool && e.Get("key").Str == f.key {
+		// An entry under the key's pre-RFC 8785 form counts as the same
+		// write, unless one under the current form exists.
+		k := e.Get("key").Str
+		if e.Get("tool").Str == tool && (k == f.key || (k == f.legacyKey && f.legacyKey != "" && !byKey)) {
+			byKey = k == f.key
 			f.index = i
 			f.state = abi.LedgerState(e.Get("state").Str)
 			if ok := e.Get("businessOk"); f.state == abi.LedgerSuccess && ok.Exists() && !ok.Bool() {
@@ -252,7 +263,7 @@ func ledgerFacts(req envelope.Reader, digest string) (facts, error) {
 // pre-registers the call.
 func reserve(req envelope.Reader, f facts) []byte {
 	b, err := json.Marshal(abi.LedgerReserve{
-		Tool: envelope.Get(req, abi.FieldTool).String(), Key: f.key, ArgsDigest: f.digest,
+		Tool: envelope.Get(req, abi.FieldTool).String(), Key: f.key, LegacyKey: f.legacyKey, ArgsDigest: f.digest,
 		CallID: envelope.Get(req, abi.FieldCallID).String(), Approved: f.approved,
 	})
 	if err != nil {

@@ -213,3 +213,61 @@ func TestReuseKeepsData(t *testing.T) {
 		t.Fatalf("data = %+v", v.Observation)
 	}
 }
+
+// TestLegacyKey: a write reserved before the canonical form became RFC
+// 8785's has its ledger entry under the key's old form. After the upgrade the
+// gate still finds it (reused, in flight, pending verification), a new entry
+// under the current key goes first, and a reservation carries both keys so
+// that the store's rule checks the old one too.
+func TestLegacyKey(t *testing.T) {
+	t.Parallel()
+	// 1234567.5 was 1.2345675e+06 in the old form: the two keys differ.
+	const args = `{"title":"Q3","spaceId":1234567.5}`
+	tl, err := contract.ParseTool(tool, []byte(write))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newKey, oldKey := tl.KeyFor([]byte(args)), tl.LegacyKeyFor([]byte(args))
+	if newKey == oldKey {
+		t.Fatal("one key in both forms; the test needs two")
+	}
+	d := func() string {
+		s := sha256.Sum256([]byte(`{"spaceId":1234567.5,"title":"Q3"}`))
+		return hex.EncodeToString(s[:])
+	}()
+	ledger := func(es ...abi.LedgerEntry) *abi.LedgerView { return &abi.LedgerView{Entries: es} }
+	old := func(state abi.LedgerState) abi.LedgerEntry {
+		return abi.LedgerEntry{Tool: tool, Key: oldKey, State: state, ArgsDigest: d, Result: &earlier}
+	}
+	reserveBoth := abi.EffectLedgerReserve + " " + string(mustJSON(abi.LedgerReserve{Tool: tool, Key: newKey, LegacyKey: oldKey, ArgsDigest: d, CallID: "call-9", Approved: true}))
+	for _, tt := range []struct {
+		name    string
+		ledger  *abi.LedgerView
+		want    string
+		effects []string
+	}{
+		{"succeeded before the upgrade is reused", ledger(old(abi.LedgerSuccess)),
+			"SUCCESS: 写操作 create_article 此前已对同一业务动作执行成功，本次未再调用，复用上次结果：文章已创建", nil},
+		{"started before the upgrade is in flight", ledger(old(abi.LedgerStarted)),
+			"DEFERRED WRITE_IN_FLIGHT: 写操作 create_article 正在进行中。下一步：等待该写操作结束，不要再次调用", nil},
+		{"uncertain before the upgrade waits for verify", ledger(old(abi.LedgerUnknown)),
+			"DEFERRED WRITE_PENDING_VERIFY: 写操作 create_article 的结果尚待核实。下一步：等待写结果核实完成，不要再次调用该写工具", nil},
+		{"failed before the upgrade reserves with both keys", ledger(old(abi.LedgerFailed)), "PASS", []string{reserveBoth}},
+		{"no entry reserves with both keys", nil, "PASS", []string{reserveBoth}},
+		{"an entry under the current key goes first", ledger(old(abi.LedgerSuccess), abi.LedgerEntry{Tool: tool, Key: newKey, State: abi.LedgerFailed}, old(abi.LedgerStarted)),
+			"PASS", []string{reserveBoth}},
+		{"another tool's old entry does not count", ledger(abi.LedgerEntry{Tool: "other_write", Key: oldKey, State: abi.LedgerSuccess}), "PASS", []string{reserveBoth}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := in{contract: write, bound: args, ledger: tt.ledger, approval: approvedFor(d)}
+			v := both(t, r.request())
+			if got := describe(v, ""); got != tt.want {
+				t.Errorf("verdict:\n got %s\nwant %s", got, tt.want)
+			}
+			if got := effects(v); !slices.Equal(got, tt.effects) {
+				t.Errorf("effects:\n got %q\nwant %q", got, tt.effects)
+			}
+		})
+	}
+}
