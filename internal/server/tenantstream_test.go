@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/store"
 )
 
 type sse struct {
@@ -149,5 +150,28 @@ func TestTenantStreamRefused(t *testing.T) {
 				t.Fatalf("%s: %d %s", tt.path, code, eb.Error.Code)
 			}
 		})
+	}
+}
+
+// TestTenantStreamOtherInstance: the stream of one instance sees an
+// approval held on another instance sharing the directory.
+func TestTenantStreamOtherInstance(t *testing.T) {
+	t.Parallel()
+	dir := store.NewMemory()
+	on := func(name string) *fixture {
+		return buildFixture(t, fixtureSetup{options: func(o *server.Options) {
+			o.Directory, o.Instance, o.Lease = dir, name, 10*time.Second
+		}})
+	}
+	a, b := on("a"), on("b")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	live := a.openTenant(t, ctx, keyAcme, "")
+	if e, _ := next(t, live); e.event != "synced" {
+		t.Fatalf("opening event = %+v", e)
+	}
+	_, res := b.suspend(t)
+	if e, ap := next(t, live); e.event != "approval" || ap.ID != res.Approval.ID || ap.Status != "PENDING" {
+		t.Fatalf("held on b, seen on a: %+v", e)
 	}
 }
