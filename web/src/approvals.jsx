@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, post } from './api.js';
+import { get, post, tenantEvents } from './api.js';
 import { Badge, Digest, ErrorNote, Loading, When, useLoad } from './ui.jsx';
 
 const decisions = [
@@ -7,6 +7,13 @@ const decisions = [
   { value: 'REJECT', label: 'Reject', cls: 'danger', hint: 'refuse it; the agent is told and may try another way' },
   { value: 'CANCEL', label: 'Cancel', cls: '', hint: 'cancel the task' },
 ];
+
+// Answerer names who answered: the key's tenant and fingerprint, and the
+// login identity a gateway passed.
+export function Answerer({ by }) {
+  const p = by.platform ? Object.entries(by.platform).map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ') : '';
+  return <span class="answerer" data-answered-by={by.tenant}>{p ? p + ' via ' : ''}tenant <code>{by.tenant}</code> key <code>{by.key}</code></span>;
+}
 
 // ApprovalCard is one held write: what it would do, and the three answers.
 export function ApprovalCard({ approval, onDecided }) {
@@ -44,7 +51,7 @@ export function ApprovalCard({ approval, onDecided }) {
         <span class="muted small">
           session <a href={`#/sessions/${encodeURIComponent(a.session)}/${encodeURIComponent(a.task)}`}><code>{a.session}</code></a>
           {' '}task <code>{a.task}</code> node <code>{a.node}</code> · held <When t={a.created} />
-          {a.answered && <> · answered {a.status} <When t={a.answered} /></>}
+          {a.answered && <> · answered {a.status} <When t={a.answered} />{a.answered_by && <> by <Answerer by={a.answered_by} /></>}</>}
         </span>
       </header>
       {a.question && <p class="question">{a.question}</p>}
@@ -81,22 +88,76 @@ export function ApprovalCard({ approval, onDecided }) {
 
 const statuses = ['PENDING', 'CONFIRMED', 'REJECTED', 'CANCELLED'];
 
-// POLL is how often the pending approvals are read again (ms).
+// POLL is how often the pending approvals are read again (ms) while the
+// tenant's event stream is down: the fallback.
 const POLL = 3000;
 
-// usePending is how many approvals wait for the tenant (null until read),
-// read again every few seconds: the navigation's count.
+// live is the tenant's approvals as its event stream (GET /v1/events)
+// gives them, shared by the navigation's count and the Approvals view:
+// one stream per tab, opened by the first view that listens.
+const live = { map: new Map(), synced: false, state: 'connecting', version: 0, subs: new Set(), stop: null };
+
+function changed() {
+  live.version++;
+  for (const f of live.subs) f(live.version);
+}
+
+function listen(f) {
+  live.subs.add(f);
+  if (!live.stop) {
+    live.map = new Map();
+    live.synced = false;
+    live.state = 'connecting';
+    live.stop = tenantEvents({
+      onEvent: (d, kind) => {
+        if (kind === 'approval' && d && d.id) live.map.set(d.id, d);
+        else if (kind === 'synced') live.synced = true;
+        else return;
+        changed();
+      },
+      onState: (st) => {
+        live.state = typeof st === 'string' ? st : 'down';
+        if (st !== 'live') live.synced = false;
+        changed();
+      },
+    });
+  }
+  return () => {
+    live.subs.delete(f);
+    if (live.subs.size === 0 && live.stop) {
+      live.stop();
+      live.stop = null;
+    }
+  };
+}
+
+// useLive follows the tenant's stream while on: the pending approvals
+// (newest first) once the stream is synced, and whether it is down (the
+// views then read the list every few seconds instead).
+function useLive(on) {
+  const [, setV] = useState(0);
+  useEffect(() => (on ? listen(setV) : undefined), [on]);
+  const pending = [...live.map.values()].filter((a) => a.status === 'PENDING')
+    .sort((a, b) => (b.created > a.created ? 1 : b.created < a.created ? -1 : b.id > a.id ? 1 : -1));
+  const down = on && live.state !== 'live' && live.state !== 'connecting';
+  return { pending, synced: on && live.synced, down, version: live.version };
+}
+
+// usePending is how many approvals wait for the tenant (null until
+// known): the navigation's count, from the event stream; read from the
+// list every few seconds only while the stream is down.
 export function usePending(on) {
-  const [n, setN] = useState(null);
+  const { pending, synced, down } = useLive(on);
+  const [polled, setPolled] = useState(null);
   useEffect(() => {
-    if (!on) return undefined;
+    if (!down) return undefined;
     let stop = false;
     const read = async () => {
       if (document.hidden) return;
       try {
         const r = await get('/v1/approvals?status=PENDING&limit=50');
         const n = (r.approvals || []).length;
-        if (!stop) setN(r.next ? n + '+' : n);
+        if (!stop) setPolled(r.next ? n + '+' : n);
       } catch {
         // the view that fails shows the error; the count keeps its value
       }
@@ -104,49 +165,64 @@ export function usePending(on) {
     read();
     const id = setInterval(read, POLL);
     return () => { stop = true; clearInterval(id); };
-  }, [on]);
-  return n;
+  }, [down]);
+  if (synced) return pending.length;
+  return down ? polled : null;
 }
 
-// Approvals lists held writes, pending first by default, newest first.
+// Approvals lists held writes, pending first by default, newest first. The
+// pending ones come from the tenant's event stream as they are held and
+// answered; the others are read from the list when chosen, and again when
+// the stream says an approval changed.
 export function Approvals() {
   const [status, setStatus] = useState('PENDING');
   const [extra, setExtra] = useState([]);
   const [next, setNext] = useState('');
+  const stream = useLive(true);
+  const fromStream = status === 'PENDING' && !stream.down;
   const { data, error, loading, reload } = useLoad(async () => {
+    if (fromStream) return null;
     const r = await get(`/v1/approvals?status=${status}&limit=50`);
     setExtra([]);
     setNext(r.next || '');
     return r.approvals || [];
-  }, [status]);
+  }, [status, fromStream]);
   const more = async () => {
     const r = await get(`/v1/approvals?status=${status}&limit=50&after=${encodeURIComponent(next)}`);
     setExtra((x) => [...x, ...(r.approvals || [])]);
     setNext(r.next || '');
   };
-  // Held writes arrive by themselves: the list is read again every few
-  // seconds while the tab is shown.
+  // A decided or new approval changes the other lists: read them again.
   useEffect(() => {
+    if (!fromStream && !stream.down && stream.version > 0) reload();
+  }, [stream.synced && stream.version]);
+  // The fallback: while the stream is down, the list is read again every
+  // few seconds.
+  useEffect(() => {
+    if (!stream.down) return undefined;
     const id = setInterval(() => { if (!document.hidden) reload(); }, POLL);
     return () => clearInterval(id);
-  }, [reload]);
-  const list = [...(data || []), ...extra];
+  }, [reload, stream.down]);
+  const list = fromStream ? stream.pending : [...(data || []), ...extra];
+  const ready = fromStream ? stream.synced : data && !error;
   return (
     <section aria-labelledby="h-approvals">
       <div class="bar">
         <h1 id="h-approvals">Approvals</h1>
-        <label>Status{' '}
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            {statuses.map((s) => <option value={s}>{s}</option>)}
-          </select>
-        </label>
-        <button type="button" onClick={reload}>Refresh</button>
+        <label for="ap-status">Status</label>
+        <select id="ap-status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+          {statuses.map((s) => <option value={s}>{s}</option>)}
+        </select>
+        {!fromStream && <button type="button" onClick={reload}>Refresh</button>}
+        <span class="muted small" role="status" data-stream={stream.down ? 'down' : stream.synced ? 'live' : 'connecting'}>
+          {stream.down ? 'live updates down: reading every 3 s' : stream.synced ? '● live' : 'connecting…'}
+        </span>
       </div>
-      <ErrorNote error={error} />
-      <Loading when={loading && !data} />
-      {data && !error && list.length === 0 && <p class="muted">No {status.toLowerCase()} approvals.</p>}
-      <div class="cards">{list.map((a) => <ApprovalCard key={a.id} approval={a} onDecided={() => setTimeout(reload, 500)} />)}</div>
-      {next && <button type="button" onClick={more}>Load more</button>}
+      {!fromStream && <ErrorNote error={error} />}
+      <Loading when={fromStream ? !stream.synced : loading && !data} />
+      {ready && list.length === 0 && <p class="muted">No {status.toLowerCase()} approvals.</p>}
+      <div class="cards">{list.map((a) => <ApprovalCard key={a.id} approval={a} onDecided={() => { if (!fromStream) setTimeout(reload, 500); }} />)}</div>
+      {!fromStream && next && <button type="button" onClick={more}>Load more</button>}
     </section>
   );
 }

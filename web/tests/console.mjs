@@ -166,6 +166,13 @@ try {
   await tab.getByText('No pending approvals.').waitFor({ timeout: wait });
   check(await tab.locator('nav [data-pending]').count() === 0, 'a pending count with nothing pending');
   await tab.evaluate(() => { window.__stayed = true; });
+  // From here the tab reads no list of approvals: what is pending comes
+  // over the tenant's event stream.
+  const listReads = [];
+  tab.on('request', (r) => {
+    const u = new URL(r.url());
+    if (u.pathname === '/v1/approvals') listReads.push(u.search);
+  });
 
   // A write held from the CLI, in a session of its own, appears in the
   // tab without a reload, with the pending count.
@@ -176,6 +183,8 @@ try {
   await tab.locator('article.approval', { hasText: waitingID }).waitFor({ timeout: wait });
   await tab.locator('nav [data-pending="1"]').waitFor({ timeout: wait });
   check(await tab.evaluate(() => window.__stayed === true), 'the approvals page reloaded');
+  check(listReads.length === 0, 'the approvals were polled, not streamed: ' + listReads.join(' '));
+  check(await tab.locator('[data-stream="live"]').count() === 1, 'the approvals page does not say it is live');
   await shot(tab, '03a-approval-from-cli-live');
   step('approval held from the CLI shown live, 1 pending (session ' + waitingID + ')');
 
@@ -207,7 +216,17 @@ try {
   await tab.keyboard.press('Enter');
   await card.waitFor({ state: 'detached', timeout: wait });
   await tab.locator('nav [data-pending="1"]').waitFor({ timeout: wait });
+  check(listReads.length === 0, 'the approvals were polled, not streamed: ' + listReads.join(' '));
   step('confirmed');
+  // Who answered, and when, on the confirmed approval.
+  await tab.getByLabel('Status', { exact: true }).selectOption('CONFIRMED');
+  const answered = tab.locator('article.approval', { hasText: sessionID });
+  await answered.locator('[data-answered-by]').waitFor({ timeout: wait });
+  const by = await answered.innerText();
+  check(/answered CONFIRM .+ by tenant \S+ key sha256:[0-9a-f]{12}/.test(by), 'who answered is not shown: ' + by);
+  await tab.getByLabel('Status', { exact: true }).selectOption('PENDING');
+  await tab.locator('nav [data-pending="1"]').waitFor({ timeout: wait });
+  step('who answered shown');
 
   // The first tab, never reloaded, sees the write succeed and the task
   // finish from the event stream.
