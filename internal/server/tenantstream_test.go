@@ -175,3 +175,18 @@ func TestTenantStreamOtherInstance(t *testing.T) {
 		t.Fatalf("held on b, seen on a: %+v", e)
 	}
 }
+
+// TestSessionLocale: a session says the language of its agent's texts,
+// the agent's locale setting.
+func TestSessionLocale(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	sid := f.session(t, keyAcme)
+	var info server.SessionInfo
+	if code, eb := f.do(t, "GET", "/v1/sessions/"+sid, keyAcme, "", &info); code != http.StatusOK {
+		t.Fatalf("GET session: %d %+v", code, eb)
+	}
+	if info.Locale != "zh-CN" {
+		t.Fatalf("locale = %q, want the default zh-CN", info.Locale)
+	}
+}
