@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -8,7 +10,64 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/store"
 )
+
+// FollowUp is a task that waits for the user's answer to its question, as
+// the tenant's stream tells it: Status WAITING, then ANSWERED once the
+// task no longer waits. The question itself is read from the task, where
+// its sensitive values are masked.
+type FollowUp struct {
+	Session string `json:"session"`
+	Task    string `json:"task"`
+	Status  string `json:"status"`
+}
+
+// tenantFollowUps lists the tasks of the tenant waiting for a follow-up
+// answer: the latest tasks of its SUSPENDED sessions (an indexed filter of
+// the directory) whose suspension asks the user.
+func (s *Server) tenantFollowUps(ctx context.Context, tenant string) ([]FollowUp, error) {
+	ls, ok := s.dir.(store.SessionStates)
+	if !ok {
+		return nil, nil
+	}
+	var out []FollowUp
+	var after store.Cursor
+	for {
+		page, err := ls.SessionStates(ctx, store.SessionFilter{Tenant: tenant, Status: []string{"SUSPENDED"}}, after, maxSessionPage)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range page {
+			docs, err := s.dir.Tasks(ctx, st.ID)
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range docs {
+				if d.ID != st.Latest {
+					continue
+				}
+				var t struct {
+					Status     string `json:"status"`
+					Suspension *struct {
+						Kind string `json:"kind"`
+					} `json:"suspension"`
+				}
+				if err := json.Unmarshal(d.Doc, &t); err != nil {
+					return nil, fmt.Errorf("server: task %s: %w", d.ID, err)
+				}
+				if t.Status == "SUSPENDED" && t.Suspension != nil && t.Suspension.Kind == abi.SuspendFollowUp {
+					out = append(out, FollowUp{Session: st.ID, Task: d.ID, Status: "WAITING"})
+				}
+			}
+		}
+		if len(page) < maxSessionPage {
+			return out, nil
+		}
+		last := page[len(page)-1]
+		after = store.Cursor{Created: last.Created, ID: last.ID}
+	}
+}
 
 // tenantPoll is how often a tenant's event stream reads the directory
 // again. The directory is shared by every instance, so an approval held
@@ -26,7 +85,10 @@ func approvalStamp(a Approval) int64 {
 
 // streamTenant sends the tenant's approvals as server-sent events as they
 // are held and answered, on any instance sharing the directory: event
-// "approval", data the Approval, id the Unix milliseconds of its change.
+// "approval", data the Approval, id the Unix milliseconds of its change;
+// and the tasks waiting for a follow-up answer: event "followup", data a
+// FollowUp (WAITING, then ANSWERED), without an id (every one waiting is
+// sent again when the stream opens).
 // Without Last-Event-ID (or ?after=) the stream opens with every pending
 // approval, then an event "synced"; with it, it resends every approval
 // changed at or after that time (a client keeps the newest per id), then
@@ -84,6 +146,32 @@ func (s *Server) streamTenant(w http.ResponseWriter, r *http.Request, tenant str
 		}
 	}
 	send(all, true)
+	waiting := map[string]FollowUp{}
+	follow := func(list []FollowUp) {
+		now := map[string]FollowUp{}
+		for _, f := range list {
+			k := f.Session + "/" + f.Task
+			now[k] = f
+			if _, ok := waiting[k]; !ok {
+				b, _ := abi.Marshal(f)
+				fmt.Fprintf(w, "event: followup\ndata: %s\n\n", b)
+			}
+		}
+		for k, f := range waiting {
+			if _, ok := now[k]; !ok {
+				f.Status = "ANSWERED"
+				b, _ := abi.Marshal(f)
+				fmt.Fprintf(w, "event: followup\ndata: %s\n\n", b)
+			}
+		}
+		waiting = now
+	}
+	fus, err := s.tenantFollowUps(r.Context(), tenant)
+	if err != nil {
+		s.log.Error("follow-up stream failed", "tenant", tenant, "err", err)
+		return nil
+	}
+	follow(fus)
 	fmt.Fprint(w, "event: synced\ndata: {}\n\n")
 	fl.Flush()
 	tick := time.NewTicker(tenantPoll)
@@ -105,6 +193,14 @@ func (s *Server) streamTenant(w http.ResponseWriter, r *http.Request, tenant str
 			return nil
 		}
 		send(all, false)
+		fus, err := s.tenantFollowUps(r.Context(), tenant)
+		if err != nil {
+			if r.Context().Err() == nil {
+				s.log.Error("follow-up stream failed", "tenant", tenant, "err", err)
+			}
+			return nil
+		}
+		follow(fus)
 		if idle++; idle >= 15 {
 			fmt.Fprint(w, ": keep-alive\n\n")
 			idle = 0

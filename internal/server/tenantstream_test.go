@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	mscripted "github.com/agentwarden/warden/internal/model/scripted"
 	"github.com/agentwarden/warden/internal/server"
 	"github.com/agentwarden/warden/internal/store"
 )
@@ -188,5 +189,39 @@ func TestSessionLocale(t *testing.T) {
 	}
 	if info.Locale != "zh-CN" {
 		t.Fatalf("locale = %q, want the default zh-CN", info.Locale)
+	}
+}
+
+// TestTenantStreamFollowUp: a task asking the user back reaches the
+// tenant's stream as WAITING, and as ANSWERED once answered; the question
+// is not on the stream (it is read from the task, masked).
+func TestTenantStreamFollowUp(t *testing.T) {
+	t.Parallel()
+	f := buildFixture(t, fixtureSetup{turns: []mscripted.Turn{
+		{ToolCalls: []mscripted.Call{{Name: "builtin_node_follow_up", Arguments: `{"question":"网站叫什么？","expectedFields":["title"]}`}}},
+		{ToolCalls: []mscripted.Call{{Name: "builtin_node_finish", Arguments: `{"output":"好的"}`}}},
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	live := f.openTenant(t, ctx, keyAcme, "")
+	if e, _ := next(t, live); e.event != "synced" {
+		t.Fatalf("opening event = %+v", e)
+	}
+	sid := f.session(t, keyAcme)
+	var res server.RunResult
+	if code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"建一个网站"}`, &res); code != http.StatusOK ||
+		res.Task.Suspension == nil || res.Task.Suspension.Kind != "FOLLOW_UP" {
+		t.Fatalf("message: %d %+v %+v", code, eb, res.Task)
+	}
+	e, _ := next(t, live)
+	if want := `{"session":"` + sid + `","task":"t1","status":"WAITING"}`; e.event != "followup" || e.data != want {
+		t.Fatalf("asked: %+v, want %s", e, want)
+	}
+	if code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/tasks/t1/follow-up?wait=5m", keyAcme, `{"answer":"市场部"}`, nil); code != http.StatusOK {
+		t.Fatalf("answer: %d %+v", code, eb)
+	}
+	e, _ = next(t, live)
+	if want := `{"session":"` + sid + `","task":"t1","status":"ANSWERED"}`; e.event != "followup" || e.data != want {
+		t.Fatalf("answered: %+v, want %s", e, want)
 	}
 }
