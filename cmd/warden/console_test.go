@@ -227,18 +227,22 @@ func consoleFixture(t *testing.T) (skills, keys, script string) {
 // TestConsoleBrowser drives the console in headless Chromium
 // (web/tests/console.mjs, playwright-core) against a warden serve over the
 // example MCP server: a bad key refused, a tenant's login, a write held
-// from the CLI appearing in an open approvals tab with the pending count,
+// from the CLI appearing in an open approvals tab with the pending count
+// over the tenant's event stream (no list of approvals read meanwhile),
 // a message whose write is held, the pending approval with its masked
-// summary, CONFIRM, the task reaching DONE in a tab that follows the event
-// stream, a follow-up question answered in the page, a third task failing
+// summary, CONFIRM, who answered it and when, the console in Chinese and
+// back, the task reaching DONE in a tab that follows the event
+// stream, a follow-up question answered in the page (seen waiting and
+// gone in the approvals tab), a third task failing
 // at run time read with its code and cause (graph and trace ending as it
 // did), no sensitive value in any page or API answer about the tasks, not
 // found pages, the failed and the waiting sessions found by filter, a
-// refused key sent back to the login; the tenant's guard installed
+// refused key sent back to the login, a 30 KB message folded; the tenant's guard installed
 // from a file, a skill attaching it uploaded (its problems listed first),
 // the guard's deletion refused while attached, then the skill and the
 // guard deleted, each view checked at a phone's width; and, as
-// admin, two generations of a slot installed and rolled back, and every
+// admin, two generations of a slot installed and rolled back (no chart
+// label overlapping another at 1,280 or 390 px), and every
 // tenant's failed sessions listed. Screenshots
 // go to $WARDEN_ARTIFACTS, or a directory the test logs.
 func TestConsoleBrowser(t *testing.T) {
@@ -306,8 +310,8 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 
 	// What the browser did, as the API and the MCP server see it.
-	// Two sessions: the console's, whose last task failed, and the one the
-	// CLI left waiting for approval.
+	// The console's session, whose last task failed, and two waiting for
+	// approval: the one the CLI left, and the one of the 30 KB message.
 	var list struct {
 		Sessions []struct{ ID, Status string }
 	}
@@ -315,7 +319,7 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("failed sessions: %d %+v", code, list)
 	}
 	var waiting struct{ Sessions []struct{ ID, Status string } }
-	if code := apiCall(t, base, "GET", "/v1/sessions?status=SUSPENDED", tenantKey, "", &waiting); code != 200 || len(waiting.Sessions) != 1 {
+	if code := apiCall(t, base, "GET", "/v1/sessions?status=SUSPENDED", tenantKey, "", &waiting); code != 200 || len(waiting.Sessions) != 2 {
 		t.Fatalf("waiting sessions: %d %+v", code, waiting)
 	}
 	var sess struct {

@@ -316,7 +316,7 @@ var readmeCases = map[string]readmeCase{
 	"export WARDEN_SERVER=http://127.0.0.1:8080 WARDEN_KEY=…": {run: func(t *testing.T, r *readmeRun, text string) {
 		keys := readmeKeys(t, r, "README.md", "keys.json")
 		fake := newFakeOpenAI(r.top, "model-key-for-the-client") // it serves the commands after this one
-		_, argv := r.argv(t, "go run ./cmd/warden serve --addr 127.0.0.1:0 --skills contract/testdata/store --keys "+keys.path+
+		_, argv := r.argv(t, "go run ./cmd/warden serve --addr 127.0.0.1:0 --skills examples/skills/cms --keys "+keys.path+
 			" --model openai --base-url "+fake.url+"/v1 --model-name my-model --api-key-env MODEL_KEY"+
 			` --tools mcp-command --mcp-command "go run ./examples/mcp-cms"`, nil)
 		base := readmeServeUntil(t, r.top, r, []string{"MODEL_KEY=model-key-for-the-client"}, argv)
@@ -381,7 +381,7 @@ var readmeCases = map[string]readmeCase{
 		readmeClient(t, r, text, 1, "warden: plugin_attached: plugin argcheck is attached by skills cms.tag.lookup: detach it from them first")
 	}},
 	"go run ./cmd/warden --version": {run: exits(0, "warden")},
-	"go run ./cmd/warden serve --addr 127.0.0.1:8080 --skills contract/testdata/store --keys keys.json --model openai --base-url https://api.example.com/v1 --model-name my-model --api-key-env MODEL_KEY --tools mcp-command --mcp-command \"go run ./examples/mcp-cms\"": {
+	"go run ./cmd/warden serve --addr 127.0.0.1:8080 --skills examples/skills/cms --keys keys.json --model openai --base-url https://api.example.com/v1 --model-name my-model --api-key-env MODEL_KEY --tools mcp-command --mcp-command \"go run ./examples/mcp-cms\"": {
 		run: func(t *testing.T, r *readmeRun, text string) {
 			keys := readmeKeys(t, r, "README.md", "keys.json")
 			fake := newFakeOpenAI(t, "model-key-for-the-test")
@@ -547,6 +547,11 @@ func readmeServeUntil(t, until *testing.T, r *readmeRun, env, argv []string) str
 				}
 			}
 			started = true
+			// The example store loads whole: a newcomer's first start
+			// logs no dropped skill.
+			if strings.Contains(out.String(), "skill dropped") {
+				t.Fatalf("serve dropped a skill of the example store:\n%s", out.String())
+			}
 			return m[1]
 		}
 		select {
@@ -768,7 +773,7 @@ func readmeServers(t *testing.T, r *readmeRun, yaml string) {
 	fake := newFakeOpenAI(t, "model-key-for-the-servers")
 	base := readmeServe(t, r, []string{"MODEL_KEY=model-key-for-the-servers"}, []string{
 		"go", "run", "./cmd/warden", "serve", "--config", cfgFile, "--addr", "127.0.0.1:0",
-		"--skills", "contract/testdata/store", "--keys", keys.path,
+		"--skills", "examples/skills/cms", "--keys", keys.path,
 		"--model", "openai", "--base-url", fake.url + "/v1", "--model-name", "my-model", "--api-key-env", "MODEL_KEY",
 	})
 	readmeTagsCall(t, base, keys.tenant, fake, "my-model")
@@ -812,7 +817,7 @@ func readmeSpecSettings(t *testing.T, r *readmeRun, yaml string) {
 	fake := newFakeOpenAI(t, "model-key-for-the-settings")
 	base := readmeServe(t, r, []string{"MODEL_KEY=model-key-for-the-settings"}, []string{
 		"go", "run", "./cmd/warden", "serve", "--config", cfgFile, "--addr", "127.0.0.1:0",
-		"--skills", "contract/testdata/store", "--keys", keys,
+		"--skills", "examples/skills/cms", "--keys", keys,
 		"--model", "openai", "--base-url", fake.url + "/v1", "--model-name", "my-model", "--api-key-env", "MODEL_KEY",
 		"--tools", "mcp-command", "--mcp-command", "go run ./examples/mcp-cms",
 	})

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +36,28 @@ type Approval struct {
 	Answered *time.Time `json:"answered,omitempty"`
 	// Reason is why the user decided as they did, when they said.
 	Reason string `json:"reason,omitempty"`
+	// AnsweredBy is who answered, with Answered when.
+	AnsweredBy *Answerer `json:"answered_by,omitempty"`
+}
+
+// Answerer is who answered an approval: the key's tenant, the key's
+// fingerprint (never the key), and the login identity a trusted gateway
+// passed with the answer.
+type Answerer struct {
+	Tenant   string                     `json:"tenant"`
+	Key      string                     `json:"key"`
+	Platform map[string]json.RawMessage `json:"platform,omitempty"`
+}
+
+// answerer is who sends r under tenant's key.
+func (s *Server) answerer(r *http.Request, tenant string) (*Answerer, error) {
+	key, _ := r.Context().Value(keyCtx{}).(string)
+	sum := sha256.Sum256([]byte(key))
+	p, err := s.platformOf(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Answerer{Tenant: tenant, Key: "sha256:" + hex.EncodeToString(sum[:6]), Platform: p}, nil
 }
 
 // hold records the approval a suspended task asks for: the write the store
@@ -167,6 +191,10 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 	if err != nil {
 		return err
 	}
+	by, err := s.answerer(r, tenant)
+	if err != nil {
+		return err
+	}
 	ss, err := s.lookup(r.Context(), tenant, view.Session)
 	if err != nil {
 		var ae *apiError
@@ -208,7 +236,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 		}
 		return fail(http.StatusConflict, CodeApprovalStale, "the held write is no longer the one this approval was asked for")
 	}
-	view.Reason = req.Reason
+	view.Reason, view.AnsweredBy = req.Reason, by
 	moved, err := s.moveApproval(r.Context(), view, string(d))
 	if err != nil {
 		s.log.Error("approval not stored", "approval", view.ID, "err", err)

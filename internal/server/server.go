@@ -490,6 +490,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/sessions/{session}/tasks/{task}/verify", s.tenant(s.limited(s.answerVerify))},
 		{"POST /v1/sessions/{session}/tasks/{task}/resume", s.tenant(s.limited(s.resumeTask))},
 		{"GET /v1/approvals", s.tenant(s.listApprovals)},
+		{"GET /v1/events", s.tenant(s.streamTenant)},
 		{"GET /v1/approvals/{approval}", s.tenant(s.getApproval)},
 		{"POST /v1/approvals/{approval}", s.tenant(s.limited(s.decideApproval))},
 		{"GET /v1/feedback/tools", s.tenant(s.feedbackTools)},

@@ -16,13 +16,17 @@ import (
 type SessionInfo struct {
 	ID      string    `json:"id"`
 	Created time.Time `json:"created"`
-	Tasks   []Task    `json:"tasks"`
+	// Locale is the language of the agent's texts to the user and the
+	// model (outcome messages, next steps, questions): the agent's
+	// locale setting (serve's agents: locale), fixed at start.
+	Locale string `json:"locale,omitempty"`
+	Tasks  []Task `json:"tasks"`
 }
 
 func (ss *session) info() SessionInfo {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	in := SessionInfo{ID: ss.id, Created: ss.created, Tasks: []Task{}}
+	in := SessionInfo{ID: ss.id, Created: ss.created, Locale: string(ss.cfg.Locale), Tasks: []Task{}}
 	for _, t := range ss.tasks {
 		in.Tasks = append(in.Tasks, ss.viewLocked(t))
 	}

@@ -20,6 +20,9 @@ type Memory struct {
 	events    map[string][]Doc
 	leases    map[string]time.Time
 	addrs     map[string]string
+	// latest is each session's latest task (its id, seq and status),
+	// kept by PutTask as the SQL store keeps it on the session's row.
+	latest map[string]latestTask
 	// plugins are the tenants' plugin versions in the order installed;
 	// skills the tenants' skills by tenant and key (Registry).
 	plugins []PluginRecord
@@ -34,7 +37,7 @@ var (
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
 	return &Memory{sessions: map[string]Session{}, tasks: map[string]map[string]Doc{}, approvals: map[string]Approval{},
-		events: map[string][]Doc{}, leases: map[string]time.Time{}, addrs: map[string]string{}}
+		events: map[string][]Doc{}, leases: map[string]time.Time{}, addrs: map[string]string{}, latest: map[string]latestTask{}}
 }
 
 func clone(d Doc) Doc { d.Doc = slices.Clone(d.Doc); return d }
@@ -124,6 +127,13 @@ func (m *Memory) PutTask(_ context.Context, session string, t Doc) error {
 		m.tasks[session] = map[string]Doc{}
 	}
 	m.tasks[session][t.ID] = clone(t)
+	if l, ok := m.latest[session]; !ok || t.Seq >= l.seq {
+		var doc struct {
+			Status string `json:"status"`
+		}
+		_ = json.Unmarshal(t.Doc, &doc)
+		m.latest[session] = latestTask{id: t.ID, seq: t.Seq, status: doc.Status}
+	}
 	return nil
 }
 

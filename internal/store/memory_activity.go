@@ -8,8 +8,15 @@ import (
 	"time"
 )
 
+// latestTask is a session's latest task as a listing shows it.
+type latestTask struct {
+	id     string
+	seq    int64
+	status string
+}
+
 // SessionStates lists the sessions that pass f, each with its latest
-// task's status.
+// task's status (kept by PutTask).
 func (m *Memory) SessionStates(_ context.Context, f SessionFilter, after Cursor, limit int) ([]SessionState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -19,18 +26,8 @@ func (m *Memory) SessionStates(_ context.Context, f SessionFilter, after Cursor,
 			continue
 		}
 		st := SessionState{Session: s, Tasks: len(m.tasks[s.ID])}
-		var latest Doc
-		for _, t := range m.tasks[s.ID] {
-			if latest.ID == "" || t.Seq > latest.Seq {
-				latest = t
-			}
-		}
-		if latest.ID != "" {
-			var doc struct {
-				Status string `json:"status"`
-			}
-			_ = json.Unmarshal(latest.Doc, &doc)
-			st.Latest, st.Status = latest.ID, doc.Status
+		if l, ok := m.latest[s.ID]; ok {
+			st.Latest, st.Status = l.id, l.status
 		}
 		if evs := m.events[s.ID]; len(evs) > 0 {
 			st.Last = eventTime(evs[len(evs)-1].Doc)

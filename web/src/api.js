@@ -110,13 +110,26 @@ export async function whoami(key) {
 // gets each event's decoded data; onState "live" | "reconnecting" | an
 // ApiError. It returns a function that stops it.
 export function events(sessionID, { after = 0, onEvent, onState }) {
+  return follow((last) => `/v1/sessions/${encodeURIComponent(sessionID)}/events?after=${last}`, after, onEvent, onState);
+}
+
+// tenantEvents follows the tenant's stream (GET /v1/events): the pending
+// approvals, an event "synced", then each approval held or answered on any
+// instance. A dropped stream resumes after the last id it saw, which the
+// server answers with every approval changed since (and "synced" again).
+export function tenantEvents({ onEvent, onState }) {
+  return follow((last) => (last ? `/v1/events?after=${last}` : '/v1/events'), 0, onEvent, onState);
+}
+
+// follow reads the server-sent events of url(last) until stopped.
+function follow(url, after, onEvent, onState) {
   const ctl = new AbortController();
   let last = after;
   let stopped = false;
   const run = async () => {
     while (!stopped) {
       try {
-        const resp = await fetch(`/v1/sessions/${encodeURIComponent(sessionID)}/events?after=${last}`, {
+        const resp = await fetch(url(last), {
           headers: { Authorization: 'Bearer ' + (session()?.key ?? ''), Accept: 'text/event-stream' },
           signal: ctl.signal,
         });

@@ -22,13 +22,16 @@ export function Bar({ parts, label, width = 160 }) {
 export function Histogram({ bounds, counts, label }) {
   if (!counts?.length) return <p class="muted small">No calls yet.</p>;
   const max = Math.max(1, ...counts);
-  const bw = 36;
-  const h = 90;
-  const width = counts.length * bw + 10;
   // Without bounds (an older server) the buckets are only numbered.
   const name = (i) => (!bounds.length ? '#' + (i + 1) : i < bounds.length ? '≤' + fmt(bounds[i]) : '>' + fmt(bounds[bounds.length - 1]));
+  // Each bar is as wide as its widest label (bucket or count), so that
+  // neighbouring labels never overlap.
+  const bw = Math.max(36, ...counts.map((c, i) => textWidth(Math.max(name(i).length, String(c).length)) + 8));
+  const h = 90;
+  const axis = bounds.length ? 'latency, ms' : 'latency bucket';
+  const width = Math.max(counts.length * bw + 10, textWidth(axis.length) + 10);
   return (
-    <svg class="histogram" width={width} height={h + 34} role="img" aria-label={label + ': ' + counts.map((c, i) => `${name(i)} ms ${c}`).join(', ')}>
+    <svg class="histogram" width={width} height={h + 34} viewBox={`0 0 ${width} ${h + 34}`} role="img" aria-label={label + ': ' + counts.map((c, i) => `${name(i)} ms ${c}`).join(', ')}>
       {counts.map((c, i) => {
         const bh = (c / max) * h;
         return (
@@ -39,9 +42,15 @@ export function Histogram({ bounds, counts, label }) {
           </g>
         );
       })}
-      <text x="5" y={h + 28} class="tick axis">{bounds.length ? 'latency, ms' : 'latency bucket'}</text>
+      <text x="5" y={h + 28} class="tick axis">{axis}</text>
     </svg>
   );
+}
+
+// textWidth is the width in px of n characters of the charts' 10 px
+// labels, rounded up (a digit is about 6 px wide).
+function textWidth(n) {
+  return Math.ceil(n * 6.2);
 }
 
 function fmt(ms) {
@@ -54,10 +63,12 @@ function fmt(ms) {
 export function Columns({ items, label, unit = '' }) {
   if (!items.length) return null;
   const max = Math.max(1e-9, ...items.map((i) => i.value));
-  const bw = 54;
+  // Each column is as wide as its widest label; the axis label fits too.
+  const bw = Math.max(54, ...items.map((it) => textWidth(Math.max(it.name.length, String(it.text ?? it.value).length)) + 12));
   const h = 80;
+  const width = Math.max(items.length * bw + 10, textWidth(label.length) + 10);
   return (
-    <svg class="columns" width={items.length * bw + 10} height={h + 34} role="img"
+    <svg class="columns" width={width} height={h + 34} viewBox={`0 0 ${width} ${h + 34}`} role="img"
       aria-label={label + ': ' + items.map((i) => `${i.name} ${i.text ?? i.value}${unit}`).join(', ')}>
       {items.map((it, k) => {
         const bh = (it.value / max) * h;

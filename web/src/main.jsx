@@ -10,6 +10,7 @@ import { Slots } from './slots.jsx';
 import { Instances } from './instances.jsx';
 import { Plugin, Plugins } from './plugins.jsx';
 import { Skill, Skills } from './skills.jsx';
+import { LangSelect, t, useLang } from './i18n.jsx';
 import './style.css';
 
 // Routes live in the URL's hash, so the server serves one page and a
@@ -62,16 +63,17 @@ function Login({ onLogin, why }) {
   };
   return (
     <main id="main" class="login">
-      <h1>Warden console</h1>
-      <p class="muted">Paste an API key. A tenant key opens that tenant's sessions, approvals, tool feedback, plugins and skills; an admin key opens the plugin slots and instances.</p>
-      <form onSubmit={submit} aria-label="Log in">
-        <label for="key">API key</label>
+      <LangSelect />
+      <h1>{t('Warden console')}</h1>
+      <p class="muted">{t('Paste an API key. A tenant key opens that tenant\'s sessions, approvals, tool feedback, plugins and skills; an admin key opens the plugin slots and instances.')}</p>
+      <form onSubmit={submit} aria-label={t('Log in')}>
+        <label for="key">{t('API key')}</label>
         <input id="key" ref={input} type="password" autocomplete="off" spellcheck={false} value={key}
           onInput={(e) => setKey(e.currentTarget.value)} required />
-        <button type="submit" disabled={busy || !key.trim()}>{busy ? 'Checking…' : 'Log in'}</button>
+        <button type="submit" disabled={busy || !key.trim()}>{busy ? t('Checking…') : t('Log in')}</button>
       </form>
       <ErrorNote error={err} />
-      <p class="muted small">The key stays in this tab's session storage and is sent only to this server.</p>
+      <p class="muted small">{t('The key stays in this tab\'s session storage and is sent only to this server.')}</p>
     </main>
   );
 }
@@ -138,33 +140,34 @@ function Shell({ who, onLogout }) {
   }
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>{t('Skip to content')}</a>
       <header class="top">
         <span class="brand" aria-hidden="true">Warden</span>
         <nav aria-label="Views">
           {nav.map((n) => (
             <a href={'#/' + n.path} aria-current={head === n.path ? 'page' : undefined} aria-keyshortcuts={n.key}>
-              {n.label} {n.path === 'approvals' && pending != null && pending !== 0 && <span class="count" data-pending={pending} aria-label={`${pending} pending`}>{pending}</span>} <kbd>{n.key}</kbd>
+              {t(n.label)} {n.path === 'approvals' && pending != null && pending !== 0 && <span class="count" data-pending={pending} aria-label={`${pending} ${t('pending')}`}>{pending}</span>} <kbd>{n.key}</kbd>
             </a>
           ))}
         </nav>
-        <span class="who">{who.role === 'admin' ? 'platform (admin key)' : 'tenant key'}</span>
-        <button type="button" class="ghost" onClick={onLogout}>Log out</button>
+        <span class="who">{who.role === 'admin' ? t('platform (admin key)') : t('tenant key')}</span>
+        <LangSelect />
+        <button type="button" class="ghost" onClick={onLogout}>{t('Log out')}</button>
       </header>
       {help && (
-        <aside class="help" role="dialog" aria-label="Keyboard shortcuts">
-          <h2>Keyboard</h2>
+        <aside class="help" role="dialog" aria-label={t('Keyboard shortcuts')}>
+          <h2>{t('Keyboard')}</h2>
           <ul>
-            {nav.map((n) => <li><kbd>{n.key}</kbd> {n.label}</li>)}
-            <li><kbd>/</kbd> search</li>
-            {who.role === 'tenant' && <li><kbd>n</kbd> new: install a module (Plugins), upload a skill (Skills)</li>}
-            <li><kbd>?</kbd> this help, <kbd>Esc</kbd> close</li>
-            <li><kbd>Tab</kbd> moves through every control; forms submit on <kbd>Enter</kbd></li>
+            {nav.map((n) => <li><kbd>{n.key}</kbd> {t(n.label)}</li>)}
+            <li><kbd>/</kbd> {t('search')}</li>
+            {who.role === 'tenant' && <li><kbd>n</kbd> {t('new: install a module (Plugins), upload a skill (Skills)')}</li>}
+            <li><kbd>?</kbd> {t('this help')}, <kbd>Esc</kbd> {t('close')}</li>
+            <li>{t('Tab moves through every control; forms submit on Enter')}</li>
           </ul>
         </aside>
       )}
       <main id="main" tabIndex={-1}>{body}</main>
-      <footer class="muted small">Press <kbd>?</kbd> for keyboard shortcuts · the API is described at <a href="/openapi.json">/openapi.json</a></footer>
+      <footer class="muted small">{t('Press ? for keyboard shortcuts · the API is described at')} <a href="/openapi.json">/openapi.json</a></footer>
     </>
   );
 }
@@ -172,6 +175,8 @@ function Shell({ who, onLogout }) {
 function App() {
   const [who, setWho] = useState(session());
   const [why, setWhy] = useState(null);
+  // The console's language: every view renders again when it changes.
+  useLang();
   useEffect(() => {
     const on = (e) => { setWhy(e.detail); setWho(null); };
     addEventListener('warden:unauthorized', on);

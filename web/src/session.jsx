@@ -3,6 +3,7 @@ import { events as follow, get, post } from './api.js';
 import { approval as getApproval, ApprovalCard } from './approvals.jsx';
 import { TaskGraph } from './graph.jsx';
 import { Ago, Badge, ErrorNote, When, duration } from './ui.jsx';
+import { t as tr } from './i18n.jsx';
 
 const enc = encodeURIComponent;
 
@@ -69,6 +70,12 @@ export function Session({ id, task }) {
           {live === 'live' ? '● live' : live}
         </span>
         {info && <span class="muted small">opened <When t={info.created} /></span>}
+        {info?.locale && (
+          <span class="muted small" data-agent-locale={info.locale}
+            title={tr('set by the server (serve --agents: locale); the API cannot change it while it runs')}>
+            {tr("Agent's language")} <code>{info.locale}</code> ({tr('read-only')})
+          </span>
+        )}
       </div>
       <ErrorNote error={error} />
       <Compose id={id} onSent={(t) => { load(); if (t) location.hash = `#/sessions/${enc(id)}/${enc(t)}`; }} />
@@ -81,7 +88,7 @@ export function Session({ id, task }) {
               <li>
                 <a href={`#/sessions/${enc(id)}/${enc(t.id)}`} aria-current={current?.id === t.id ? 'true' : undefined}>
                   <code>{t.id}</code> <Badge value={t.status} />
-                  <span class="objective">{t.objective}</span>
+                  <span class="objective">{t.objective.length > 200 ? t.objective.slice(0, 200) + '…' : t.objective}</span>
                 </a>
               </li>
             ))}

@@ -118,6 +118,18 @@ async function fits(page, view, name) {
   check(scroll <= client, `${view} at 390 px scrolls sideways: ${scroll} px wide in ${client}`);
 }
 
+// rows waits until the sessions table shows n rows (an answer asked for
+// before the filter changed may still be on its way): false if it never
+// does.
+async function rowsShown(page, n) {
+  try {
+    await page.waitForFunction((n) => document.querySelectorAll('table.sessions tbody tr').length === n, n, { timeout: wait });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function login(page, key) {
   await page.goto(base + '/');
   await page.getByLabel('API key', { exact: true }).fill(key);
@@ -149,6 +161,8 @@ try {
   await page.getByRole('button', { name: 'New session' }).click();
   await page.getByRole('heading', { name: /^Session / }).waitFor({ timeout: wait });
   await page.getByText('● live').waitFor({ timeout: wait });
+  const agentLocale = await page.locator('[data-agent-locale]').getAttribute('data-agent-locale', { timeout: wait });
+  check(/^(zh-CN|en)$/.test(agentLocale), "the agent's language is not shown: " + agentLocale);
   const sessionURL = page.url();
   const sessionID = decodeURIComponent(sessionURL.split('#/sessions/')[1].split('/')[0]);
   await shot(page, '02-session-open');
@@ -166,6 +180,13 @@ try {
   await tab.getByText('No pending approvals.').waitFor({ timeout: wait });
   check(await tab.locator('nav [data-pending]').count() === 0, 'a pending count with nothing pending');
   await tab.evaluate(() => { window.__stayed = true; });
+  // From here the tab reads no list of approvals: what is pending comes
+  // over the tenant's event stream.
+  const listReads = [];
+  tab.on('request', (r) => {
+    const u = new URL(r.url());
+    if (u.pathname === '/v1/approvals') listReads.push(u.search);
+  });
 
   // A write held from the CLI, in a session of its own, appears in the
   // tab without a reload, with the pending count.
@@ -176,6 +197,8 @@ try {
   await tab.locator('article.approval', { hasText: waitingID }).waitFor({ timeout: wait });
   await tab.locator('nav [data-pending="1"]').waitFor({ timeout: wait });
   check(await tab.evaluate(() => window.__stayed === true), 'the approvals page reloaded');
+  check(listReads.length === 0, 'the approvals were polled, not streamed: ' + listReads.join(' '));
+  check(await tab.locator('[data-stream="live"]').count() === 1, 'the approvals page does not say it is live');
   await shot(tab, '03a-approval-from-cli-live');
   step('approval held from the CLI shown live, 1 pending (session ' + waitingID + ')');
 
@@ -207,7 +230,31 @@ try {
   await tab.keyboard.press('Enter');
   await card.waitFor({ state: 'detached', timeout: wait });
   await tab.locator('nav [data-pending="1"]').waitFor({ timeout: wait });
+  check(listReads.length === 0, 'the approvals were polled, not streamed: ' + listReads.join(' '));
   step('confirmed');
+  // Who answered, and when, on the confirmed approval.
+  await tab.getByLabel('Status', { exact: true }).selectOption('CONFIRMED');
+  const answered = tab.locator('article.approval', { hasText: sessionID });
+  await answered.locator('[data-answered-by]').waitFor({ timeout: wait });
+  const by = await answered.innerText();
+  check(/answered CONFIRM .+ by tenant \S+ key sha256:[0-9a-f]{12}/.test(by), 'who answered is not shown: ' + by);
+  await tab.getByLabel('Status', { exact: true }).selectOption('PENDING');
+  await tab.locator('nav [data-pending="1"]').waitFor({ timeout: wait });
+  // The confirmed ones were read from the list, once, as asked.
+  check(listReads.length === 1 && listReads[0].startsWith('?status=CONFIRMED'), 'list reads for the confirmed approvals: ' + listReads.join(' '));
+  listReads.length = 0;
+  step('who answered shown');
+  // The console's language is a setting: Chinese, then English again; the
+  // texts the API sends stay as sent.
+  const language = tab.locator('header.top .lang select');
+  await language.selectOption('zh-CN');
+  await tab.getByRole('heading', { name: '审批' }).waitFor({ timeout: wait });
+  check(await tab.evaluate(() => document.documentElement.lang) === 'zh-CN', 'the page language did not follow the setting');
+  check((await tab.locator('nav').innerText()).includes('会话'), 'the navigation is not in Chinese');
+  await shot(tab, '04c-approvals-zh');
+  await language.selectOption('en');
+  await tab.getByRole('heading', { name: 'Approvals' }).waitFor({ timeout: wait });
+  step('console language: Chinese and back');
 
   // The first tab, never reloaded, sees the write succeed and the task
   // finish from the event stream.
@@ -229,12 +276,16 @@ try {
   await page.getByText('What should the site be called?').first().waitFor({ timeout: wait });
   await labelled(page, 'follow-up');
   await shot(page, '06-follow-up');
+  // The approvals tab learns of the question over the tenant's stream.
+  await tab.locator(`[data-ask="${sessionID}/t2"]`).waitFor({ timeout: wait });
   await page.getByLabel('Answer', { exact: true }).fill('Autumn Sale');
   await page.getByLabel('Answer', { exact: true }).press('Enter');
   await page.locator('#h-task', { hasText: 't2' }).locator('.badge', { hasText: 'DONE' }).waitFor({ timeout: wait });
   await page.getByText('the site is called Autumn Sale').first().waitFor({ timeout: wait });
   await shot(page, '07-follow-up-answered');
-  step('follow-up answered');
+  await tab.locator(`[data-ask="${sessionID}/t2"]`).waitFor({ state: 'detached', timeout: wait });
+  check(listReads.length === 0, 'the approvals were polled, not streamed: ' + listReads.join(' '));
+  step('follow-up answered; the approvals tab saw it wait and go, over the stream');
 
   // A third message finds the model's script used up: the run fails. The
   // task says why, with its code; the trace ends with the task's final
@@ -284,13 +335,13 @@ try {
   await page.getByLabel('Status').selectOption('FAILED');
   await page.locator(`tr[data-session="${sessionID}"]`).waitFor({ timeout: wait });
   await page.locator(`tr[data-session="${waitingID}"]`).waitFor({ state: 'detached', timeout: wait });
-  check(await page.locator('table.sessions tbody tr').count() === 1, 'the failed filter lists other sessions');
+  check(await rowsShown(page, 1), 'the failed filter lists other sessions');
   await shot(page, '07e-sessions-failed');
   await fits(page, 'sessions, failed', '07f-sessions-failed-390px');
   await page.getByLabel('Status').selectOption('SUSPENDED');
   await page.locator(`tr[data-session="${waitingID}"][data-status="SUSPENDED"]`).waitFor({ timeout: wait });
   await page.locator(`tr[data-session="${sessionID}"]`).waitFor({ state: 'detached', timeout: wait });
-  check(await page.locator('table.sessions tbody tr').count() === 1, 'the waiting filter lists other sessions');
+  check(await rowsShown(page, 1), 'the waiting filter lists other sessions');
   await shot(page, '07g-sessions-waiting');
   await page.getByLabel('Status').selectOption('');
   step('failed and waiting sessions found by filter');
@@ -459,9 +510,32 @@ try {
   await shot(page, '15-plugin-deleted');
   step('guard deleted');
 
+  // A 30 KB message, sent in a session of its own, is folded wherever it
+  // is shown: its start, with "show more", and the page stays short.
+  current = page;
+  await page.locator('body').press('s');
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
+  await page.getByRole('button', { name: 'New session' }).click();
+  await page.getByRole('heading', { name: /^Session / }).waitFor({ timeout: wait });
+  const longText = 'the long message '.repeat(1800).slice(0, 30000);
+  await page.locator('#msg').focus();
+  await page.waitForFunction(() => document.activeElement?.id === 'msg');
+  await page.locator('#msg').fill(longText);
+  await page.locator('#msg-size', { hasText: '30,000 / 32,768 bytes' }).waitFor({ timeout: wait });
+  await page.locator('#msg').press('Enter');
+  await page.locator('.objective button', { hasText: 'show more (30,000 characters)' }).waitFor({ timeout: wait });
+  const shown = await page.evaluate(() => document.body.innerText.split('the long message').length - 1);
+  check(shown < 200, `the 30 KB message is printed whole: ${shown} of its 1,765 repeats shown`);
+  const tall = await page.evaluate(() => document.documentElement.scrollHeight);
+  check(tall < 4000, `the page of a 30 KB message is ${tall} px tall`);
+  await shot(page, '07h-long-message');
+  await fits(page, '30 KB message', '07i-long-message-390px');
+  await page.locator('.objective button', { hasText: 'show more' }).click();
+  await page.locator('.objective button', { hasText: 'show less' }).waitFor({ timeout: wait });
+  step(`a 30 KB message folded (${tall} px tall)`);
+
   // A key the server no longer accepts (as after its revocation) sends
   // the console back to the login with the API's reason.
-  current = page;
   await page.locator('body').press('s');
   await page.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: wait });
   await page.evaluate(() => sessionStorage.setItem('warden.key', 'revoked-key'));
@@ -502,6 +576,31 @@ try {
   const digest = await ap.locator('article[data-slot="Probe"] header .digest').getAttribute('title');
   check(digest.replace(/^sha256:/, '') === env('DIGEST_A'), `rolled back to ${digest}, want ${env('DIGEST_A')}`);
   await shot(ap, '21-slot-rolled-back');
+  // No two labels of a chart overlap, at 1,280 px and at 390 px.
+  const overlapping = () => ap.evaluate(() => {
+    const bad = [];
+    for (const svg of document.querySelectorAll('svg.histogram, svg.columns')) {
+      const boxes = [...svg.querySelectorAll('text')].map((t) => ({ t: t.textContent, r: t.getBoundingClientRect() }));
+      for (let i = 0; i < boxes.length; i++) {
+        for (let j = i + 1; j < boxes.length; j++) {
+          const a = boxes[i].r;
+          const b = boxes[j].r;
+          if (a.width && b.width && a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) {
+            bad.push(`${boxes[i].t} / ${boxes[j].t}`);
+          }
+        }
+      }
+    }
+    return bad;
+  });
+  let overlap = await overlapping();
+  check(overlap.length === 0, 'chart labels overlap at 1,280 px: ' + overlap.join(', '));
+  const wide = ap.viewportSize();
+  await ap.setViewportSize({ width: 390, height: 844 });
+  overlap = await overlapping();
+  await shot(ap, '21b-slots-390px');
+  await ap.setViewportSize(wide);
+  check(overlap.length === 0, 'chart labels overlap at 390 px: ' + overlap.join(', '));
   await ap.locator('article[data-slot="Probe"]').screenshot({ path: path.join(artifacts, '22-slot-probe.png') });
   step('rolled back');
   await ap.keyboard.press('i');
@@ -515,7 +614,7 @@ try {
   await ap.getByLabel('Status').selectOption('FAILED');
   await ap.locator('table.sessions tbody tr[data-status="FAILED"]', { hasText: 'acme' }).waitFor({ timeout: wait });
   await ap.locator(`table.sessions tbody tr[data-session="${waitingID}"]`).waitFor({ state: 'detached', timeout: wait });
-  check(await ap.locator('table.sessions tbody tr').count() === 1, 'the platform lists other sessions as failed');
+  check(await rowsShown(ap, 1), 'the platform lists other sessions as failed');
   await shot(ap, '24-platform-sessions-failed');
   await fits(ap, 'platform sessions', '24-platform-sessions-390px');
   step('platform: every tenant\'s failed sessions');

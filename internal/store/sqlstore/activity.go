@@ -10,25 +10,20 @@ import (
 )
 
 // SessionStates lists the sessions that pass f with their latest task's
-// status, in one query: the status is read from the latest task's
-// document, the last activity from the last event's.
+// status, in one query over the sessions' rows, which keep the latest
+// task's status and the last activity (migration 0010).
 func (s *DB) SessionStates(ctx context.Context, f store.SessionFilter, after store.Cursor, limit int) ([]store.SessionState, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
-	field := func(col, key string) string {
-		if s.dialect == Postgres {
-			return "(" + col + "::jsonb ->> '" + key + "')"
-		}
-		return "json_extract(" + col + ", '$." + key + "')"
-	}
-	status := "COALESCE(" + field("lt.doc", "status") + ", '')"
+	// The latest task's id and status and the last event's time are kept
+	// on the session's row by PutTask and AppendEvent (migration 0010): a
+	// status filter reads the index on (tenant, status, created_at, id).
+	status := "s.status"
 	q := `SELECT s.id, s.tenant, s.created_at, s.owner,
   (SELECT COUNT(*) FROM api_tasks c WHERE c.session_id = s.id),
-  COALESCE(lt.id, ''), ` + status + `,
-  COALESCE((SELECT ` + field("e.doc", "time") + ` FROM api_events e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1), '')
+  s.latest_task, s.status, s.last_at
 FROM api_sessions s
-LEFT JOIN api_tasks lt ON lt.session_id = s.id AND lt.seq = (SELECT MAX(m.seq) FROM api_tasks m WHERE m.session_id = s.id)
 WHERE 1 = 1`
 	var args []any
 	if f.Tenant != "" {

@@ -152,17 +152,34 @@ func (s *DB) PutTask(ctx context.Context, session string, t store.Doc) error {
 	if err := validDoc("task "+t.ID, t.Doc); err != nil {
 		return err
 	}
-	// One statement, which writes nothing for an unknown session.
-	res, err := s.exec(ctx, "task "+t.ID, `INSERT INTO api_tasks (session_id, id, seq, doc)
-SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM api_sessions WHERE id = ?)
-ON CONFLICT (session_id, id) DO UPDATE SET seq = excluded.seq, doc = excluded.doc`, session, t.ID, t.Seq, string(t.Doc), session)
+	var head struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(t.Doc, &head)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlstore: task %s: %w", t.ID, err)
+	}
+	defer tx.Rollback()
+	// The insert writes nothing for an unknown session; the session's row
+	// keeps its latest task's status (0010), in the same transaction.
+	res, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO api_tasks (session_id, id, seq, doc)
+SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM api_sessions WHERE id = ?)
+ON CONFLICT (session_id, id) DO UPDATE SET seq = excluded.seq, doc = excluded.doc`), session, t.ID, t.Seq, string(t.Doc), session)
+	if err != nil {
+		return fmt.Errorf("sqlstore: task %s: %w", t.ID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("sqlstore: task %s: %w", t.ID, err)
 	} else if n == 0 {
 		return fmt.Errorf("sqlstore: session %s: %w", session, store.ErrNotFound)
+	}
+	if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE api_sessions SET latest_seq = ?, latest_task = ?, status = ?
+WHERE id = ? AND latest_seq <= ?`), t.Seq, t.ID, head.Status, session, t.Seq); err != nil {
+		return fmt.Errorf("sqlstore: task %s: session status: %w", t.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: task %s: %w", t.ID, err)
 	}
 	return nil
 }
@@ -274,21 +291,38 @@ func (s *DB) AppendEvent(ctx context.Context, session string, e store.Doc) error
 	if err := validDoc(what, e.Doc); err != nil {
 		return err
 	}
-	// One statement in the common case; which of the two reasons a row was
-	// not written is looked up only then.
-	res, err := s.exec(ctx, what, `INSERT INTO api_events (session_id, seq, doc)
-SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM api_sessions WHERE id = ?)
-ON CONFLICT (session_id, seq) DO NOTHING`, session, e.Seq, string(e.Doc), session)
+	var head struct {
+		Time string `json:"time"`
+	}
+	_ = json.Unmarshal(e.Doc, &head)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	defer tx.Rollback()
+	// One insert in the common case; which of the two reasons a row was
+	// not written is looked up only then. The session's row keeps the time
+	// of its last event (0010), in the same transaction.
+	res, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO api_events (session_id, seq, doc)
+SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM api_sessions WHERE id = ?)
+ON CONFLICT (session_id, seq) DO NOTHING`), session, e.Seq, string(e.Doc), session)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("sqlstore: %s: %w", what, err)
 	} else if n == 0 {
+		tx.Rollback()
 		if _, err := s.LookupSession(ctx, session); err != nil {
 			return err
 		}
 		return fmt.Errorf("sqlstore: %s: %w", what, store.ErrExists)
+	}
+	if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE api_sessions SET last_at = ? WHERE id = ?`), head.Time, session); err != nil {
+		return fmt.Errorf("sqlstore: %s: last activity: %w", what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	return nil
 }

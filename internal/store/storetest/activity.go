@@ -89,4 +89,34 @@ func testSessionStates(t *testing.T, d store.Directory) {
 	if want := time.Date(2026, 1, 2, 3, 4, 7, 8e6, time.UTC); len(list) != 1 || !list[0].Last.Equal(want) || list[0].Created != at(1) {
 		t.Fatalf("s_done: %+v, want last %v, created %v", list, want, at(1))
 	}
+
+	// The status follows the writes: the waiting task finishes, an older
+	// task written again does not become the latest, and a new task is.
+	moves := []struct {
+		name        string
+		session, id string
+		seq         int64
+		status      string
+		filter      []string
+		want        string
+	}{
+		{"the waiting task fails", "s_waiting", "t1", 1, "FAILED", []string{"FAILED"}, "s_waiting:t1/FAILED/1,s_failed:t2/FAILED/2"},
+		{"an older task rewritten stays older", "s_failed", "t1", 1, "SUSPENDED", []string{"SUSPENDED"}, ""},
+		{"a new task is the latest", "s_failed", "t3", 3, "RUNNING", []string{"RUNNING"}, "s_failed:t3/RUNNING/3"},
+		{"no longer failed", "s_empty", "t1", 1, "DONE", []string{"FAILED"}, "s_waiting:t1/FAILED/1"},
+	}
+	for _, m := range moves {
+		task(m.session, m.id, m.seq, m.status)
+		list, err := ls.SessionStates(bg, store.SessionFilter{Tenant: "acme", Status: m.filter}, store.Cursor{}, 10)
+		must(t, err)
+		if ids(list) != m.want {
+			t.Errorf("%s: %q, want %q", m.name, ids(list), m.want)
+		}
+	}
+	must(t, d.AppendEvent(bg, "s_done", store.Doc{Seq: 3, Doc: json.RawMessage(`{"seq":3,"time":"2026-01-02T03:05:00Z"}`)}))
+	list, err = ls.SessionStates(bg, store.SessionFilter{Tenant: "acme", Status: []string{"DONE"}}, store.Cursor{}, 10)
+	must(t, err)
+	if want := time.Date(2026, 1, 2, 3, 5, 0, 0, time.UTC); len(list) != 2 || list[1].ID != "s_done" || !list[1].Last.Equal(want) {
+		t.Fatalf("after a new event: %+v, want s_done last %v", list, want)
+	}
 }

@@ -1,0 +1,2 @@
+-- 0009: reserved for another change; it changes nothing.
+SELECT 1;
