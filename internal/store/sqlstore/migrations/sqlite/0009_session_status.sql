@@ -1,4 +1,4 @@
--- 0010: a session's latest task (its id, seq and status) and the time of
+-- 0009: a session's latest task (its id, seq and status) and the time of
 -- its last trace event, on the session's row, kept by the writes of its
 -- tasks and events: a listing filtered by status reads an index instead of
 -- every task's document. Existing sessions are filled in from their tasks

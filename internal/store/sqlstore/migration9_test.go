@@ -11,7 +11,7 @@ import (
 	"github.com/agentwarden/warden/internal/store/sqlstore"
 )
 
-// TestMigrationSessionStatus: migration 0010 fills the session rows of a
+// TestMigrationSessionStatus: migration 0009 fills the session rows of a
 // database written before it with their latest task's status and last
 // activity, so that the listing filtered by status sees them.
 func TestMigrationSessionStatus(t *testing.T) {
@@ -51,7 +51,7 @@ func TestMigrationSessionStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			// The database as it was before 0010.
+			// The database as it was before 0009.
 			driver := map[sqlstore.Dialect]string{sqlstore.SQLite: "sqlite", sqlstore.Postgres: "pgx"}[tt.d]
 			raw, err := sql.Open(driver, dsn)
 			if err != nil {
@@ -62,7 +62,7 @@ func TestMigrationSessionStatus(t *testing.T) {
 				`DROP INDEX api_sessions_status`, `DROP INDEX api_sessions_status_all`,
 				`ALTER TABLE api_sessions DROP COLUMN latest_seq`, `ALTER TABLE api_sessions DROP COLUMN latest_task`,
 				`ALTER TABLE api_sessions DROP COLUMN status`, `ALTER TABLE api_sessions DROP COLUMN last_at`,
-				`DELETE FROM schema_migrations WHERE version >= 10`,
+				`DELETE FROM schema_migrations WHERE version >= 9`,
 			} {
 				if _, err := raw.Exec(q); err != nil {
 					t.Fatalf("%s: %v", q, err)

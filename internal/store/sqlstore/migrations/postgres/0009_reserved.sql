@@ -1,2 +1,0 @@
--- 0009: reserved for another change; it changes nothing.
-SELECT 1;
