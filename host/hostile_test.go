@@ -353,7 +353,9 @@ func TestHammer(t *testing.T) {
 	})
 	for n, p := range plugins {
 		st := p.Stats()
-		if st.InFlight != 0 || st.InstancesLive > int64(pol.PoolSize*len(tenants)) ||
+		// Each tenant's pool, plus the plugin's one spare, which a tenant
+		// that took it has refilled in the background.
+		if st.InFlight != 0 || st.InstancesLive > int64(pol.PoolSize*len(tenants)+1) ||
 			st.InstancesCreated-st.InstancesClosed != uint64(st.InstancesLive) || st.InstancesIdle != int(st.InstancesLive) {
 			t.Errorf("%s: pool did not return to baseline: %+v", n, st)
 		}

@@ -59,7 +59,7 @@ func TestServices(t *testing.T) {
 	if got.BadSchema == "" {
 		t.Error("an invalid schema validated")
 	}
-	if got.Canonical != `{"a":[1,2.50],"b":1}` {
+	if got.Canonical != `{"a":[1,2.5],"b":1}` {
 		t.Errorf("canonical = %s", got.Canonical)
 	}
 	if !reflect.DeepEqual(got.Walk, []any{"{", 2.0, []any{"Q3", "7"}}) || got.WalkNone != 0 {

@@ -81,7 +81,7 @@ func fleetSlots(t *testing.T, storeArg string, two bool) {
 		t.Helper()
 		p, base := start(t, serving, warden, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", storeArg,
 			"--instance", name, "--lease", "2s", "--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL,
-			"--plugin-cache", testdata.CacheDir(t))
+			"--plugin-cache", testdata.CacheDir(t), "--forward=false")
 		procs = append(procs, p)
 		return p, base
 	}

@@ -70,10 +70,12 @@ var wardenFamilies = []string{
 	"warden_loop_guard_policy_total", "warden_loop_nodes_finished_total", "warden_loop_stalls_total", "warden_loop_suspensions_total",
 	"warden_loop_tasks_finished_total", "warden_loop_tool_calls_total",
 	"warden_model_failures_total", "warden_model_tokens_total",
+	"warden_plugin_budget_refused_total", "warden_plugin_budget_waits_total",
 	"warden_plugin_call_duration_seconds", "warden_plugin_calls_total", "warden_plugin_failure_policy_total",
 	"warden_plugin_in_flight", "warden_plugin_info", "warden_plugin_instance_memory_bytes",
-	"warden_plugin_instances_closed_total", "warden_plugin_instances_created_total", "warden_plugin_instances_idle",
-	"warden_plugin_instances_live", "warden_plugin_memory_limit_pages", "warden_plugin_timeouts_total",
+	"warden_plugin_instances_closed_total", "warden_plugin_instances_created_total", "warden_plugin_instances_evicted_total",
+	"warden_plugin_instances_idle", "warden_plugin_instances_live", "warden_plugin_instances_memory_bytes",
+	"warden_plugin_instances_reclaimed_total", "warden_plugin_memory_limit_pages", "warden_plugin_timeouts_total",
 	"warden_plugin_traps_total", "warden_tenant_plugin_time_refused_total",
 }
 

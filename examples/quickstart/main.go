@@ -96,7 +96,9 @@ func run(ctx context.Context, out io.Writer) error {
 		Args: json.RawMessage(calls[0].args), Schema: json.RawMessage(schema), Contract: json.RawMessage(toolContract)})
 	fmt.Fprintf(out, "- the next call on %s\n  %s\n", guard.Ref(), describe(v))
 	ls := loop.Stats()
-	fmt.Fprintf(out, "\n%s: %d timeout(s), %d instance(s) closed, %d live\n", loop.Ref(), ls.Timeouts, ls.InstancesClosed, ls.InstancesLive)
+	// A fresh spare may start in the background after the close, so the
+	// calls in flight, not the instances live, say that nothing is stuck.
+	fmt.Fprintf(out, "\n%s: %d timeout(s), %d instance(s) closed, %d call(s) in flight\n", loop.Ref(), ls.Timeouts, ls.InstancesClosed, ls.InFlight)
 	return nil
 }
 

@@ -107,13 +107,15 @@ func (s *Server) SyncSlots(ctx context.Context) error {
 }
 
 // applyDesired serves a slot's desired generation d, unless it does, or
-// refused it, already.
+// refused it, already, or serves a later one: the store's numbers only
+// grow (a rollback is a new generation), so a d read before an install
+// this instance has made since is stale and is never applied over it.
 func (s *Server) applyDesired(ctx context.Context, d store.SlotGeneration) {
 	s.installMu.Lock()
 	defer s.installMu.Unlock()
 	ps := s.pluginsOf()
 	a := ps.applied[d.Slot]
-	if a != nil && (a.number == d.Number || a.refused == d.Number) {
+	if a != nil && (a.number >= d.Number || a.refused == d.Number) {
 		return
 	}
 	s.slotMu.Lock()

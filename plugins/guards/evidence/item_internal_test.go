@@ -169,7 +169,7 @@ func TestWalkedLeaves(t *testing.T) {
 			if err := json.Unmarshal(v.Effects[0].Payload, &got); err != nil {
 				t.Fatal(err)
 			}
-			if got.Locator != it.Locator || got.Locator != `s {"a":"é","z":[1,2.50]}` {
+			if got.Locator != it.Locator || got.Locator != `s {"a":"é","z":[1,2.5]}` {
 				t.Errorf("locator from the host %s, from the guest %s", got.Locator, it.Locator)
 			}
 			if strings.Join(got.Values, "\x00") != strings.Join(it.Values, "\x00") {
