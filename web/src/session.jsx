@@ -3,7 +3,7 @@ import { events as follow, get, post } from './api.js';
 import { approval as getApproval, ApprovalCard } from './approvals.jsx';
 import { TaskGraph } from './graph.jsx';
 import { Ago, Badge, ErrorNote, When, duration } from './ui.jsx';
-import { t as tr } from './i18n.jsx';
+import { lang, t as tr } from './i18n.jsx';
 
 const enc = encodeURIComponent;
 
@@ -322,7 +322,7 @@ function Trace({ events }) {
           {shown.map((e, i) => (
             <tr class={'k-' + e.kind + (e.level === 'WARN' ? ' warn' : '')} data-seq={e.seq} data-kind={e.kind} data-tool={e.tool || ''} data-status={e.status || ''}>
               <td class="num" data-label="#">{e.seq}</td>
-              <td data-label={tr('Time')}>{e.time && <time datetime={e.time} title={new Date(e.time).toLocaleString()}>{clock(e.time)}</time>}
+              <td data-label={tr('Time')}>{e.time && <time datetime={e.time} title={new Date(e.time).toLocaleString(lang())}>{clock(e.time)}</time>}
                 {e.time && i > 0 && shown[i - 1].time && <div class="muted small" title={tr('since the event before')}>+{duration(new Date(e.time) - new Date(shown[i - 1].time))}</div>}</td>
               <td>{e.kind}{e.status && (e.kind !== 'TOOL' || e.status === 'SKIPPED') && <> <Badge value={e.status} /></>}</td>
               <td><code>{(e.node || '').replace(/^t\d+\./, '')}</code></td>

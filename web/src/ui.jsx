@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { t as tr } from './i18n.jsx';
+import { lang, t as tr } from './i18n.jsx';
 
 // ErrorNote shows an API error as the API wrote it: its code and message.
 export function ErrorNote({ error }) {
@@ -28,7 +28,7 @@ export function Badge({ value }) {
 export function When({ t }) {
   if (!t) return null;
   const d = new Date(t);
-  return <time datetime={t} title={d.toISOString()}>{d.toLocaleString()}</time>;
+  return <time datetime={t} title={d.toISOString()}>{d.toLocaleString(lang())}</time>;
 }
 
 // ago says how long ago t was, in the largest whole unit.
@@ -45,7 +45,7 @@ export function ago(t, now = Date.now()) {
 export function Ago({ t }) {
   if (!t) return null;
   const d = new Date(t);
-  return <time datetime={t} title={d.toLocaleString()}>{ago(t)}</time>;
+  return <time datetime={t} title={d.toLocaleString(lang())}>{ago(t)}</time>;
 }
 
 // duration says how long ms milliseconds are.
