@@ -46,6 +46,8 @@ const zh = {
   'live updates down: reading every 3 s': '实时更新中断：每 3 秒读取一次',
   '● live': '● 实时',
   'connecting…': '连接中…',
+  'reconnecting…': '重新连接中…',
+  'error: ': '错误：',
   'No pending approvals.': '没有待审批项。',
   'No confirmed approvals.': '没有已确认的审批。',
   'No rejected approvals.': '没有已拒绝的审批。',

@@ -46,7 +46,7 @@ export function Session({ id, task }) {
           timer.current = setTimeout(load, 150);
         }
       },
-      onState: (s) => setLive(typeof s === 'string' ? s : 'error: ' + s.message),
+      onState: (s) => setLive(typeof s === 'string' ? s : tr('error: ') + s.message),
     });
     return () => { stop(); clearTimeout(timer.current); };
   }, [id]);
@@ -67,7 +67,7 @@ export function Session({ id, task }) {
       <div class="bar">
         <h1 id="h-session">{tr('Session')} <code>{id}</code></h1>
         <span class={'live ' + (live === 'live' ? 'on' : 'off')} role="status" aria-live="polite">
-          {live === 'live' ? tr('● live') : live === 'connecting' ? tr('connecting…') : live}
+          {live === 'live' ? tr('● live') : live === 'connecting' ? tr('connecting…') : live === 'reconnecting' ? tr('reconnecting…') : live}
         </span>
         {info && <span class="muted small">{tr('opened')} <When t={info.created} /></span>}
         {info?.locale && (
