@@ -13,7 +13,7 @@ const decisions = [
 // login identity a gateway passed.
 export function Answerer({ by }) {
   const p = by.platform ? Object.entries(by.platform).map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ') : '';
-  return <span class="answerer" data-answered-by={by.tenant}>{p ? p + ' via ' : ''}tenant <code>{by.tenant}</code> key <code>{by.key}</code></span>;
+  return <span class="answerer" data-answered-by={by.tenant}>{p ? p + ' ' + t('via') + ' ' : ''}{t('tenant')} <code>{by.tenant}</code> {t('key')} <code>{by.key}</code></span>;
 }
 
 // ApprovalCard is one held write: what it would do, and the three answers.

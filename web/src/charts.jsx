@@ -1,3 +1,5 @@
+import { t as tr } from './i18n.jsx';
+
 // Small SVG charts: no chart library, text labels beside every colour.
 
 // Bar is one stacked horizontal bar of counts.
@@ -20,7 +22,7 @@ export function Bar({ parts, label, width = 160 }) {
 // Histogram draws a latency histogram: one bar per bucket, labelled by its
 // upper bound in milliseconds (the last bucket is everything above).
 export function Histogram({ bounds, counts, label }) {
-  if (!counts?.length) return <p class="muted small">No calls yet.</p>;
+  if (!counts?.length) return <p class="muted small">{tr('No calls yet.')}</p>;
   const max = Math.max(1, ...counts);
   // Without bounds (an older server) the buckets are only numbered.
   const name = (i) => (!bounds.length ? '#' + (i + 1) : i < bounds.length ? '≤' + fmt(bounds[i]) : '>' + fmt(bounds[bounds.length - 1]));

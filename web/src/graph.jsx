@@ -1,4 +1,5 @@
 import { Badge } from './ui.jsx';
+import { t as tr } from './i18n.jsx';
 
 // graphOf reads a task's graph from its trace: a NODE event opens or
 // updates a node, SUSPEND/RESUME change its status, and a delegated node
@@ -45,7 +46,7 @@ const GY = 36;
 // an arrow from each node to the node it delegated to.
 export function TaskGraph({ events, task }) {
   const { nodes, edges } = graphOf(events);
-  if (!nodes.length) return <p class="muted">No nodes yet.</p>;
+  if (!nodes.length) return <p class="muted">{tr('No nodes yet.')}</p>;
   const parent = new Map(edges.map((e) => [e.to, e.from]));
   const depth = (id) => (parent.has(id) ? 1 + depth(parent.get(id)) : 0);
   const rows = new Map();
@@ -61,7 +62,7 @@ export function TaskGraph({ events, task }) {
   return (
     <figure class="graph">
       <svg viewBox={`0 0 ${width} ${height}`} width={width} height={height} role="img"
-        aria-label={`Task ${task} graph: ` + nodes.map((n) => `${n.id} ${n.status}`).join(', ')}>
+        aria-label={tr('Task {t} graph: ', { t: task }) + nodes.map((n) => `${n.id} ${n.status}`).join(', ')}>
         <defs>
           <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
             <path d="M0,0 L10,5 L0,10 z" class="edge-head" />
@@ -80,7 +81,7 @@ export function TaskGraph({ events, task }) {
               <title>{n.id + ': ' + n.objective}</title>
               <rect width={W} height={H} rx="8" />
               <text x="10" y="21" class="node-id">{n.id.replace(/^t\d+\./, '')}</text>
-              <text x="10" y="41" class="node-status">{n.status} · {n.tools} call{n.tools === 1 ? '' : 's'}</text>
+              <text x="10" y="41" class="node-status">{n.status} · {tr(n.tools === 1 ? '{n} call' : '{n} calls', { n: n.tools })}</text>
             </g>
           );
         })}

@@ -143,7 +143,7 @@ function Shell({ who, onLogout }) {
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>{t('Skip to content')}</a>
       <header class="top">
         <span class="brand" aria-hidden="true">Warden</span>
-        <nav aria-label="Views">
+        <nav aria-label={t('Views')}>
           {nav.map((n) => (
             <a href={'#/' + n.path} aria-current={head === n.path ? 'page' : undefined} aria-keyshortcuts={n.key}>
               {t(n.label)} {n.path === 'approvals' && pending != null && pending !== 0 && <span class="count" data-pending={pending} aria-label={`${pending} ${t('pending')}`}>{pending}</span>} <kbd>{n.key}</kbd>

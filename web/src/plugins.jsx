@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { del, get, request } from './api.js';
 import { ConfirmDelete, ErrorNote, Loading, When, setFlash, takeFlash, useLoad } from './ui.jsx';
+import { t as tr } from './i18n.jsx';
 
 const enc = encodeURIComponent;
 
@@ -16,7 +17,7 @@ export async function sha256(bytes) {
   if (!globalThis.crypto?.subtle) {
     throw {
       code: 'no_subtle_crypto',
-      message: 'this browser computes SHA-256 only on a secure origin (https, or http://127.0.0.1 or localhost): open the console there, or install with warden plugins install FILE',
+      message: tr('this browser computes SHA-256 only on a secure origin (https, or http://127.0.0.1 or localhost): open the console there, or install with warden plugins install FILE'),
     };
   }
   const d = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
@@ -30,12 +31,12 @@ export function Status({ value }) {
 }
 
 function Caps({ list }) {
-  if (!list?.length) return <span class="muted">none</span>;
+  if (!list?.length) return <span class="muted">{tr('none')}</span>;
   return <ul class="chips">{list.map((c) => <li><code>{c}</code></li>)}</ul>;
 }
 
 function SkillLinks({ keys }) {
-  if (!keys?.length) return <span class="muted">no skill</span>;
+  if (!keys?.length) return <span class="muted">{tr('no skill')}</span>;
   return <ul class="chips">{keys.map((k) => <li><a href={'#/skills/' + enc(k)}><code>{k}</code></a></li>)}</ul>;
 }
 
@@ -52,36 +53,36 @@ export function Plugins() {
   return (
     <section aria-labelledby="h-plugins">
       <div class="bar">
-        <h1 id="h-plugins">Plugins</h1>
+        <h1 id="h-plugins">{tr('Plugins')}</h1>
         <form role="search" onSubmit={(e) => e.preventDefault()}>
-          <label for="plugin-q" class="sr">Search plugins by name, ref, digest or skill</label>
-          <input id="plugin-q" data-search type="search" placeholder="Search plugins  ( / )" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+          <label for="plugin-q" class="sr">{tr('Search plugins by name, ref, digest or skill')}</label>
+          <input id="plugin-q" data-search type="search" placeholder={tr('Search plugins  ( / )')} value={q} onInput={(e) => setQ(e.currentTarget.value)} />
         </form>
-        <button type="button" onClick={reload}>Refresh</button>
+        <button type="button" onClick={reload}>{tr('Refresh')}</button>
       </div>
-      <p class="muted small">Your tenant's guard and builtin modules. A skill's contract attaches a guard by its ref (<code>name@version</code>) in <code>guards:</code>; a plugin cannot be deleted while a skill attaches it.</p>
+      <p class="muted small">{tr("Your tenant's guard and builtin modules. A skill's contract attaches a guard by its ref")} (<code>name@version</code>) {tr('in')} <code>guards:</code>{tr('; a plugin cannot be deleted while a skill attaches it.')}</p>
       {note && <p role="status" class="ok-note">{note}</p>}
       <ErrorNote error={error} />
       <InstallModule onDone={reload} />
       <Loading when={loading && !data} />
-      {data && plugins.length === 0 && <p class="muted">No plugins installed: install a module above.</p>}
-      {plugins.length > 0 && shown.length === 0 && <p class="muted">No plugin matches.</p>}
+      {data && plugins.length === 0 && <p class="muted">{tr('No plugins installed: install a module above.')}</p>}
+      {plugins.length > 0 && shown.length === 0 && <p class="muted">{tr('No plugin matches.')}</p>}
       {shown.length > 0 && (
         <table class="list stack">
-          <caption>Installed modules, a row per version</caption>
+          <caption>{tr('Installed modules, a row per version')}</caption>
           <thead>
-            <tr><th scope="col">Plugin</th><th scope="col">Role</th><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Status</th><th scope="col">Capabilities</th><th scope="col">Installed</th></tr>
+            <tr>{['Plugin', 'Role', 'Version', 'Digest', 'Status', 'Capabilities', 'Installed'].map((h) => <th scope="col">{tr(h)}</th>)}</tr>
           </thead>
           <tbody>
             {shown.flatMap((p) => p.versions.map((v) => (
               <tr data-plugin={p.name} data-version={v.version}>
-                <td data-label="Plugin"><a href={'#/plugins/' + enc(p.name)}><code>{p.name}</code></a></td>
-                <td data-label="Role">{v.role}</td>
-                <td data-label="Version"><code>{v.version}</code></td>
-                <td data-label="Digest"><code class="digest" title={v.digest}>{hex(v.digest).slice(0, 12)}…</code></td>
-                <td data-label="Status"><Status value={v.status} />{v.attached_by.length > 0 && <span class="small"> by {v.attached_by.join(', ')}</span>}</td>
-                <td data-label="Capabilities"><Caps list={v.capabilities} /></td>
-                <td data-label="Installed">by {v.installed_by}, <When t={v.installed} /></td>
+                <td data-label={tr('Plugin')}><a href={'#/plugins/' + enc(p.name)}><code>{p.name}</code></a></td>
+                <td data-label={tr('Role')}>{v.role}</td>
+                <td data-label={tr('Version')}><code>{v.version}</code></td>
+                <td data-label={tr('Digest')}><code class="digest" title={v.digest}>{hex(v.digest).slice(0, 12)}…</code></td>
+                <td data-label={tr('Status')}><Status value={v.status} />{v.attached_by.length > 0 && <span class="small"> {tr('by')} {v.attached_by.join(', ')}</span>}</td>
+                <td data-label={tr('Capabilities')}><Caps list={v.capabilities} /></td>
+                <td data-label={tr('Installed')}>{tr('by')} {v.installed_by}, <When t={v.installed} /></td>
               </tr>
             )))}
           </tbody>
@@ -125,15 +126,15 @@ function InstallModule({ onDone }) {
     const n = name.trim();
     const want = hex(expect.trim().toLowerCase());
     if (!picked) {
-      setError({ code: 'no_module', message: 'choose a .wasm module to install' });
+      setError({ code: 'no_module', message: tr('choose a .wasm module to install') });
       return;
     }
     if (!NAME.test(n)) {
-      setError({ code: 'invalid_name', message: 'a plugin name is its manifest\'s name: lowercase letters, digits, ".", "_" and "-", at most 64' });
+      setError({ code: 'invalid_name', message: tr('a plugin name is its manifest\'s name: lowercase letters, digits, ".", "_" and "-", at most 64') });
       return;
     }
     if (want && want !== picked.digest) {
-      setError({ code: 'digest_mismatch', message: `the file's sha256 is ${picked.digest}, not the expected ${want}: nothing was sent` });
+      setError({ code: 'digest_mismatch', message: tr('the file\'s sha256 is {got}, not the expected {want}: nothing was sent', { got: picked.digest, want }) });
       return;
     }
     setBusy(true);
@@ -143,8 +144,8 @@ function InstallModule({ onDone }) {
       const v = body?.versions?.find((x) => hex(x.digest) === picked.digest);
       const ref = v?.ref ?? n;
       setNote(status === 201
-        ? `Installed ${ref}, a ${v?.role ?? 'module'}: a skill attaches it as ${ref}.`
-        : `${ref} was installed already with this module: nothing changed.`);
+        ? tr('Installed {ref}, a {role}: a skill attaches it as {ref}.', { ref, role: v?.role ?? tr('module') })
+        : tr('{ref} was installed already with this module: nothing changed.', { ref }));
       file.current.value = '';
       setPicked(null);
       setNamed(false);
@@ -160,23 +161,23 @@ function InstallModule({ onDone }) {
 
   return (
     <form class="card install" onSubmit={submit} aria-labelledby="h-install-module">
-      <h2 id="h-install-module">Install a module</h2>
-      <p class="muted small">The module is pinned by the SHA-256 this page computes, then verified and load-checked by the server; it may ask only for the capabilities your tenant is granted.</p>
+      <h2 id="h-install-module">{tr('Install a module')}</h2>
+      <p class="muted small">{tr('The module is pinned by the SHA-256 this page computes, then verified and load-checked by the server; it may ask only for the capabilities your tenant is granted.')}</p>
       <div class="grid">
-        <label for="plugin-module">Module (.wasm)</label>
+        <label for="plugin-module">{tr('Module (.wasm)')}</label>
         <input id="plugin-module" data-new type="file" accept=".wasm,application/wasm" ref={file} onChange={choose} required />
         <span class="muted small">SHA-256</span>
         <output for="plugin-module" aria-live="polite" class="hash" data-sha256={picked?.digest || ''}>
-          {picked ? <code>{picked.digest}</code> : <span class="muted small">computed when a file is chosen</span>}
+          {picked ? <code>{picked.digest}</code> : <span class="muted small">{tr('computed when a file is chosen')}</span>}
         </output>
-        <label for="plugin-name">Name (its manifest's)</label>
+        <label for="plugin-name">{tr('Name (its manifest\'s)')}</label>
         <input id="plugin-name" value={name} required autocomplete="off" spellcheck={false}
           onInput={(e) => { setName(e.currentTarget.value); setNamed(true); }} />
-        <label for="plugin-expect">Expected SHA-256 (optional)</label>
-        <input id="plugin-expect" value={expect} autocomplete="off" spellcheck={false} placeholder="the digest your build printed"
+        <label for="plugin-expect">{tr('Expected SHA-256 (optional)')}</label>
+        <input id="plugin-expect" value={expect} autocomplete="off" spellcheck={false} placeholder={tr('the digest your build printed')}
           onInput={(e) => setExpect(e.currentTarget.value)} />
       </div>
-      <button type="submit" class="primary" disabled={busy}>{busy ? 'Installing…' : 'Install'}</button>
+      <button type="submit" class="primary" disabled={busy}>{busy ? tr('Installing…') : tr('Install')}</button>
       {note && <p role="status" class="ok-note">{note}</p>}
       <ErrorNote error={error} />
     </form>
@@ -200,7 +201,7 @@ export function Plugin({ name }) {
     setDelErr(null);
     try {
       const p = await del('/v1/plugins/' + enc(name));
-      setFlash(`Deleted plugin ${name}: ${p?.versions?.map((v) => v.ref).join(', ') || 'every version'}.`);
+      setFlash(tr('Deleted plugin {name}: {refs}.', { name, refs: p?.versions?.map((v) => v.ref).join(', ') || tr('every version') }));
       location.hash = '#/plugins';
     } catch (e) {
       setDelErr(e);
@@ -210,16 +211,16 @@ export function Plugin({ name }) {
   const named = delErr?.code === 'plugin_attached' ? attachedIn(delErr.message) : [];
   return (
     <section aria-labelledby="h-plugin">
-      <p class="small"><a href="#/plugins">← Plugins</a></p>
+      <p class="small"><a href="#/plugins">← {tr('Plugins')}</a></p>
       <div class="bar">
-        <h1 id="h-plugin">Plugin <code>{name}</code></h1>
-        <button type="button" onClick={reload}>Refresh</button>
+        <h1 id="h-plugin">{tr('Plugin')} <code>{name}</code></h1>
+        <button type="button" onClick={reload}>{tr('Refresh')}</button>
       </div>
       <ErrorNote error={error} />
       <Loading when={loading && !data} />
       {data && (
         <>
-          <p>{versions.length} version{versions.length === 1 ? '' : 's'} installed · attached by <SkillLinks keys={attached} /></p>
+          <p>{tr(versions.length === 1 ? '{n} version installed' : '{n} versions installed', { n: versions.length })} · {tr('attached by')} <SkillLinks keys={attached} /></p>
           {versions.map((v) => (
             <article class="card" aria-labelledby={'v-' + v.version} data-version={v.version}>
               <header>
@@ -228,29 +229,29 @@ export function Plugin({ name }) {
               </header>
               <table class="kv stack">
                 <tbody>
-                  <tr><th scope="row">Role</th><td>{v.role}</td></tr>
-                  <tr><th scope="row">Digest</th><td><code class="hash">{v.digest}</code></td></tr>
-                  <tr><th scope="row">Capabilities</th><td><Caps list={v.capabilities} /></td></tr>
-                  <tr><th scope="row">Installed</th><td>by {v.installed_by}, <When t={v.installed} /></td></tr>
-                  <tr><th scope="row">Attached by</th><td><SkillLinks keys={v.attached_by} /></td></tr>
-                  <tr><th scope="row">Refs</th><td><code>{v.ref}</code> or <code class="hash">sha256:{hex(v.digest)}</code></td></tr>
+                  <tr><th scope="row">{tr('Role')}</th><td>{v.role}</td></tr>
+                  <tr><th scope="row">{tr('Digest')}</th><td><code class="hash">{v.digest}</code></td></tr>
+                  <tr><th scope="row">{tr('Capabilities')}</th><td><Caps list={v.capabilities} /></td></tr>
+                  <tr><th scope="row">{tr('Installed')}</th><td>{tr('by')} {v.installed_by}, <When t={v.installed} /></td></tr>
+                  <tr><th scope="row">{tr('Attached by')}</th><td><SkillLinks keys={v.attached_by} /></td></tr>
+                  <tr><th scope="row">{tr('Refs')}</th><td><code>{v.ref}</code> {tr('or')} <code class="hash">sha256:{hex(v.digest)}</code></td></tr>
                 </tbody>
               </table>
               <details>
-                <summary>Manifest</summary>
+                <summary>{tr('Manifest')}</summary>
                 <pre class="doc">{JSON.stringify(v.manifest, null, 2)}</pre>
               </details>
             </article>
           ))}
           <div class="actions">
-            <ConfirmDelete label={`Delete plugin ${name}`} question={`Delete every version of ${name}?`} onConfirm={remove} />
+            <ConfirmDelete label={tr('Delete plugin {name}', { name })} question={tr('Delete every version of {name}?', { name })} onConfirm={remove} />
           </div>
         </>
       )}
       {named.length > 0 ? (
         <div class="error" role="alert" data-code={delErr.code}>
           <p><code>{delErr.code}</code> {delErr.message}</p>
-          <p>Still attached by: <SkillLinks keys={named} /> Remove its ref from their contracts' <code>guards:</code>, or delete them, then delete the plugin.</p>
+          <p>{tr('Still attached by:')} <SkillLinks keys={named} /> {tr("Remove its ref from their contracts'")} <code>guards:</code>{tr(', or delete them, then delete the plugin.')}</p>
         </div>
       ) : <ErrorNote error={delErr} />}
     </section>

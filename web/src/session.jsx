@@ -3,7 +3,7 @@ import { events as follow, get, post } from './api.js';
 import { approval as getApproval, ApprovalCard } from './approvals.jsx';
 import { TaskGraph } from './graph.jsx';
 import { Ago, Badge, ErrorNote, When, duration } from './ui.jsx';
-import { t as tr } from './i18n.jsx';
+import { lang, t as tr } from './i18n.jsx';
 
 const enc = encodeURIComponent;
 
@@ -46,7 +46,7 @@ export function Session({ id, task }) {
           timer.current = setTimeout(load, 150);
         }
       },
-      onState: (s) => setLive(typeof s === 'string' ? s : 'error: ' + s.message),
+      onState: (s) => setLive(typeof s === 'string' ? s : tr('error: ') + s.message),
     });
     return () => { stop(); clearTimeout(timer.current); };
   }, [id]);
@@ -56,20 +56,20 @@ export function Session({ id, task }) {
   if (error && !info && (error.status === 404 || error.code === 'session_not_found')) {
     return (
       <section aria-labelledby="h-session">
-        <h1 id="h-session">Session not found</h1>
+        <h1 id="h-session">{tr('Session not found')}</h1>
         <ErrorNote error={error} />
-        <p><a href="#/sessions">Back to the sessions</a></p>
+        <p><a href="#/sessions">{tr('Back to the sessions')}</a></p>
       </section>
     );
   }
   return (
     <section aria-labelledby="h-session">
       <div class="bar">
-        <h1 id="h-session">Session <code>{id}</code></h1>
+        <h1 id="h-session">{tr('Session')} <code>{id}</code></h1>
         <span class={'live ' + (live === 'live' ? 'on' : 'off')} role="status" aria-live="polite">
-          {live === 'live' ? '● live' : live}
+          {live === 'live' ? tr('● live') : live === 'connecting' ? tr('connecting…') : live === 'reconnecting' ? tr('reconnecting…') : live}
         </span>
-        {info && <span class="muted small">opened <When t={info.created} /></span>}
+        {info && <span class="muted small">{tr('opened')} <When t={info.created} /></span>}
         {info?.locale && (
           <span class="muted small" data-agent-locale={info.locale}
             title={tr('set by the server (serve --agents: locale); the API cannot change it while it runs')}>
@@ -80,9 +80,9 @@ export function Session({ id, task }) {
       <ErrorNote error={error} />
       <Compose id={id} onSent={(t) => { load(); if (t) location.hash = `#/sessions/${enc(id)}/${enc(t)}`; }} />
       <div class="split">
-        <nav aria-label="Tasks" class="tasks">
-          <h2>Tasks</h2>
-          {info && tasks.length === 0 && <p class="muted">No tasks yet: send a message.</p>}
+        <nav aria-label={tr('Tasks')} class="tasks">
+          <h2>{tr('Tasks')}</h2>
+          {info && tasks.length === 0 && <p class="muted">{tr('No tasks yet: send a message.')}</p>}
           <ol>
             {tasks.map((t) => (
               <li>
@@ -98,8 +98,8 @@ export function Session({ id, task }) {
           {current && <Task session={id} task={current} events={evs.filter((e) => e.task === current.id)} onChange={load} />}
           {info && task && !current && (
             <article aria-labelledby="h-task">
-              <h2 id="h-task">Task not found</h2>
-              <p class="error" role="alert"><code>task_not_found</code> session {id} has no task {task}</p>
+              <h2 id="h-task">{tr('Task not found')}</h2>
+              <p class="error" role="alert"><code>task_not_found</code> {tr('session {s} has no task {t}', { s: id, t: task })}</p>
             </article>
           )}
         </div>
@@ -134,14 +134,14 @@ function Compose({ id, onSent }) {
     }
   };
   return (
-    <form class="compose" onSubmit={send} aria-label="Send a message">
-      <label for="msg">Message</label>
-      <textarea id="msg" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="What should the agent do? (Enter sends, Shift+Enter a new line)"
+    <form class="compose" onSubmit={send} aria-label={tr('Send a message')}>
+      <label for="msg">{tr('Message')}</label>
+      <textarea id="msg" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder={tr('What should the agent do? (Enter sends, Shift+Enter a new line)')}
         autocomplete="off" aria-describedby="msg-size" aria-invalid={over ? 'true' : undefined}
         onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) send(e); }} />
-      <button type="submit" disabled={busy || !text.trim() || over}>{busy ? 'Sending…' : 'Send'}</button>
+      <button type="submit" disabled={busy || !text.trim() || over}>{busy ? tr('Sending…') : tr('Send')}</button>
       <span id="msg-size" class={'small ' + (over ? 'error-text' : 'muted')} aria-live="polite">
-        {size.toLocaleString()} / {MAX_TEXT.toLocaleString()} bytes{over ? ': too long to send' : ''}
+        {tr(over ? '{n} / {max} bytes: too long to send' : '{n} / {max} bytes', { n: size.toLocaleString(), max: MAX_TEXT.toLocaleString() })}
       </span>
       <ErrorNote error={error} />
     </form>
@@ -156,7 +156,7 @@ export function Fold({ text, at = 600 }) {
     <>
       {open ? text : text.slice(0, at) + '…'}{' '}
       <button type="button" class="link" aria-expanded={open ? 'true' : 'false'} onClick={() => setOpen(!open)}>
-        {open ? 'show less' : `show more (${text.length.toLocaleString()} characters)`}
+        {open ? tr('show less') : tr('show more ({n} characters)', { n: text.length.toLocaleString() })}
       </button>
     </>
   );
@@ -176,18 +176,18 @@ function Task({ session, task, events, onChange }) {
   const s = task.suspension;
   return (
     <article aria-labelledby="h-task">
-      <h2 id="h-task">Task <code>{task.id}</code> <Badge value={task.status} /></h2>
+      <h2 id="h-task">{tr('Task')} <code>{task.id}</code> <Badge value={task.status} /></h2>
       <p class="objective"><Fold text={task.objective} /></p>
       <Timing events={events} status={task.status} />
-      {task.output && <p><strong>Output:</strong> <Fold text={task.output} /></p>}
-      {task.reply && task.reply !== task.reason && <p><strong>Reply:</strong> <Fold text={task.reply} /></p>}
+      {task.output && <p><strong>{tr('Output:')}</strong> <Fold text={task.output} /></p>}
+      {task.reply && task.reply !== task.reason && <p><strong>{tr('Reply:')}</strong> <Fold text={task.reply} /></p>}
       {task.status === 'FAILED' && <Cause task={task} end={ending(events)} />}
-      {task.status !== 'FAILED' && task.reason && <p><strong>Reason:</strong> <Fold text={task.reason} /></p>}
+      {task.status !== 'FAILED' && task.reason && <p><strong>{tr('Reason:')}</strong> <Fold text={task.reason} /></p>}
       {task.status === 'SUSPENDED' && s && <Waiting session={session} task={task} onChange={onChange} />}
       {task.status === 'RUNNING' && <Resume session={session} task={task} onChange={onChange} />}
-      <h3>Graph</h3>
+      <h3>{tr('Graph')}</h3>
       <TaskGraph events={events} task={task.id} />
-      <h3>Trace</h3>
+      <h3>{tr('Trace')}</h3>
       <Trace events={events} />
     </article>
   );
@@ -213,12 +213,12 @@ function Resume({ session, task, onChange }) {
     }
   };
   return (
-    <div class="actions" role="group" aria-label="Interrupted task">
-      {!ask && <button type="button" class="ghost" onClick={() => setAsk(true)} title="for a task a stopped server left running">Resume…</button>}
+    <div class="actions" role="group" aria-label={tr('Interrupted task')}>
+      {!ask && <button type="button" class="ghost" onClick={() => setAsk(true)} title={tr('for a task a stopped server left running')}>{tr('Resume…')}</button>}
       {ask && <>
-        <span class="small">Resume {task.id} from where its nodes stopped? Only a task a stopped server left running can be resumed.</span>
-        <button type="button" class="primary" disabled={busy} onClick={go}>Yes, resume</button>
-        <button type="button" class="ghost" disabled={busy} onClick={() => setAsk(false)}>Back</button>
+        <span class="small">{tr('Resume {t} from where its nodes stopped? Only a task a stopped server left running can be resumed.', { t: task.id })}</span>
+        <button type="button" class="primary" disabled={busy} onClick={go}>{tr('Yes, resume')}</button>
+        <button type="button" class="ghost" disabled={busy} onClick={() => setAsk(false)}>{tr('Back')}</button>
       </>}
       <ErrorNote error={error} />
     </div>
@@ -235,8 +235,8 @@ function Timing({ events, status }) {
   const took = end?.time ? duration(new Date(end.time) - new Date(first)) : '';
   return (
     <p class="muted small timing">
-      started <When t={first} /> (<Ago t={first} />)
-      {end?.time ? <> · ended <When t={end.time} /> · took {took}</> : status === 'RUNNING' ? <> · running</> : <> · last event <Ago t={times[times.length - 1]} /></>}
+      {tr('started')} <When t={first} /> (<Ago t={first} />)
+      {end?.time ? <> · {tr('ended')} <When t={end.time} /> · {tr('took')} {took}</> : status === 'RUNNING' ? <> · {tr('running')}</> : <> · {tr('last event')} <Ago t={times[times.length - 1]} /></>}
     </p>
   );
 }
@@ -246,9 +246,9 @@ function Timing({ events, status }) {
 function Cause({ task, end }) {
   return (
     <section class="card cause" role="group" aria-labelledby="h-cause">
-      <h3 id="h-cause">Why it failed</h3>
-      <p>{end?.name && <code class="code" title={end.code || ''}>{end.name}</code>} <Fold text={end?.message || task.reason || 'no cause recorded'} /></p>
-      {end?.time && <p class="muted small">at <When t={end.time} /></p>}
+      <h3 id="h-cause">{tr('Why it failed')}</h3>
+      <p>{end?.name && <code class="code" title={end.code || ''}>{end.name}</code>} <Fold text={end?.message || task.reason || tr('no cause recorded')} /></p>
+      {end?.time && <p class="muted small">{tr('at')} <When t={end.time} /></p>}
     </section>
   );
 }
@@ -280,25 +280,25 @@ function Waiting({ session, task, onChange }) {
   };
   return (
     <section class="card waiting" aria-labelledby="h-wait">
-      <h3 id="h-wait">Waiting for {s.kind === 'FOLLOW_UP' ? 'an answer' : s.kind === 'VERIFY' ? 'verification' : 'approval'}</h3>
+      <h3 id="h-wait">{tr(s.kind === 'FOLLOW_UP' ? 'Waiting for an answer' : s.kind === 'VERIFY' ? 'Waiting for verification' : 'Waiting for approval')}</h3>
       {s.kind !== 'APPROVAL' && s.question && <p class="question">{s.question}</p>}
       {s.kind === 'APPROVAL' && ap && <ApprovalCard approval={ap} onDecided={onChange} />}
       {s.kind === 'FOLLOW_UP' && (
-        <form onSubmit={(e) => { e.preventDefault(); send('follow-up', { answer }); }} aria-label="Answer the follow-up question">
-          <label for="answer">Answer</label>
+        <form onSubmit={(e) => { e.preventDefault(); send('follow-up', { answer }); }} aria-label={tr('Answer the follow-up question')}>
+          <label for="answer">{tr('Answer')}</label>
           {s.suggestions?.length > 0 && (
             <div class="suggest">{s.suggestions.map((x) => <button type="button" class="ghost" onClick={() => setAnswer(x)}>{x}</button>)}</div>
           )}
           <input id="answer" value={answer} onInput={(e) => setAnswer(e.currentTarget.value)} autocomplete="off" />
-          <button type="submit" disabled={busy || !answer.trim()}>Answer</button>
+          <button type="submit" disabled={busy || !answer.trim()}>{tr('Answer')}</button>
         </form>
       )}
       {s.kind === 'VERIFY' && (
-        <div class="actions" role="group" aria-label="Verification">
-          <p class="muted small">Did <code>{s.tool}</code> take effect? Check with its verify tool, or say what you saw.</p>
-          <button type="button" class="primary" disabled={busy} onClick={() => send('verify', {})}>Check with the verify tool</button>
-          <button type="button" disabled={busy} onClick={() => send('verify', { took: true })}>It was done</button>
-          <button type="button" disabled={busy} onClick={() => send('verify', { took: false })}>It was not done</button>
+        <div class="actions" role="group" aria-label={tr('Verification')}>
+          <p class="muted small">{tr('Did')} <code>{s.tool}</code> {tr('take effect? Check with its verify tool, or say what you saw.')}</p>
+          <button type="button" class="primary" disabled={busy} onClick={() => send('verify', {})}>{tr('Check with the verify tool')}</button>
+          <button type="button" disabled={busy} onClick={() => send('verify', { took: true })}>{tr('It was done')}</button>
+          <button type="button" disabled={busy} onClick={() => send('verify', { took: false })}>{tr('It was not done')}</button>
         </div>
       )}
       <ErrorNote error={error} />
@@ -311,19 +311,19 @@ function Waiting({ session, task, onChange }) {
 function Trace({ events }) {
   const shown = events;
   const tokens = events.filter((e) => e.kind === 'MODEL').reduce((n, e) => n + (e.promptTokens || 0) + (e.completionTokens || 0), 0);
-  if (!shown.length) return <p class="muted">No events yet.</p>;
+  if (!shown.length) return <p class="muted">{tr('No events yet.')}</p>;
   return (
     <>
       <div class="scroll">
       <table class="trace stack" aria-live="polite">
-        <caption class="sr">Trace events, oldest first</caption>
-        <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Node</th><th scope="col">Tool</th><th scope="col">Outcome</th><th scope="col">Code</th><th scope="col">Message</th><th scope="col">Evidence</th></tr></thead>
+        <caption class="sr">{tr('Trace events, oldest first')}</caption>
+        <thead><tr><th scope="col">#</th>{['Time', 'Event', 'Node', 'Tool', 'Outcome', 'Code', 'Message', 'Evidence'].map((h) => <th scope="col">{tr(h)}</th>)}</tr></thead>
         <tbody>
           {shown.map((e, i) => (
             <tr class={'k-' + e.kind + (e.level === 'WARN' ? ' warn' : '')} data-seq={e.seq} data-kind={e.kind} data-tool={e.tool || ''} data-status={e.status || ''}>
               <td class="num" data-label="#">{e.seq}</td>
-              <td data-label="Time">{e.time && <time datetime={e.time} title={new Date(e.time).toLocaleString()}>{clock(e.time)}</time>}
-                {e.time && i > 0 && shown[i - 1].time && <div class="muted small" title="since the event before">+{duration(new Date(e.time) - new Date(shown[i - 1].time))}</div>}</td>
+              <td data-label={tr('Time')}>{e.time && <time datetime={e.time} title={new Date(e.time).toLocaleString(lang())}>{clock(e.time)}</time>}
+                {e.time && i > 0 && shown[i - 1].time && <div class="muted small" title={tr('since the event before')}>+{duration(new Date(e.time) - new Date(shown[i - 1].time))}</div>}</td>
               <td>{e.kind}{e.status && (e.kind !== 'TOOL' || e.status === 'SKIPPED') && <> <Badge value={e.status} /></>}</td>
               <td><code>{(e.node || '').replace(/^t\d+\./, '')}</code></td>
               <td>{e.tool && <code title={e.label || ''}>{e.tool}</code>}{e.label && <div class="muted small">{e.label}</div>}</td>
@@ -331,15 +331,15 @@ function Trace({ events }) {
               <td>{e.name && <code title={e.code}>{e.name}</code>}{e.category && <div class="muted small">{e.category}</div>}</td>
               <td class="msg">
                 {i > 0 && e.message && e.message === shown[i - 1].message
-                  ? <span class="muted small">same as #{shown[i - 1].seq}</span>
+                  ? <span class="muted small">{tr('same as #{n}', { n: shown[i - 1].seq })}</span>
                   : <Fold text={e.message} at={300} />}
-                {e.kind === 'MODEL' && <span class="small">{e.finish && <>finish <code>{e.finish}</code> · </>}
-                  {e.promptTokens || e.completionTokens ? `tokens: ${e.promptTokens || 0} in, ${e.completionTokens || 0} out${e.cachedTokens ? `, ${e.cachedTokens} cached` : ''}` : 'no usage reported'}</span>}
+                {e.kind === 'MODEL' && <span class="small">{e.finish && <>{tr('finish')} <code>{e.finish}</code> · </>}
+                  {e.promptTokens || e.completionTokens ? tr(e.cachedTokens ? 'tokens: {i} in, {o} out, {c} cached' : 'tokens: {i} in, {o} out', { i: e.promptTokens || 0, o: e.completionTokens || 0, c: e.cachedTokens }) : tr('no usage reported')}</span>}
                 {(e.input || e.sent) && (
                   <details>
-                    <summary>call</summary>
-                    {e.input && <><div class="muted small">arguments</div><pre>{e.input}</pre></>}
-                    {e.sent && <><div class="muted small">sent to the model</div><pre>{e.sent}</pre></>}
+                    <summary>{tr('call')}</summary>
+                    {e.input && <><div class="muted small">{tr('arguments')}</div><pre>{e.input}</pre></>}
+                    {e.sent && <><div class="muted small">{tr('sent to the model')}</div><pre>{e.sent}</pre></>}
                   </details>
                 )}
               </td>
@@ -349,7 +349,7 @@ function Trace({ events }) {
         </tbody>
       </table>
       </div>
-      {tokens > 0 && <p class="muted small">model tokens: {tokens}</p>}
+      {tokens > 0 && <p class="muted small">{tr('model tokens: {n}', { n: tokens })}</p>}
     </>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, post } from './api.js';
 import { Ago, Badge, ErrorNote, Loading, When } from './ui.jsx';
+import { t as tr } from './i18n.jsx';
 
 const PAGE = 20;
 
@@ -113,32 +114,32 @@ export function Sessions({ admin = false }) {
   return (
     <section aria-labelledby="h-sessions">
       <div class="bar">
-        <h1 id="h-sessions">Sessions</h1>
+        <h1 id="h-sessions">{tr('Sessions')}</h1>
         {!admin && <form role="search" onSubmit={(e) => e.preventDefault()}>
-          <label for="q" class="sr">Search sessions by id or text</label>
-          <input id="q" data-search type="search" placeholder="Search by id or text  ( / )" value={q}
+          <label for="q" class="sr">{tr('Search sessions by id or text')}</label>
+          <input id="q" data-search type="search" placeholder={tr('Search by id or text  ( / )')} value={q}
             onInput={(e) => setQ(e.currentTarget.value)} />
         </form>}
-        <label>Status{' '}
+        <label>{tr('Status')}{' '}
           <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            {filters.map((f) => <option value={f.value}>{f.label}</option>)}
+            {filters.map((f) => <option value={f.value}>{tr(f.label)}</option>)}
           </select>
         </label>
-        <label>Created{' '}
+        <label>{tr('Created')}{' '}
           <select value={span} onChange={(e) => setSpan(e.currentTarget.value)}>
-            {spans.map((f) => <option value={f.value}>{f.label}</option>)}
+            {spans.map((f) => <option value={f.value}>{tr(f.label)}</option>)}
           </select>
         </label>
-        <button type="button" onClick={() => page('')}>Refresh</button>
-        {!admin && <button type="button" onClick={create}>New session</button>}
+        <button type="button" onClick={() => page('')}>{tr('Refresh')}</button>
+        {!admin && <button type="button" onClick={create}>{tr('New session')}</button>}
       </div>
       <ErrorNote error={error} />
-      {!admin && <p class="muted small">A search matches session ids, and the text of the tasks of the sessions listed (which it reads).</p>}
-      {admin && <p class="muted small">Every tenant's sessions. An admin key reads no tenant's session: open one with its tenant's key.</p>}
+      {!admin && <p class="muted small">{tr('A search matches session ids, and the text of the tasks of the sessions listed (which it reads).')}</p>}
+      {admin && <p class="muted small">{tr("Every tenant's sessions. An admin key reads no tenant's session: open one with its tenant's key.")}</p>}
       <div class="scroll">
       <table class="list sessions">
-        <caption class="sr">{admin ? "Every tenant's sessions" : "The tenant's sessions"}, newest first</caption>
-        <thead><tr><th scope="col">Session</th>{admin && <th scope="col">Tenant</th>}<th scope="col">Latest task</th><th scope="col">Tasks</th><th scope="col">Last activity</th><th scope="col">Created</th></tr></thead>
+        <caption class="sr">{tr(admin ? "Every tenant's sessions, newest first" : "The tenant's sessions, newest first")}</caption>
+        <thead><tr><th scope="col">{tr('Session')}</th>{admin && <th scope="col">{tr('Tenant')}</th>}<th scope="col">{tr('Latest task')}</th><th scope="col">{tr('Tasks')}</th><th scope="col">{tr('Last activity')}</th><th scope="col">{tr('Created')}</th></tr></thead>
         <tbody>
           {shown.map((s) => {
             const tasks = details[s.id]?.tasks || [];
@@ -147,7 +148,7 @@ export function Sessions({ admin = false }) {
               <tr data-session={s.id} data-status={s.status || 'NONE'}>
                 <td>{admin ? <code>{s.id}</code> : <a href={'#/sessions/' + encodeURIComponent(s.id) + (s.latest ? '/' + encodeURIComponent(s.latest) : '')}><code>{s.id}</code></a>}</td>
                 {admin && <td>{s.tenant}</td>}
-                <td>{s.status ? <><Badge value={s.status} /> <code>{s.latest}</code></> : <span class="muted">none</span>}
+                <td>{s.status ? <><Badge value={s.status} /> <code>{s.latest}</code></> : <span class="muted">{tr('none')}</span>}
                   {last && <div class="objective small">{last.objective}</div>}</td>
                 <td class="num">{s.tasks ?? '—'}</td>
                 <td>{s.last ? <Ago t={s.last} /> : <span class="muted">—</span>}</td>
@@ -158,9 +159,9 @@ export function Sessions({ admin = false }) {
         </tbody>
       </table>
       </div>
-      {!loading && !error && shown.length === 0 && <p class="muted">{rows.length ? 'No session loaded matches.' : status || span ? 'No session matches the filter.' : 'No sessions yet.'}</p>}
+      {!loading && !error && shown.length === 0 && <p class="muted">{tr(rows.length ? 'No session loaded matches.' : status || span ? 'No session matches the filter.' : 'No sessions yet.')}</p>}
       <Loading when={loading} />
-      {next && <button type="button" onClick={() => page(next)} disabled={loading}>Load more</button>}
+      {next && <button type="button" onClick={() => page(next)} disabled={loading}>{tr('Load more')}</button>}
     </section>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { del, get, request } from './api.js';
 import { Badge, ConfirmDelete, ErrorNote, Loading, When, setFlash, takeFlash, useLoad } from './ui.jsx';
+import { t as tr } from './i18n.jsx';
 
 const enc = encodeURIComponent;
 
@@ -14,7 +15,7 @@ const FIELDS = ['skill_key', 'skill_name', 'semantic_desc', 'skill_manual', 'ski
 const pluginOf = (ref) => (ref.startsWith('sha256:') ? '' : ref.split('@')[0]);
 
 function GuardLinks({ refs }) {
-  if (!refs?.length) return <span class="muted">none</span>;
+  if (!refs?.length) return <span class="muted">{tr('none')}</span>;
   return (
     <ul class="chips">
       {refs.map((r) => <li>{pluginOf(r) ? <a href={'#/plugins/' + enc(pluginOf(r))}><code>{r}</code></a> : <code class="hash">{r}</code>}</li>)}
@@ -23,7 +24,7 @@ function GuardLinks({ refs }) {
 }
 
 function ToolList({ names }) {
-  if (!names?.length) return <span class="muted">none</span>;
+  if (!names?.length) return <span class="muted">{tr('none')}</span>;
   return <ul class="chips">{names.map((n) => <li><code>{n}</code></li>)}</ul>;
 }
 
@@ -41,36 +42,36 @@ export function Skills() {
   return (
     <section aria-labelledby="h-skills">
       <div class="bar">
-        <h1 id="h-skills">Skills</h1>
+        <h1 id="h-skills">{tr('Skills')}</h1>
         <form role="search" onSubmit={(e) => e.preventDefault()}>
-          <label for="skill-q" class="sr">Search skills by key, name, tool or guard</label>
-          <input id="skill-q" data-search type="search" placeholder="Search skills  ( / )" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+          <label for="skill-q" class="sr">{tr('Search skills by key, name, tool or guard')}</label>
+          <input id="skill-q" data-search type="search" placeholder={tr('Search skills  ( / )')} value={q} onInput={(e) => setQ(e.currentTarget.value)} />
         </form>
-        <button type="button" onClick={reload}>Refresh</button>
-        <button type="button" data-new aria-expanded={adding} onClick={() => setAdding((a) => !a)}>Upload a skill</button>
+        <button type="button" onClick={reload}>{tr('Refresh')}</button>
+        <button type="button" data-new aria-expanded={adding} onClick={() => setAdding((a) => !a)}>{tr('Upload a skill')}</button>
       </div>
-      <p class="muted small">Every message loads its agent's skills as they are then: an upload takes effect with the next message. A skill of the server's skill directory is replaced by an upload of the same key.</p>
+      <p class="muted small">{tr("Every message loads its agent's skills as they are then: an upload takes effect with the next message. A skill of the server's skill directory is replaced by an upload of the same key.")}</p>
       {note && <p role="status" class="ok-note">{note}</p>}
       <ErrorNote error={error} />
       {adding && <SkillEditor onCancel={() => setAdding(false)} />}
       <Loading when={loading && !data} />
-      {data && skills.length === 0 && <p class="muted">No skills: upload one.</p>}
-      {skills.length > 0 && shown.length === 0 && <p class="muted">No skill matches.</p>}
+      {data && skills.length === 0 && <p class="muted">{tr('No skills: upload one.')}</p>}
+      {skills.length > 0 && shown.length === 0 && <p class="muted">{tr('No skill matches.')}</p>}
       {shown.length > 0 && (
         <table class="list stack">
-          <caption>The tenant's skills</caption>
+          <caption>{tr("The tenant's skills")}</caption>
           <thead>
-            <tr><th scope="col">Skill</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Tools</th><th scope="col">Guards</th><th scope="col">Source</th></tr>
+            <tr>{['Skill', 'Name', 'Status', 'Tools', 'Guards', 'Source'].map((h) => <th scope="col">{tr(h)}</th>)}</tr>
           </thead>
           <tbody>
             {shown.map((s) => (
               <tr data-skill={s.skill_key}>
-                <td data-label="Skill"><a href={'#/skills/' + enc(s.skill_key)}><code>{s.skill_key}</code></a></td>
-                <td data-label="Name">{s.skill_name}</td>
-                <td data-label="Status"><Badge value={s.status} /></td>
-                <td data-label="Tools"><ToolList names={s.toolNames} /></td>
-                <td data-label="Guards"><GuardLinks refs={s.guards} /></td>
-                <td data-label="Source">{s.source === 'files' ? 'skill directory' : <>uploaded{s.updated && <>, <When t={s.updated} /></>}</>}</td>
+                <td data-label={tr('Skill')}><a href={'#/skills/' + enc(s.skill_key)}><code>{s.skill_key}</code></a></td>
+                <td data-label={tr('Name')}>{s.skill_name}</td>
+                <td data-label={tr('Status')}><Badge value={s.status} /></td>
+                <td data-label={tr('Tools')}><ToolList names={s.toolNames} /></td>
+                <td data-label={tr('Guards')}><GuardLinks refs={s.guards} /></td>
+                <td data-label={tr('Source')}>{s.source === 'files' ? tr('skill directory') : <>{tr('uploaded')}{s.updated && <>, <When t={s.updated} /></>}</>}</td>
               </tr>
             ))}
           </tbody>
@@ -92,7 +93,7 @@ export function Skill({ skey }) {
     setDelErr(null);
     try {
       await del('/v1/skills/' + enc(skey));
-      setFlash(`Deleted skill ${skey}: the next message loads without it.`);
+      setFlash(tr('Deleted skill {key}: the next message loads without it.', { key: skey }));
       location.hash = '#/skills';
     } catch (e) {
       setDelErr(e);
@@ -100,10 +101,10 @@ export function Skill({ skey }) {
   };
   return (
     <section aria-labelledby="h-skill">
-      <p class="small"><a href="#/skills">← Skills</a></p>
+      <p class="small"><a href="#/skills">← {tr('Skills')}</a></p>
       <div class="bar">
-        <h1 id="h-skill">Skill <code>{skey}</code> {data && <Badge value={data.status} />}</h1>
-        <button type="button" onClick={reload}>Refresh</button>
+        <h1 id="h-skill">{tr('Skill')} <code>{skey}</code> {data && <Badge value={data.status} />}</h1>
+        <button type="button" onClick={reload}>{tr('Refresh')}</button>
       </div>
       {note && <p role="status" class="ok-note">{note}</p>}
       <ErrorNote error={error} />
@@ -112,27 +113,27 @@ export function Skill({ skey }) {
         <>
           <table class="kv stack">
             <tbody>
-              <tr><th scope="row">Name</th><td>{data.skill_name}</td></tr>
-              {data.semantic_desc && <tr><th scope="row">Description</th><td>{data.semantic_desc}</td></tr>}
-              <tr><th scope="row">Tools</th><td><ToolList names={data.toolNames} /></td></tr>
-              <tr><th scope="row">Guards attached</th><td><GuardLinks refs={data.guards} /></td></tr>
-              <tr><th scope="row">Source</th><td>{data.source === 'files' ? "the server's skill directory (an upload of this key replaces it)" : 'uploaded'}</td></tr>
-              {data.updated && <tr><th scope="row">Updated</th><td>by {data.updated_by}, <When t={data.updated} /></td></tr>}
+              <tr><th scope="row">{tr('Name')}</th><td>{data.skill_name}</td></tr>
+              {data.semantic_desc && <tr><th scope="row">{tr('Description')}</th><td>{data.semantic_desc}</td></tr>}
+              <tr><th scope="row">{tr('Tools')}</th><td><ToolList names={data.toolNames} /></td></tr>
+              <tr><th scope="row">{tr('Guards attached')}</th><td><GuardLinks refs={data.guards} /></td></tr>
+              <tr><th scope="row">{tr('Source')}</th><td>{tr(data.source === 'files' ? "the server's skill directory (an upload of this key replaces it)" : 'uploaded')}</td></tr>
+              {data.updated && <tr><th scope="row">{tr('Updated')}</th><td>{tr('by')} {data.updated_by}, <When t={data.updated} /></td></tr>}
             </tbody>
           </table>
           <div class="actions">
-            <button type="button" aria-expanded={editing} onClick={() => setEditing((x) => !x)}>{editing ? 'Close the editor' : 'Edit'}</button>
-            <ConfirmDelete label={`Delete skill ${skey}`} question={`Delete skill ${skey}?`} onConfirm={remove} />
+            <button type="button" aria-expanded={editing} onClick={() => setEditing((x) => !x)}>{editing ? tr('Close the editor') : tr('Edit')}</button>
+            <ConfirmDelete label={tr('Delete skill {key}', { key: skey })} question={tr('Delete skill {key}?', { key: skey })} onConfirm={remove} />
           </div>
           <ErrorNote error={delErr} />
           {editing && (
             <SkillEditor initial={data} onCancel={() => setEditing(false)}
               onSaved={(msg) => { setEditing(false); setNote(msg); reload(); }} />
           )}
-          <h2>Manual</h2>
+          <h2>{tr('Manual')}</h2>
           <pre class="doc prose">{data.skill_manual}</pre>
-          <h2>Contract</h2>
-          <pre class="doc" aria-label="Contract as written">{data.skill_contract}</pre>
+          <h2>{tr('Contract')}</h2>
+          <pre class="doc" aria-label={tr('Contract as written')}>{data.skill_contract}</pre>
         </>
       )}
     </section>
@@ -229,7 +230,7 @@ export function SkillEditor({ initial, onCancel, onSaved }) {
   const [problems, setProblems] = useState(null);
   const [loaded, setLoaded] = useState('');
   const first = useRef();
-  const heading = initial ? `Edit skill ${initial.skill_key}` : 'Upload a skill';
+  const heading = initial ? tr('Edit skill {key}', { key: initial.skill_key }) : tr('Upload a skill');
   const hid = initial ? 'h-edit-skill' : 'h-new-skill';
   // Focused as it is drawn, so that keys typed at once go to the field, not to the view's shortcuts.
   useLayoutEffect(() => first.current?.focus(), []);
@@ -250,16 +251,16 @@ export function SkillEditor({ initial, onCancel, onSaved }) {
     try {
       doc = JSON.parse(text);
     } catch (e2) {
-      setError({ code: 'bad_json', message: `${file.name} is not JSON: ${e2.message}` });
+      setError({ code: 'bad_json', message: tr('{file} is not JSON: {err}', { file: file.name, err: e2.message }) });
       return;
     }
     if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
-      setError({ code: 'bad_json', message: `${file.name} is not a JSON object` });
+      setError({ code: 'bad_json', message: tr('{file} is not a JSON object', { file: file.name }) });
       return;
     }
     const unknown = Object.keys(doc).filter((k) => !FIELDS.includes(k));
     if (unknown.length) {
-      setError({ code: 'unknown_field', message: `${file.name} has fields a skill upload does not take: ${unknown.join(', ')} (it takes ${FIELDS.join(', ')})` });
+      setError({ code: 'unknown_field', message: tr('{file} has fields a skill upload does not take: {bad} (it takes {ok})', { file: file.name, bad: unknown.join(', '), ok: FIELDS.join(', ') }) });
       return;
     }
     let contract = doc.skill_contract ?? '';
@@ -273,7 +274,7 @@ export function SkillEditor({ initial, onCancel, onSaved }) {
       tools: Array.isArray(doc.toolNames) ? doc.toolNames.join(', ') : '',
       status: doc.status || 'ACTIVE',
     }));
-    setLoaded(`Read ${file.name}: check the fields, then upload.`);
+    setLoaded(tr('Read {file}: check the fields, then upload.', { file: file.name }));
   };
 
   const submit = async (e) => {
@@ -282,7 +283,7 @@ export function SkillEditor({ initial, onCancel, onSaved }) {
     setProblems(null);
     const key = f.key.trim();
     if (!KEY.test(key) || key.length > 128) {
-      setError({ code: 'invalid_key', message: 'a skill key is lowercase and dotted, like cms.article.lifecycle (at most 128 characters)' });
+      setError({ code: 'invalid_key', message: tr('a skill key is lowercase and dotted, like cms.article.lifecycle (at most 128 characters)') });
       first.current?.focus();
       return;
     }
@@ -297,7 +298,7 @@ export function SkillEditor({ initial, onCancel, onSaved }) {
     setBusy(true);
     try {
       const { status } = await request('PUT', '/v1/skills/' + enc(key), { body, withStatus: true });
-      const msg = `${status === 201 ? 'Uploaded' : 'Updated'} skill ${key}: it takes effect with the next message.`;
+      const msg = tr(status === 201 ? 'Uploaded skill {key}: it takes effect with the next message.' : 'Updated skill {key}: it takes effect with the next message.', { key });
       if (onSaved) {
         onSaved(msg);
       } else {
@@ -321,42 +322,42 @@ export function SkillEditor({ initial, onCancel, onSaved }) {
     <form class="card install wide" onSubmit={submit} aria-labelledby={hid}>
       <h2 id={hid}>{heading}</h2>
       <div class="grid">
-        <label for="skill-file">Fill from a JSON file (optional)</label>
+        <label for="skill-file">{tr('Fill from a JSON file (optional)')}</label>
         <input id="skill-file" type="file" accept=".json,application/json" onChange={load} />
-        <label for="skill-key">Skill key</label>
+        <label for="skill-key">{tr('Skill key')}</label>
         <input id="skill-key" ref={first} value={f.key} onInput={set('key')} readOnly={!!initial} required autocomplete="off" spellcheck={false}
           placeholder="cms.website.guarded" />
-        <label for="skill-name">Name</label>
+        <label for="skill-name">{tr('Name')}</label>
         <input id="skill-name" value={f.name} onInput={set('name')} required {...invalid('name')} />
-        <label for="skill-desc">Description (optional)</label>
+        <label for="skill-desc">{tr('Description (optional)')}</label>
         <input id="skill-desc" value={f.desc} onInput={set('desc')} />
-        <label for="skill-status">Status</label>
+        <label for="skill-status">{tr('Status')}</label>
         <select id="skill-status" value={f.status} onChange={set('status')} {...invalid('status')}>
-          <option value="ACTIVE">ACTIVE: loaded by every message</option>
-          <option value="INACTIVE">INACTIVE: kept, not loaded</option>
+          <option value="ACTIVE">ACTIVE: {tr('loaded by every message')}</option>
+          <option value="INACTIVE">INACTIVE: {tr('kept, not loaded')}</option>
         </select>
-        <label for="skill-tools">Tool names</label>
+        <label for="skill-tools">{tr('Tool names')}</label>
         <input id="skill-tools" value={f.tools} onInput={set('tools')} autocomplete="off" spellcheck={false}
           placeholder="find_website, create_website" {...invalid('tools')} />
-        <label for="skill-manual">Manual</label>
+        <label for="skill-manual">{tr('Manual')}</label>
         <textarea id="skill-manual" rows={3} value={f.manual} onInput={set('manual')} onKeyDown={submitOnCtrlEnter} />
-        <label for="skill-contract">Contract (JSON)</label>
+        <label for="skill-contract">{tr('Contract (JSON)')}</label>
         <textarea id="skill-contract" class="code" rows={12} value={f.contract} onInput={set('contract')} spellcheck={false}
           onKeyDown={submitOnCtrlEnter} {...invalid('contract')} />
       </div>
-      <p class="muted small">The contract is sent exactly as written. <kbd>Ctrl</kbd>+<kbd>Enter</kbd> in a text area uploads.</p>
+      <p class="muted small">{tr('The contract is sent exactly as written.')} <kbd>Ctrl</kbd>+<kbd>Enter</kbd> {tr('in a text area uploads.')}</p>
       <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>{busy ? 'Uploading…' : 'Upload'}</button>
-        <button type="button" onClick={onCancel}>Cancel</button>
+        <button type="submit" class="primary" disabled={busy}>{busy ? tr('Uploading…') : tr('Upload')}</button>
+        <button type="button" onClick={onCancel}>{tr('Cancel')}</button>
       </div>
       {loaded && <p role="status" class="ok-note">{loaded}</p>}
       {problems ? (
         <div class="error" role="alert" id="skill-problems" data-code={error.code}>
-          <p><code>{error.code}</code> The server refused the skill: {problems.length} problem{problems.length === 1 ? '' : 's'}.</p>
+          <p><code>{error.code}</code> {tr(problems.length === 1 ? 'The server refused the skill: {n} problem.' : 'The server refused the skill: {n} problems.', { n: problems.length })}</p>
           <ol class="problems">
             {problems.map((p) => (
               <li>
-                <span>{p}</span> <button type="button" class="link" onClick={() => focus(fieldOf(p))}>edit {labels[fieldOf(p)]}</button>
+                <span>{p}</span> <button type="button" class="link" onClick={() => focus(fieldOf(p))}>{tr('edit')} {tr(labels[fieldOf(p)])}</button>
               </li>
             ))}
           </ol>

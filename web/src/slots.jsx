@@ -2,6 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { get, request } from './api.js';
 import { Badge, Digest, ErrorNote, Loading, When, useLoad } from './ui.jsx';
 import { Bar, Columns, Histogram } from './charts.jsx';
+import { t as tr } from './i18n.jsx';
 
 const enc = encodeURIComponent;
 
@@ -67,13 +68,13 @@ export function Slots() {
   return (
     <section aria-labelledby="h-slots">
       <div class="bar">
-        <h1 id="h-slots">Plugin slots</h1>
-        <button type="button" onClick={reload}>Refresh</button>
+        <h1 id="h-slots">{tr('Plugin slots')}</h1>
+        <button type="button" onClick={reload}>{tr('Refresh')}</button>
       </div>
       <ErrorNote error={error} />
       <Install slots={slots} onDone={reload} />
       <Loading when={loading && !data} />
-      {data && slots.length === 0 && <p class="muted">No slots: install a module to create one.</p>}
+      {data && slots.length === 0 && <p class="muted">{tr('No slots: install a module to create one.')}</p>}
       <div class="cards">{slots.map((s) => <Slot key={s.name} slot={s} seen={seen[s.name] || {}} onChange={reload} />)}</div>
     </section>
   );
@@ -93,7 +94,7 @@ function Install({ slots, onDone }) {
     setNote('');
     const f = file.current?.files?.[0];
     if (!f) {
-      setError({ code: 'no_module', message: 'choose a .wasm module to install' });
+      setError({ code: 'no_module', message: tr('choose a .wasm module to install') });
       return;
     }
     let cfg = config.trim();
@@ -101,7 +102,7 @@ function Install({ slots, onDone }) {
       try {
         cfg = JSON.stringify(JSON.parse(cfg));
       } catch (e2) {
-        setError({ code: 'invalid_config', message: 'the config is not JSON: ' + e2.message });
+        setError({ code: 'invalid_config', message: tr('the config is not JSON: ') + e2.message });
         return;
       }
     }
@@ -121,7 +122,7 @@ function Install({ slots, onDone }) {
         for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
         r = await request('PUT', path, { body: { module: btoa(bin), sha256: pin.trim() || undefined, config: JSON.parse(cfg) } });
       }
-      setNote(`Installed ${r?.name ?? name}: generation ${r?.current?.number ?? '?'} (${r?.current?.ref ?? ''}) is serving.`);
+      setNote(tr('Installed {name}: generation {n} ({ref}) is serving.', { name: r?.name ?? name, n: r?.current?.number ?? '?', ref: r?.current?.ref ?? '' }));
       file.current.value = '';
       onDone();
     } catch (e2) {
@@ -132,22 +133,22 @@ function Install({ slots, onDone }) {
   };
   return (
     <form class="card install" onSubmit={submit} aria-labelledby="h-install">
-      <h2 id="h-install">Install a generation</h2>
-      <p class="muted small">The candidate is verified, compiled, configured and self-tested before it serves; a candidate that fails leaves the serving generation alone.</p>
+      <h2 id="h-install">{tr('Install a generation')}</h2>
+      <p class="muted small">{tr('The candidate is verified, compiled, configured and self-tested before it serves; a candidate that fails leaves the serving generation alone.')}</p>
       <div class="grid">
-        <label for="slot-name">Slot</label>
+        <label for="slot-name">{tr('Slot')}</label>
         <input id="slot-name" list="slot-names" value={name} required pattern="[A-Za-z][A-Za-z0-9_.\-]{0,63}"
           onInput={(e) => setName(e.currentTarget.value)} autocomplete="off" />
         <datalist id="slot-names">{slots.map((s) => <option value={s.name} />)}</datalist>
-        <label for="slot-module">Module (.wasm)</label>
+        <label for="slot-module">{tr('Module (.wasm)')}</label>
         <input id="slot-module" type="file" accept=".wasm,application/wasm" ref={file} required />
-        <label for="slot-pin">SHA-256 pin (optional)</label>
+        <label for="slot-pin">{tr('SHA-256 pin (optional)')}</label>
         <input id="slot-pin" value={pin} onInput={(e) => setPin(e.currentTarget.value)} autocomplete="off" spellcheck={false} />
-        <label for="slot-config">Config, JSON (optional)</label>
+        <label for="slot-config">{tr('Config, JSON (optional)')}</label>
         <textarea id="slot-config" rows={3} value={config} onInput={(e) => setConfig(e.currentTarget.value)} spellcheck={false}
           onKeyDown={(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) e.currentTarget.form.requestSubmit(); }} />
       </div>
-      <button type="submit" class="primary" disabled={busy}>{busy ? 'Installing…' : 'Install'}</button>
+      <button type="submit" class="primary" disabled={busy}>{busy ? tr('Installing…') : tr('Install')}</button>
       {note && <p role="status" class="ok-note">{note}</p>}
       <ErrorNote error={error} />
     </form>
@@ -180,46 +181,48 @@ function Slot({ slot, seen, onChange }) {
     <article class="card slot" aria-labelledby={'slot-' + slot.name} data-slot={slot.name}>
       <header>
         <h2 id={'slot-' + slot.name}><code>{slot.name}</code></h2>
-        <span>serving <strong data-current={cur.number}>generation {cur.number}</strong> <code>{cur.ref}</code> <Digest value={cur.digest} /></span>
+        <span>{tr('serving')} <strong data-current={cur.number}>{tr('generation {n}', { n: cur.number })}</strong> <code>{cur.ref}</code> <Digest value={cur.digest} /></span>
         <button type="button" onClick={rollback} disabled={busy || gens.filter((g) => g.number !== cur.number).length === 0}
-          title="Serve the previous generation again">{busy ? 'Rolling back…' : 'Roll back'}</button>
+          title={tr('Serve the previous generation again')}>{busy ? tr('Rolling back…') : tr('Roll back')}</button>
       </header>
       <ErrorNote error={error} />
       <p class="muted small">
-        {stat(slot.stats, 'calls', 'Calls')} calls · {stat(slot.stats, 'instances_live', 'InstancesLive')} instance{stat(slot.stats, 'instances_live', 'InstancesLive') === 1 ? '' : 's'} live
-        ({stat(slot.stats, 'instances_idle', 'InstancesIdle')} idle) · {stat(slot.stats, 'in_flight', 'InFlight')} in flight
-        {slot.stats?.instance_memory_bytes_max > 0 && <> · largest instance memory {(slot.stats.instance_memory_bytes_max / 1048576).toFixed(1)} MiB
-          {slot.stats.memory_limit_pages > 0 && <> of {(slot.stats.memory_limit_pages / 16).toFixed(0)} MiB</>}</>}
+        {tr('{calls} calls · {live} live instances ({idle} idle) · {busy} in flight', {
+          calls: stat(slot.stats, 'calls', 'Calls'), live: stat(slot.stats, 'instances_live', 'InstancesLive'),
+          idle: stat(slot.stats, 'instances_idle', 'InstancesIdle'), busy: stat(slot.stats, 'in_flight', 'InFlight'),
+        })}
+        {slot.stats?.instance_memory_bytes_max > 0 && <> · {tr('largest instance memory {n} MiB', { n: (slot.stats.instance_memory_bytes_max / 1048576).toFixed(1) })}
+          {slot.stats.memory_limit_pages > 0 && <> {tr('of {n} MiB', { n: (slot.stats.memory_limit_pages / 16).toFixed(0) })}</>}</>}
       </p>
       <div class="charts">
         <figure>
-          <figcaption>Outcomes per generation</figcaption>
+          <figcaption>{tr('Outcomes per generation')}</figcaption>
           {withStats.map((g) => {
             const s = statsOf(g);
             const parts = outcomes.map(([k, go, cls]) => ({ n: stat(s, k, go), cls, k }));
             return (
               <div class="outcomes">
-                <span class="gen">gen {g.number}{g.number !== cur.number && !g.stats && <span class="muted" title="last seen by this console"> *</span>}</span>
-                <Bar width={220} parts={parts} label={`generation ${g.number}: ` + parts.filter((p) => p.n).map((p) => `${p.k} ${p.n}`).join(', ')} />
-                <span class="small">{parts.filter((p) => p.n).map((p) => `${p.k} ${p.n}`).join(' · ') || 'no calls'}</span>
+                <span class="gen">{tr('gen {n}', { n: g.number })}{g.number !== cur.number && !g.stats && <span class="muted" title={tr('last seen by this console')}> *</span>}</span>
+                <Bar width={220} parts={parts} label={tr('generation {n}', { n: g.number }) + ': ' + parts.filter((p) => p.n).map((p) => `${p.k} ${p.n}`).join(', ')} />
+                <span class="small">{parts.filter((p) => p.n).map((p) => `${p.k} ${p.n}`).join(' · ') || tr('no calls')}</span>
               </div>
             );
           })}
         </figure>
         <figure>
-          <figcaption>Mean latency per generation</figcaption>
-          <Columns label="mean latency, ms" unit=" ms"
-            items={withStats.map((g) => { const m = meanMs(statsOf(g)); return { name: 'gen ' + g.number, value: m, text: m ? m.toFixed(2) : '0' }; })} />
+          <figcaption>{tr('Mean latency per generation')}</figcaption>
+          <Columns label={tr('mean latency, ms')} unit=" ms"
+            items={withStats.map((g) => { const m = meanMs(statsOf(g)); return { name: tr('gen {n}', { n: g.number }), value: m, text: m ? m.toFixed(2) : '0' }; })} />
         </figure>
         <figure>
-          <figcaption>Latency, generation {cur.number}</figcaption>
-          {hist ? <Histogram bounds={hist.bounds_ms} counts={hist.counts} label={`latency of generation ${cur.number}`} /> : <p class="muted small">No histogram.</p>}
+          <figcaption>{tr('Latency, generation {n}', { n: cur.number })}</figcaption>
+          {hist ? <Histogram bounds={hist.bounds_ms} counts={hist.counts} label={tr('latency of generation {n}', { n: cur.number })} /> : <p class="muted small">{tr('No histogram.')}</p>}
         </figure>
       </div>
-      {withStats.some((g) => g.number !== cur.number && !g.stats) && <p class="muted small">* a generation no longer serving: its counters as this console last saw them.</p>}
+      {withStats.some((g) => g.number !== cur.number && !g.stats) && <p class="muted small">{tr('* a generation no longer serving: its counters as this console last saw them.')}</p>}
       <table class="list gens">
-        <caption>Generations, newest first</caption>
-        <thead><tr><th scope="col">#</th><th scope="col">Plugin</th><th scope="col">Digest</th><th scope="col">Installed</th><th scope="col">Self-test</th><th scope="col">State</th></tr></thead>
+        <caption>{tr('Generations, newest first')}</caption>
+        <thead><tr><th scope="col">#</th>{['Plugin', 'Digest', 'Installed', 'Self-test', 'State'].map((h) => <th scope="col">{tr(h)}</th>)}</tr></thead>
         <tbody>
           {gens.map((g) => (
             <tr data-generation={g.number}>
@@ -228,16 +231,16 @@ function Slot({ slot, seen, onChange }) {
               <td><Digest value={g.digest} /></td>
               <td><When t={g.installed} /></td>
               <td><Badge value="PASS" /></td>
-              <td>{g.number === cur.number ? <span class="badge ok">serving</span> : g.retired ? <span class="muted">retired <When t={g.retired} /></span> : <span class="muted">standby</span>}</td>
+              <td>{g.number === cur.number ? <span class="badge ok">{tr('serving')}</span> : g.retired ? <span class="muted">{tr('retired')} <When t={g.retired} /></span> : <span class="muted">{tr('standby')}</span>}</td>
             </tr>
           ))}
         </tbody>
       </table>
       {slot.refused?.length > 0 && (
         <details>
-          <summary>{slot.refused.length} refused candidate{slot.refused.length === 1 ? '' : 's'}</summary>
+          <summary>{tr(slot.refused.length === 1 ? '{n} refused candidate' : '{n} refused candidates', { n: slot.refused.length })}</summary>
           <table class="list">
-            <thead><tr><th scope="col">When</th><th scope="col">Digest</th><th scope="col">Origin</th><th scope="col">Why (load or self-test)</th></tr></thead>
+            <thead><tr>{['When', 'Digest', 'Origin', 'Why (load or self-test)'].map((h) => <th scope="col">{tr(h)}</th>)}</tr></thead>
             <tbody>
               {slot.refused.map((r) => (
                 <tr><td><When t={r.time} /></td><td><Digest value={r.digest} /></td><td>{r.origin}{r.file && <> <code>{r.file}</code></>}</td><td class="msg">{r.reason}</td></tr>

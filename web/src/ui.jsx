@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { lang, t as tr } from './i18n.jsx';
 
 // ErrorNote shows an API error as the API wrote it: its code and message.
 export function ErrorNote({ error }) {
@@ -27,24 +28,24 @@ export function Badge({ value }) {
 export function When({ t }) {
   if (!t) return null;
   const d = new Date(t);
-  return <time datetime={t} title={d.toISOString()}>{d.toLocaleString()}</time>;
+  return <time datetime={t} title={d.toISOString()}>{d.toLocaleString(lang())}</time>;
 }
 
 // ago says how long ago t was, in the largest whole unit.
 export function ago(t, now = Date.now()) {
   const s = Math.round((now - new Date(t).getTime()) / 1000);
-  if (s < 5) return 'just now';
-  if (s < 60) return s + ' s ago';
-  if (s < 3600) return Math.floor(s / 60) + ' min ago';
-  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
-  return Math.floor(s / 86400) + ' d ago';
+  if (s < 5) return tr('just now');
+  if (s < 60) return tr('{n} s ago', { n: s });
+  if (s < 3600) return tr('{n} min ago', { n: Math.floor(s / 60) });
+  if (s < 86400) return tr('{n} h ago', { n: Math.floor(s / 3600) });
+  return tr('{n} d ago', { n: Math.floor(s / 86400) });
 }
 
 // Ago is a relative time, its exact time on hover.
 export function Ago({ t }) {
   if (!t) return null;
   const d = new Date(t);
-  return <time datetime={t} title={d.toLocaleString()}>{ago(t)}</time>;
+  return <time datetime={t} title={d.toLocaleString(lang())}>{ago(t)}</time>;
 }
 
 // duration says how long ms milliseconds are.
@@ -78,7 +79,7 @@ export function useLoad(load, deps) {
 }
 
 export function Loading({ when }) {
-  return when ? <p class="muted" aria-live="polite">Loading…</p> : null;
+  return when ? <p class="muted" aria-live="polite">{tr('Loading…')}</p> : null;
 }
 
 // flash carries one note across a navigation: a view that deletes what it
@@ -121,8 +122,8 @@ export function ConfirmDelete({ label, question, onConfirm }) {
           setBusy(false);
           setAsking(false);
         }
-      }}>{busy ? 'Deleting…' : 'Yes, delete'}</button>
-      <button type="button" onClick={cancel} disabled={busy}>Cancel</button>
+      }}>{busy ? tr('Deleting…') : tr('Yes, delete')}</button>
+      <button type="button" onClick={cancel} disabled={busy}>{tr('Cancel')}</button>
     </div>
   );
 }
