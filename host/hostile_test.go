@@ -88,8 +88,10 @@ func TestHostileCalls(t *testing.T) {
 			if v := good.Guard(context.Background(), "tenant-a", before(`{}`)); !v.Pass {
 				t.Fatalf("good plugin after %s: %+v", tt.name, v)
 			}
+			// tenant-a's pooled instance, and the spare refilled in the
+			// background once tenant-a took the first.
 			st := p.Stats()
-			if st.InFlight != 0 || st.InstancesLive > 1 {
+			if st.InFlight != 0 || st.InstancesLive > 2 {
 				t.Fatalf("stats after %s: %+v", tt.name, st)
 			}
 			_ = p.Close(context.Background())
