@@ -230,38 +230,10 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 // length protocol is query's: with bufCap < 32 nothing is written and 32 is
 // returned.
 func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
-	st := begin(ctx)
-	if st == nil {
-		stack[0] = serviceBadArgs
-		return
-	}
-	if n := uint32(stack[1]); n > services.MaxPathBytes {
-		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
-		return
-	}
-	pb, ok := read(st, m, stack[0], stack[1])
-	if !ok {
-		stack[0] = serviceBadArgs
-		return
-	}
-	key := "d\x00" + string(pb)
-	var refused error
-	out, _ := st.cached(key, func() ([]byte, bool) {
-		st.charge(len(pb))
-		v, err := services.Query(st.req, string(pb))
-		if err != nil {
-			refused = err
-			return nil, false
-		}
-		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
-		sum := sha256.Sum256(services.Canonical(v))
-		return sum[:], true
+	pathAnswer(ctx, m, stack, "d", func(canonical []byte) []byte {
+		sum := sha256.Sum256(canonical)
+		return sum[:]
 	})
-	if refused != nil {
-		stack[0] = refuse(st, refused)
-		return
-	}
-	stack[0] = answer(ctx, st, m, out, uint32(stack[2]), uint32(stack[3]))
 }
 
 // canonical(pathPtr, pathLen, bufPtr, bufCap) -> i64: the canonical JSON of
@@ -269,6 +241,14 @@ func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
 // nothing), the form digest hashes; see services.Canonical. The length
 // protocol is query's.
 func hostCanonical(ctx context.Context, m api.Module, stack []uint64) {
+	pathAnswer(ctx, m, stack, "c", func(canonical []byte) []byte { return canonical })
+}
+
+// pathAnswer answers digest and canonical, whose arguments are
+// (pathPtr, pathLen, bufPtr, bufCap): the canonical JSON of the value at a
+// gjson path of the request, made into the answer by form, which is
+// cached per call under kind and the path.
+func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, form func([]byte) []byte) {
 	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
@@ -283,9 +263,8 @@ func hostCanonical(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = serviceBadArgs
 		return
 	}
-	key := "c\x00" + string(pb)
 	var refused error
-	out, _ := st.cached(key, func() ([]byte, bool) {
+	out, _ := st.cached(kind+"\x00"+string(pb), func() ([]byte, bool) {
 		st.charge(len(pb))
 		v, err := services.Query(st.req, string(pb))
 		if err != nil {
@@ -293,7 +272,7 @@ func hostCanonical(ctx context.Context, m api.Module, stack []uint64) {
 			return nil, false
 		}
 		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
-		return services.Canonical(v), true
+		return form(services.Canonical(v)), true
 	})
 	if refused != nil {
 		stack[0] = refuse(st, refused)
