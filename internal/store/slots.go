@@ -56,9 +56,57 @@ type SlotStatus struct {
 	Since   time.Time `json:"since"`
 	// Refused is the last generation the instance refused, 0 for none;
 	// Reason says why.
-	Refused uint64    `json:"refused,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-	Updated time.Time `json:"updated"`
+	Refused uint64 `json:"refused,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Prepared is the last candidate the instance loaded, checked and
+	// holds ready to serve, 0 for none.
+	Prepared uint64    `json:"prepared,omitempty"`
+	Updated  time.Time `json:"updated"`
+}
+
+// States of a slot candidate.
+const (
+	// CandidatePreparing: the live instances load and check it.
+	CandidatePreparing = "preparing"
+	// CandidateDesired: every live instance had it ready; it is the
+	// slot's desired generation (or was, before a later one).
+	CandidateDesired = "desired"
+	// CandidateRefused: an instance refused it, or one did not answer
+	// before its deadline; no instance serves it.
+	CandidateRefused = "refused"
+	// CandidateSuperseded: a later install replaced it while it was
+	// being prepared; no instance serves it.
+	CandidateSuperseded = "superseded"
+)
+
+// SlotCandidate is a generation proposed for a slot: every live instance
+// prepares it (loads and checks it, and holds it ready) and reports, and
+// it becomes the desired generation, under its own number, only once
+// every live instance has it ready. One refusal refuses it for all.
+type SlotCandidate struct {
+	SlotGeneration
+	// State is one of the Candidate constants.
+	State string `json:"state"`
+	// Deadline is when an instance that has not answered by then refuses
+	// it (as the deciding instance finds it).
+	Deadline time.Time `json:"deadline"`
+	// By is the instance that refused it ("" when no instance answered in
+	// time); Code the API's error code of the refusal and Reason why.
+	By     string `json:"by,omitempty"`
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Decided is when it left CandidatePreparing; zero until then.
+	Decided time.Time `json:"decided,omitzero"`
+}
+
+// SlotDecision decides a candidate: CandidateDesired, with the plugin's
+// Ref as the deciding instance read it, or CandidateRefused, with By,
+// Code and Reason.
+type SlotDecision struct {
+	State            string
+	Ref              string
+	By, Code, Reason string
+	Time             time.Time
 }
 
 // SlotControl is the control plane of plugin slots: the generations an
@@ -85,8 +133,28 @@ type SlotControl interface {
 	ReportSlot(ctx context.Context, st SlotStatus) error
 	// SlotStatuses lists the instances' reports of a slot, by instance.
 	SlotStatuses(ctx context.Context, slot string) ([]SlotStatus, error)
+	// ProposeSlotGeneration records c as the slot's candidate, numbered
+	// one past every generation and candidate of the slot, and stores
+	// module under its digest (nil: the store must hold it already, else
+	// ErrNotFound). A candidate still being prepared is superseded by it.
+	// Nothing new is recorded, and false is returned, when the candidate
+	// being prepared has c's digest and configuration (it is returned),
+	// or when the desired generation has them and none is being prepared
+	// (it is returned, as a CandidateDesired).
+	ProposeSlotGeneration(ctx context.Context, c SlotCandidate, module []byte) (SlotCandidate, bool, error)
+	// PendingSlotCandidates lists the candidates being prepared, by slot.
+	PendingSlotCandidates(ctx context.Context) ([]SlotCandidate, error)
+	// SlotCandidates lists a slot's kept candidates, oldest first.
+	SlotCandidates(ctx context.Context, slot string) ([]SlotCandidate, error)
+	// DecideSlotCandidate moves a candidate being prepared to d.State:
+	// CandidateDesired makes it the slot's desired generation (a
+	// SlotGeneration of its number), CandidateRefused records who refused
+	// it and why. It returns the candidate as it is afterwards, and
+	// whether this call decided it (false: it was decided already, and
+	// stays as it was). ErrNotFound when the store has no such candidate.
+	DecideSlotCandidate(ctx context.Context, slot string, number uint64, d SlotDecision) (SlotCandidate, bool, error)
 	// SlotChanges returns a channel that receives when a slot's desired
-	// generation may have changed, until ctx ends; nil when the store
+	// generation or candidate may have changed, until ctx ends; nil when the store
 	// cannot tell (the caller polls).
 	SlotChanges(ctx context.Context) <-chan struct{}
 }

@@ -51,7 +51,7 @@ func TestMigrationSessionStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			// The database as it was before 0009.
+			// The database as it was before 0009 (and what follows it).
 			driver := map[sqlstore.Dialect]string{sqlstore.SQLite: "sqlite", sqlstore.Postgres: "pgx"}[tt.d]
 			raw, err := sql.Open(driver, dsn)
 			if err != nil {
@@ -62,6 +62,7 @@ func TestMigrationSessionStatus(t *testing.T) {
 				`DROP INDEX api_sessions_status`, `DROP INDEX api_sessions_status_all`,
 				`ALTER TABLE api_sessions DROP COLUMN latest_seq`, `ALTER TABLE api_sessions DROP COLUMN latest_task`,
 				`ALTER TABLE api_sessions DROP COLUMN status`, `ALTER TABLE api_sessions DROP COLUMN last_at`,
+				`DROP TABLE slot_candidates`, `ALTER TABLE slot_status DROP COLUMN prepared`,
 				`DELETE FROM schema_migrations WHERE version >= 9`,
 			} {
 				if _, err := raw.Exec(q); err != nil {

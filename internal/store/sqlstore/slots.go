@@ -50,10 +50,10 @@ func (s *DB) PutSlotGeneration(ctx context.Context, g store.SlotGeneration, modu
 		if onlyFirst || (last.Digest == g.Digest && store.SameConfig(last.Config, g.Config)) {
 			return last, false, nil
 		}
-		g.Number = last.Number + 1
-	case errors.Is(err, sql.ErrNoRows):
-		g.Number = 1
-	default:
+	case !errors.Is(err, sql.ErrNoRows):
+		return fail(err)
+	}
+	if g.Number, err = s.nextSlotNumber(ctx, tx, g.Slot); err != nil {
 		return fail(err)
 	}
 	if module == nil {
@@ -66,37 +66,75 @@ func (s *DB) PutSlotGeneration(ctx context.Context, g store.SlotGeneration, modu
 	} else if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO slot_modules (digest, module) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING`), g.Digest, module); err != nil {
 		return fail(err)
 	}
-	config := ""
-	if !store.SameConfig(g.Config, nil) {
-		config = string(g.Config)
-	}
-	const q = `INSERT INTO slot_generations (slot, number, digest, config, ref, origin, file, instance, rolled_from, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	if _, err := tx.ExecContext(ctx, s.rebind(q), text(g.Slot), int64(g.Number), text(g.Digest), config, text(g.Ref), text(g.Origin),
-		text(g.File), text(g.Instance), int64(g.From), g.Time.UTC().Format(generationTime)); err != nil {
+	if err := s.insertSlotGeneration(ctx, tx, g); err != nil {
 		return fail(err)
-	}
-	if g.Number > store.KeptSlotGenerations {
-		if _, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM slot_generations WHERE slot = ? AND number <= ?`),
-			g.Slot, int64(g.Number-store.KeptSlotGenerations)); err != nil {
-			return fail(err)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM slot_modules WHERE digest NOT IN (SELECT digest FROM slot_generations)`); err != nil {
-			return fail(err)
-		}
-	}
-	if s.dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, slotChannel, text(g.Slot)); err != nil {
-			return fail(err)
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
-	if len(g.Config) > 0 && config == "" {
+	if store.SameConfig(g.Config, nil) {
 		g.Config = nil
 	}
 	return g, true, nil
+}
+
+// configText is a configuration as the slot tables keep it, empty for none.
+func configText(c json.RawMessage) string {
+	if store.SameConfig(c, nil) {
+		return ""
+	}
+	return string(c)
+}
+
+// nextSlotNumber is one past every generation and candidate of a slot.
+func (s *DB) nextSlotNumber(ctx context.Context, tx *sql.Tx, slot string) (uint64, error) {
+	var n int64
+	const q = `SELECT COALESCE(MAX(n), 0) FROM (SELECT number AS n FROM slot_generations WHERE slot = ?
+    UNION ALL SELECT number FROM slot_candidates WHERE slot = ?) k`
+	if err := tx.QueryRowContext(ctx, s.rebind(q), slot, slot).Scan(&n); err != nil {
+		return 0, err
+	}
+	return uint64(n) + 1, nil
+}
+
+// insertSlotGeneration makes g its slot's desired generation: it keeps the
+// newest KeptSlotGenerations, drops the modules nothing names any more,
+// and notifies the instances listening on PostgreSQL (at the commit).
+func (s *DB) insertSlotGeneration(ctx context.Context, tx *sql.Tx, g store.SlotGeneration) error {
+	const q = `INSERT INTO slot_generations (slot, number, digest, config, ref, origin, file, instance, rolled_from, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	if _, err := tx.ExecContext(ctx, s.rebind(q), text(g.Slot), int64(g.Number), text(g.Digest), configText(g.Config), text(g.Ref), text(g.Origin),
+		text(g.File), text(g.Instance), int64(g.From), g.Time.UTC().Format(generationTime)); err != nil {
+		return err
+	}
+	if g.Number > store.KeptSlotGenerations {
+		if _, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM slot_generations WHERE slot = ? AND number <= ?`),
+			g.Slot, int64(g.Number-store.KeptSlotGenerations)); err != nil {
+			return err
+		}
+		if err := dropSlotModules(ctx, tx); err != nil {
+			return err
+		}
+	}
+	return s.notifySlot(ctx, tx, g.Slot)
+}
+
+// dropSlotModules deletes the modules no kept generation and no candidate
+// being prepared names.
+func dropSlotModules(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM slot_modules WHERE digest NOT IN (SELECT digest FROM slot_generations)
+    AND digest NOT IN (SELECT digest FROM slot_candidates WHERE state = '`+store.CandidatePreparing+`')`)
+	return err
+}
+
+// notifySlot tells the instances listening on PostgreSQL, at the commit,
+// that a slot changed.
+func (s *DB) notifySlot(ctx context.Context, tx *sql.Tx, slot string) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, slotChannel, text(slot))
+	return err
 }
 
 const slotGenerationSelect = `SELECT slot, number, digest, config, ref, origin, file, instance, rolled_from, created_at FROM slot_generations`
@@ -172,12 +210,12 @@ func (s *DB) ReportSlot(ctx context.Context, st store.SlotStatus) error {
 	if st.Slot == "" || st.Instance == "" {
 		return fmt.Errorf("sqlstore: report slot: slot and instance are required: %w", store.ErrInvalid)
 	}
-	const q = `INSERT INTO slot_status (slot, instance, serving, digest, since, refused, reason, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	const q = `INSERT INTO slot_status (slot, instance, serving, digest, since, refused, reason, prepared, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (slot, instance) DO UPDATE SET serving = excluded.serving, digest = excluded.digest, since = excluded.since,
-        refused = excluded.refused, reason = excluded.reason, updated_at = excluded.updated_at`
+        refused = excluded.refused, reason = excluded.reason, prepared = excluded.prepared, updated_at = excluded.updated_at`
 	if _, err := s.db.ExecContext(ctx, s.rebind(q), text(st.Slot), text(st.Instance), int64(st.Serving), text(st.Digest),
-		st.Since.UTC().Format(generationTime), int64(st.Refused), text(st.Reason), st.Updated.UTC().Format(generationTime)); err != nil {
+		st.Since.UTC().Format(generationTime), int64(st.Refused), text(st.Reason), int64(st.Prepared), st.Updated.UTC().Format(generationTime)); err != nil {
 		return fmt.Errorf("sqlstore: report slot %s: %w", st.Slot, err)
 	}
 	return nil
@@ -185,7 +223,7 @@ func (s *DB) ReportSlot(ctx context.Context, st store.SlotStatus) error {
 
 // SlotStatuses lists the instances' reports of a slot (store.SlotControl).
 func (s *DB) SlotStatuses(ctx context.Context, slot string) ([]store.SlotStatus, error) {
-	const q = `SELECT slot, instance, serving, digest, since, refused, reason, updated_at FROM slot_status WHERE slot = ? ORDER BY instance`
+	const q = `SELECT slot, instance, serving, digest, since, refused, reason, prepared, updated_at FROM slot_status WHERE slot = ? ORDER BY instance`
 	rows, err := s.db.QueryContext(ctx, s.rebind(q), slot)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: status of slot %s: %w", slot, err)
@@ -194,14 +232,14 @@ func (s *DB) SlotStatuses(ctx context.Context, slot string) ([]store.SlotStatus,
 	out := []store.SlotStatus{}
 	for rows.Next() {
 		var (
-			st               store.SlotStatus
-			serving, refused int64
-			since, updatedAt string
+			st                         store.SlotStatus
+			serving, refused, prepared int64
+			since, updatedAt           string
 		)
-		if err := rows.Scan(&st.Slot, &st.Instance, &serving, &st.Digest, &since, &refused, &st.Reason, &updatedAt); err != nil {
+		if err := rows.Scan(&st.Slot, &st.Instance, &serving, &st.Digest, &since, &refused, &st.Reason, &prepared, &updatedAt); err != nil {
 			return nil, fmt.Errorf("sqlstore: status of slot %s: %w", slot, err)
 		}
-		st.Serving, st.Refused = uint64(serving), uint64(refused)
+		st.Serving, st.Refused, st.Prepared = uint64(serving), uint64(refused), uint64(prepared)
 		if st.Since, err = time.Parse(generationTime, since); err != nil {
 			return nil, fmt.Errorf("sqlstore: status of slot %s: since %q: %w", slot, since, err)
 		}

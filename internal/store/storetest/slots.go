@@ -16,6 +16,110 @@ func RunSlotControl(t *testing.T, open func(t *testing.T) store.SlotControl) {
 	t.Run("generations", func(t *testing.T) { t.Parallel(); testSlotGenerations(t, open(t)) })
 	t.Run("history", func(t *testing.T) { t.Parallel(); testSlotHistory(t, open(t)) })
 	t.Run("status", func(t *testing.T) { t.Parallel(); testSlotStatus(t, open(t)) })
+	t.Run("candidates", func(t *testing.T) { t.Parallel(); testSlotCandidates(t, open(t)) })
+}
+
+// testSlotCandidates: a candidate takes the next number, a later one
+// supersedes it, the same one again changes nothing, one that becomes
+// desired is the slot's desired generation under its number, a refused
+// one records who and why, a decided one stays decided, and the module
+// of a candidate being prepared is kept.
+func testSlotCandidates(t *testing.T, c store.SlotControl) {
+	deadline := Clock.Add(2 * time.Minute)
+	propose := func(digest, config string, module []byte) (store.SlotCandidate, bool) {
+		t.Helper()
+		got, added, err := c.ProposeSlotGeneration(bg, store.SlotCandidate{SlotGeneration: slotGen("WriteGate", digest, config, store.SlotOriginAdmin),
+			Deadline: deadline}, module)
+		must(t, err)
+		return got, added
+	}
+	if _, _, err := c.PutSlotGeneration(bg, slotGen("WriteGate", "aa", "", store.SlotOriginStart), []byte("a"), true); err != nil {
+		t.Fatal(err)
+	}
+	type step struct {
+		digest, config string
+		number         uint64
+		added          bool
+		state          string
+	}
+	for i, s := range []step{
+		{"aa", "", 1, false, store.CandidateDesired}, // the desired one: nothing to prepare
+		{"bb", "", 2, true, store.CandidatePreparing},
+		{"bb", "", 2, false, store.CandidatePreparing}, // the same again
+		{"cc", `{"x":1}`, 3, true, store.CandidatePreparing},
+	} {
+		got, added := propose(s.digest, s.config, []byte(s.digest))
+		if got.Number != s.number || added != s.added || got.State != s.state || !got.Deadline.Equal(map[bool]time.Time{true: deadline, false: got.Deadline}[s.state == store.CandidatePreparing]) {
+			t.Fatalf("step %d: %+v added %v, want %d %v %s", i, got, added, s.number, s.added, s.state)
+		}
+	}
+	pending, err := c.PendingSlotCandidates(bg)
+	must(t, err)
+	if len(pending) != 1 || pending[0].Number != 3 || string(pending[0].Config) != `{"x":1}` || !pending[0].Deadline.Equal(deadline) {
+		t.Fatalf("pending: %+v", pending)
+	}
+	cands, err := c.SlotCandidates(bg, "WriteGate")
+	must(t, err)
+	if len(cands) != 2 || cands[0].State != store.CandidateSuperseded || cands[0].Reason != "superseded by generation 3" || cands[1].State != store.CandidatePreparing {
+		t.Fatalf("candidates: %+v", cands)
+	}
+	// The module of the superseded candidate is gone; the pending one's is kept.
+	_, err = c.SlotModule(bg, "bb")
+	wantIs(t, err, store.ErrNotFound, "bb")
+	if m, err := c.SlotModule(bg, "cc"); err != nil || string(m) != "cc" {
+		t.Fatalf("module cc: %q %v", m, err)
+	}
+	at := Clock.Add(time.Minute)
+	got, decided, err := c.DecideSlotCandidate(bg, "WriteGate", 3, store.SlotDecision{State: store.CandidateDesired, Ref: "writegate@1.1.0", Time: at})
+	must(t, err)
+	if !decided || got.State != store.CandidateDesired || got.Ref != "writegate@1.1.0" || !got.Decided.Equal(at) {
+		t.Fatalf("desired: %+v %v", got, decided)
+	}
+	desired, err := c.DesiredSlots(bg)
+	must(t, err)
+	if len(desired) != 1 || desired[0].Number != 3 || desired[0].Digest != "cc" || desired[0].Ref != "writegate@1.1.0" || string(desired[0].Config) != `{"x":1}` {
+		t.Fatalf("desired slots: %+v", desired)
+	}
+	// Decided already: nothing changes.
+	got, decided, err = c.DecideSlotCandidate(bg, "WriteGate", 3, store.SlotDecision{State: store.CandidateRefused, By: "warden-b", Time: at})
+	must(t, err)
+	if decided || got.State != store.CandidateDesired {
+		t.Fatalf("decided twice: %+v %v", got, decided)
+	}
+	// A refused candidate: the desired generation stays.
+	if got, added := propose("dd", "", []byte("d")); got.Number != 4 || !added {
+		t.Fatalf("candidate 4: %+v %v", got, added)
+	}
+	got, decided, err = c.DecideSlotCandidate(bg, "WriteGate", 4, store.SlotDecision{State: store.CandidateRefused, By: "warden-b",
+		Code: "self_test_failed", Reason: "trapped", Time: at})
+	must(t, err)
+	if !decided || got.State != store.CandidateRefused || got.By != "warden-b" || got.Code != "self_test_failed" || got.Reason != "trapped" {
+		t.Fatalf("refused: %+v %v", got, decided)
+	}
+	if desired, err := c.DesiredSlots(bg); err != nil || desired[0].Number != 3 {
+		t.Fatalf("desired after a refusal: %+v %v", desired, err)
+	}
+	if pending, err := c.PendingSlotCandidates(bg); err != nil || len(pending) != 0 {
+		t.Fatalf("pending after a refusal: %+v %v", pending, err)
+	}
+	// A rollback candidate needs no module; the next number follows the
+	// refused candidate's.
+	rb := store.SlotCandidate{SlotGeneration: slotGen("WriteGate", "aa", "", store.SlotOriginRollback), Deadline: deadline}
+	rb.From = 1
+	if got, added, err := c.ProposeSlotGeneration(bg, rb, nil); err != nil || got.Number != 5 || !added || got.From != 1 {
+		t.Fatalf("rollback candidate: %+v %v %v", got, added, err)
+	}
+	_, _, err = c.ProposeSlotGeneration(bg, store.SlotCandidate{SlotGeneration: slotGen("WriteGate", "zz", "", store.SlotOriginRollback)}, nil)
+	wantIs(t, err, store.ErrNotFound, "module zz")
+	_, _, err = c.DecideSlotCandidate(bg, "WriteGate", 99, store.SlotDecision{State: store.CandidateRefused, Time: at})
+	wantIs(t, err, store.ErrNotFound, "WriteGate@99")
+	_, _, err = c.DecideSlotCandidate(bg, "WriteGate", 5, store.SlotDecision{State: store.CandidatePreparing, Time: at})
+	wantIs(t, err, store.ErrInvalid, "state")
+	// The prepared candidate an instance reports.
+	must(t, c.ReportSlot(bg, store.SlotStatus{Slot: "WriteGate", Instance: "warden-a", Serving: 3, Digest: "cc", Since: at, Prepared: 5, Updated: at}))
+	if sts, err := c.SlotStatuses(bg, "WriteGate"); err != nil || len(sts) != 1 || sts[0].Prepared != 5 {
+		t.Fatalf("statuses: %+v %v", sts, err)
+	}
 }
 
 func slotGen(slot, digest, config, origin string) store.SlotGeneration {
