@@ -58,8 +58,9 @@ type SlotInfo struct {
 	Desired   *store.SlotGeneration  `json:"desired,omitempty"`
 	Kept      []store.SlotGeneration `json:"kept"`
 	Instances []store.SlotStatus     `json:"instances"`
-	// Rollout answers an install or a rollback: how far the generation it
-	// made serve has reached the live instances.
+	// Rollout is how far the slot's newest candidate (or desired
+	// generation) has reached the live instances; in the answer of an
+	// install or a rollback, the one it recorded.
 	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
@@ -153,16 +154,20 @@ func generation(g host.GenerationInfo) Generation {
 	return out
 }
 
+// slotInfo is a slot as the admin API shows it; sl nil: a slot whose
+// first generation is a candidate not served here yet.
 func (s *Server) slotInfo(ctx context.Context, name string, sl *host.Slot) SlotInfo {
-	in := SlotInfo{Name: name, Current: generation(sl.Current()), Generations: []Generation{},
-		Refused: s.refusals(ctx, name), Stats: slotStats(sl.Plugin().Stats())}
-	for _, g := range sl.History() {
-		gen := generation(g)
-		if st, ok := sl.GenerationStats(g.Number); ok {
-			ss := slotStats(st)
-			gen.Stats = &ss
+	in := SlotInfo{Name: name, Generations: []Generation{}, Refused: s.refusals(ctx, name), Stats: slotStats(host.Stats{})}
+	if sl != nil {
+		in.Current, in.Stats = generation(sl.Current()), slotStats(sl.Plugin().Stats())
+		for _, g := range sl.History() {
+			gen := generation(g)
+			if st, ok := sl.GenerationStats(g.Number); ok {
+				ss := slotStats(st)
+				gen.Stats = &ss
+			}
+			in.Generations = append(in.Generations, gen)
 		}
-		in.Generations = append(in.Generations, gen)
 	}
 	ps := s.pluginsOf()
 	s.installMu.Lock()
@@ -181,6 +186,11 @@ func (s *Server) slotInfo(ctx context.Context, name string, sl *host.Slot) SlotI
 	} else {
 		in.Instances = sts
 	}
+	var desired uint64
+	if in.Desired != nil {
+		desired = in.Desired.Number
+	}
+	in.Rollout = s.latestRollout(ctx, name, desired)
 	return in
 }
 
@@ -230,10 +240,12 @@ type Install struct {
 	Config json.RawMessage `json:"config,omitempty"`
 }
 
-// installSlot loads a module as the next generation of a slot (the first
-// one creates the slot) through install: pin, compile, config, start,
-// self-test, then an atomic swap. A candidate that fails leaves the
-// serving generation alone.
+// installSlot records a module as a slot's candidate (the first one
+// creates the slot) in the store: every live instance prepares it (pin,
+// compile, config, start, load check, self-test) in the background, and
+// once every one has it ready it becomes the desired generation and each
+// swaps to it atomically. A candidate any live instance refuses serves
+// nowhere; the desired generation stays.
 func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("slot")
 	if !slotName.MatchString(name) {
@@ -257,16 +269,14 @@ func (s *Server) installSlot(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	src := host.Source{Name: name, Bytes: req.Module, SHA256: req.SHA256}
-	sl, _, created, err := s.install(context.WithoutCancel(r.Context()), name, src, req.Config, OriginAdmin, "")
+	_, err = s.slot(name)
+	created := err != nil
+	g := store.SlotGeneration{Slot: name, Digest: host.Digest(req.Module), Config: req.Config, Origin: store.SlotOriginAdmin}
+	c, _, err := s.propose(context.WithoutCancel(r.Context()), g, req.Module, req.SHA256)
 	if err != nil {
 		return candidateError(err)
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	return s.answerRollout(w, r, name, sl, status, wait)
+	return s.answerRollout(w, r, name, c.Number, created, wait)
 }
 
 // readModule reads an application/wasm install request.
@@ -308,11 +318,23 @@ func candidateError(err error) error {
 		return fail(http.StatusUnprocessableEntity, CodeDigestMismatch, err.Error())
 	case errors.Is(err, host.ErrModuleTooLarge):
 		return fail(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, err.Error())
+	case errors.Is(err, ErrOverBudget):
+		return fail(http.StatusUnprocessableEntity, CodePluginRejected, err.Error())
 	case errors.Is(err, ErrSelfTest), errors.Is(err, host.ErrLoadCheck):
 		return fail(http.StatusUnprocessableEntity, CodeSelfTestFailed, err.Error())
 	default:
 		return fail(http.StatusUnprocessableEntity, CodePluginRejected, err.Error())
 	}
+}
+
+// refusal is the error code and message the API answers a refused
+// candidate with.
+func refusal(err error) (code, message string) {
+	var ae *apiError
+	if errors.As(candidateError(err), &ae) {
+		return ae.code, ae.message
+	}
+	return CodePluginRejected, err.Error()
 }
 
 // grantMessage says what a refused candidate asked for and what its slot
@@ -332,13 +354,12 @@ func grantMessage(ge *host.GrantError) string {
 		ge.Plugin, list(ge.Asked), list(ge.Granted), list(ge.Excess))
 }
 
-// rollbackSlot makes a kept generation serve again (?to=N; by default the
-// one before the desired one) as the slot's next generation, on every
-// instance sharing the store.
+// rollbackSlot proposes a kept generation (?to=N; by default the kept one
+// before the desired one) as the slot's next candidate: it serves again,
+// as the slot's next generation, once every live instance has it ready.
 func (s *Server) rollbackSlot(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("slot")
-	sl, err := s.slot(name)
-	if err != nil {
+	if _, err := s.slot(name); err != nil {
 		return err
 	}
 	wait, err := parseWait(r, waitFor{})
@@ -359,10 +380,11 @@ func (s *Server) rollbackSlot(w http.ResponseWriter, r *http.Request) error {
 		}
 		to = n
 	}
-	if _, err := s.rollback(context.WithoutCancel(r.Context()), name, to); err != nil {
+	c, err := s.rollback(context.WithoutCancel(r.Context()), name, to)
+	if err != nil {
 		return rollbackError(err)
 	}
-	return s.answerRollout(w, r, name, sl, http.StatusOK, wait)
+	return s.answerRollout(w, r, name, c.Number, false, wait)
 }
 
 // DefaultSelfTest calls a candidate once in its role with an empty request

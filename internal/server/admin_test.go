@@ -28,7 +28,8 @@ func TestAdminSwap(t *testing.T) {
 		name, method, path, key, body string
 		status                        int
 		code                          string
-		// serving is the digest and generation number serving afterwards.
+		// serving is the digest and generation number serving afterwards
+		// (a refused candidate keeps its number: it is its rollout's id).
 		serving string
 		number  uint64
 	}{
@@ -43,10 +44,10 @@ func TestAdminSwap(t *testing.T) {
 		{"no module", "PUT", "/admin/v1/slots/Good", keyAdmin, `{}`, 400, server.CodeInvalidRequest, good, 1},
 		{"unknown field", "PUT", "/admin/v1/slots/Good", keyAdmin, `{"module":"AA==","force":true}`, 400, server.CodeUnknownField, good, 1},
 		{"bad slot name", "PUT", "/admin/v1/slots/9lives", keyAdmin, install(t, "good", ""), 400, server.CodeInvalidRequest, good, 1},
-		{"swap to v2", "PUT", "/admin/v1/slots/Good", keyAdmin, install(t, "goodv2", goodv2), 200, "", goodv2, 2},
-		{"rollback", "POST", "/admin/v1/slots/Good/rollback", keyAdmin, "", 200, "", good, 3},
-		{"rollback unknown slot", "POST", "/admin/v1/slots/Nope/rollback", keyAdmin, "", 404, server.CodeSlotNotFound, good, 3},
-		{"tenant cannot roll back", "POST", "/admin/v1/slots/Good/rollback", keyGlobex, "", 403, server.CodeForbidden, good, 3},
+		{"swap to v2", "PUT", "/admin/v1/slots/Good", keyAdmin, install(t, "goodv2", goodv2), 200, "", goodv2, 5},
+		{"rollback", "POST", "/admin/v1/slots/Good/rollback", keyAdmin, "", 200, "", good, 6},
+		{"rollback unknown slot", "POST", "/admin/v1/slots/Nope/rollback", keyAdmin, "", 404, server.CodeSlotNotFound, good, 6},
+		{"tenant cannot roll back", "POST", "/admin/v1/slots/Good/rollback", keyGlobex, "", 403, server.CodeForbidden, good, 6},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -62,8 +63,8 @@ func TestAdminSwap(t *testing.T) {
 			if code, eb := f.do(t, "GET", "/admin/v1/slots/Good", keyAdmin, "", &cur); code != http.StatusOK {
 				t.Fatalf("get slot: %d %+v", code, eb)
 			}
-			if cur.Current.Digest != st.serving || cur.Current.Number != st.number || len(cur.Generations) != int(st.number) {
-				t.Fatalf("serving %s #%d (%d generations), want %s #%d", cur.Current.Digest, cur.Current.Number, len(cur.Generations), st.serving, st.number)
+			if n := len(cur.Generations); cur.Current.Digest != st.serving || cur.Current.Number != st.number || cur.Generations[n-1].Number != st.number {
+				t.Fatalf("serving %s #%d (generations %+v), want %s #%d", cur.Current.Digest, cur.Current.Number, cur.Generations, st.serving, st.number)
 			}
 		})
 	}
@@ -124,7 +125,8 @@ func TestAdminRawModule(t *testing.T) {
 		{"config not JSON", "", "{", goodv2, 400, server.CodeBadJSON, 1},
 		{"empty body", "", "", nil, 400, server.CodeInvalidRequest, 1},
 		{"not a module", "", "", []byte("\x00asm"), 422, server.CodePluginRejected, 1},
-		{"swap, with a config", "", `{}`, goodv2, 200, "", 2},
+		// The refused candidate kept its number, 2.
+		{"swap, with a config", "", `{}`, goodv2, 200, "", 3},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

@@ -53,6 +53,8 @@ const (
 	CodeApprovalStale      = "approval_stale"       // 409: the held write is no longer the one approved
 	CodeNoPrevious         = "no_previous"          // 409: rollback without a previous generation
 	CodeGenerationNotFound = "generation_not_found" // 404: rollback to a generation the store does not keep
+	CodeRolloutSuperseded  = "rollout_superseded"   // 409: a later install replaced the candidate before every live instance had it ready
+	CodePrepareTimeout     = "prepare_timeout"      // 409: a live instance did not prepare the candidate by its deadline
 	CodeDigestMismatch     = "digest_mismatch"      // 422: the module does not match its sha256 pin
 	CodePluginRejected     = "plugin_rejected"      // 422: the candidate failed verify, compile, config or start
 	CodeSelfTestFailed     = "self_test_failed"     // 422: the candidate failed its self-test
@@ -82,6 +84,10 @@ const CodeCapabilityNotGranted = "capability_not_granted"
 
 // ErrSelfTest: a candidate generation failed the server's self-test.
 var ErrSelfTest = errors.New("server: candidate self-test failed")
+
+// ErrOverBudget: one instance of a candidate holds more linear memory than
+// the process's whole plugin instance budget.
+var ErrOverBudget = errors.New("server: candidate over the instance budget")
 
 // ErrConfig: the server's Options are incomplete or inconsistent.
 var ErrConfig = errors.New("server: invalid options")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/server"
@@ -20,21 +22,58 @@ type sharedStore struct {
 	*store.MemorySlots
 }
 
-// TestFleetSlots: servers sharing one store serve the generation installed
-// on any of them once they synchronise, a rollback through one to a kept
-// generation reaches the others, a candidate the installing server refuses
-// reaches none, one refused by another server is reported in the slot's
-// rollout status, and a server started afterwards serves the desired
-// generation.
+// leases are the instances' leases the servers of a test share, as the
+// instances sharing a database see each other's.
+type leases struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+func (l *leases) set(name string, until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.until[name] = until
+}
+
+func (l *leases) list(context.Context) ([]server.Instance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []server.Instance{}
+	for name, until := range l.until {
+		u := until
+		out = append(out, server.Instance{ID: name, LeaseUntil: &u})
+	}
+	return out, nil
+}
+
+// TestFleetSlots: servers sharing one store serve a generation installed
+// on any of them once every live one has it ready; a rollback through one
+// to a kept generation reaches the others; a candidate any of them
+// refuses serves nowhere, with the refusing instance and its reason in
+// the rollout status; a live instance that does not answer by the
+// deadline refuses it, one whose lease ran out is not waited for; and a
+// server started afterwards serves the desired generation.
 func TestFleetSlots(t *testing.T) {
 	shared := sharedStore{server.NewMemoryGenerations(), store.NewMemorySlots()}
+	live := &leases{until: map[string]time.Time{}}
 	good := host.Digest(testdata.Bytes(t, "good"))
 	goodv2 := host.Digest(testdata.Bytes(t, "goodv2"))
 	var refuseV2 atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	instance := func(name string, test host.SelfTest) *fixture {
-		return buildFixture(t, fixtureSetup{options: func(o *server.Options) {
-			o.Generations, o.Instance, o.SelfTest = shared, name, test
+		live.set(name, time.Now().Add(time.Hour))
+		f := buildFixture(t, fixtureSetup{options: func(o *server.Options) {
+			o.Generations, o.Instance, o.SelfTest, o.Instances = shared, name, test, live.list
+			o.PrepareDeadline = 3 * time.Second
 		}})
+		if err := f.srv.SyncSlots(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); f.srv.Follow(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return f
 	}
 	a := instance("warden-a", nil)
 	b := instance("warden-b", func(ctx context.Context, p *host.Plugin) error {
@@ -45,9 +84,6 @@ func TestFleetSlots(t *testing.T) {
 	})
 	slot := func(f *fixture) server.SlotInfo {
 		t.Helper()
-		if err := f.srv.SyncSlots(context.Background()); err != nil {
-			t.Fatal(err)
-		}
 		var in server.SlotInfo
 		if code, eb := f.do(t, "GET", "/admin/v1/slots/Good", keyAdmin, "", &in); code != 200 {
 			t.Fatalf("slot: %d %+v", code, eb)
@@ -57,7 +93,7 @@ func TestFleetSlots(t *testing.T) {
 	serves := func(f *fixture, digest string, number uint64) {
 		t.Helper()
 		in := slot(f)
-		if in.Current.Digest != digest || in.Serving != number || in.Desired == nil {
+		if in.Current.Digest != digest || in.Serving != number || in.Desired == nil || in.Desired.Number != number {
 			t.Fatalf("serves %s (store generation %d), want %s (%d)", in.Current.Digest, in.Serving, digest, number)
 		}
 	}
@@ -67,60 +103,96 @@ func TestFleetSlots(t *testing.T) {
 		method, path string
 		body         string
 		status       int
-		code         string
+		code, msg    string // the error's code and a part of its message
 		digest       string // served by a and b afterwards
 		number       uint64 // the desired generation afterwards
 	}{
-		{"install on a", a, "PUT", "/admin/v1/slots/Good", install(t, "good", ""), 201, "", good, 1},
-		{"swap on a", a, "PUT", "/admin/v1/slots/Good", install(t, "goodv2", ""), 200, "", goodv2, 2},
-		{"the same again", a, "PUT", "/admin/v1/slots/Good", install(t, "goodv2", ""), 200, "", goodv2, 2},
-		{"rollback to 1 through b", b, "POST", "/admin/v1/slots/Good/rollback?to=1", "", 200, "", good, 3},
-		{"refused on a", a, "PUT", "/admin/v1/slots/Good", install(t, "noresult", ""), 422, server.CodePluginRejected, good, 3},
-		{"rollback to a generation not kept", b, "POST", "/admin/v1/slots/Good/rollback?to=99", "", 404, server.CodeGenerationNotFound, good, 3},
-		{"rollback to nothing", b, "POST", "/admin/v1/slots/Good/rollback?to=x", "", 400, server.CodeInvalidRequest, good, 3},
-		{"rollback to two", b, "POST", "/admin/v1/slots/Good/rollback?to=1&to=2", "", 400, server.CodeInvalidRequest, good, 3},
-		{"rollback with an unknown parameter", b, "POST", "/admin/v1/slots/Good/rollback?from=1", "", 400, server.CodeUnknownField, good, 3},
-		{"rollback to the previous one", a, "POST", "/admin/v1/slots/Good/rollback", "", 200, "", goodv2, 4},
+		{"install on a", a, "PUT", "/admin/v1/slots/Good?wait=1m", install(t, "good", ""), 201, "", "", good, 1},
+		{"swap on a", a, "PUT", "/admin/v1/slots/Good?wait=1m", install(t, "goodv2", ""), 200, "", "", goodv2, 2},
+		{"the same again", a, "PUT", "/admin/v1/slots/Good?wait=1m", install(t, "goodv2", ""), 200, "", "", goodv2, 2},
+		{"rollback to 1 through b", b, "POST", "/admin/v1/slots/Good/rollback?to=1&wait=1m", "", 200, "", "", good, 3},
+		// Refused by both; whichever answers first refuses it for all.
+		{"refused everywhere", a, "PUT", "/admin/v1/slots/Good?wait=1m", install(t, "noresult", ""), 422, server.CodePluginRejected,
+			"Good@4 refused by warden-", good, 3},
+		{"rollback to a refused candidate", b, "POST", "/admin/v1/slots/Good/rollback?to=4", "", 404, server.CodeGenerationNotFound,
+			"generation 4: generation not kept (kept: 1 to 3)", good, 3},
+		{"rollback to a generation not kept", b, "POST", "/admin/v1/slots/Good/rollback?to=99", "", 404, server.CodeGenerationNotFound, "", good, 3},
+		{"rollback to nothing", b, "POST", "/admin/v1/slots/Good/rollback?to=x", "", 400, server.CodeInvalidRequest, "", good, 3},
+		{"rollback to two", b, "POST", "/admin/v1/slots/Good/rollback?to=1&to=2", "", 400, server.CodeInvalidRequest, "", good, 3},
+		{"rollback with an unknown parameter", b, "POST", "/admin/v1/slots/Good/rollback?from=1", "", 400, server.CodeUnknownField, "", good, 3},
+		// The kept generation before the desired one: 2 (4 was refused).
+		{"rollback to the previous one", a, "POST", "/admin/v1/slots/Good/rollback?wait=1m", "", 200, "", "", goodv2, 5},
 	}
 	for _, st := range steps {
 		code, eb := st.on.do(t, st.method, st.path, keyAdmin, st.body, nil)
-		if code != st.status || eb.Error.Code != st.code {
-			t.Fatalf("%s: %d %s (%s), want %d %s", st.name, code, eb.Error.Code, eb.Error.Message, st.status, st.code)
+		if code != st.status || eb.Error.Code != st.code || !strings.Contains(eb.Error.Message, st.msg) {
+			t.Fatalf("%s: %d %s (%s), want %d %s (%s)", st.name, code, eb.Error.Code, eb.Error.Message, st.status, st.code, st.msg)
 		}
 		serves(a, st.digest, st.number)
 		serves(b, st.digest, st.number)
 	}
 	in := slot(a)
 	if len(in.Kept) != 4 || in.Kept[2].Origin != store.SlotOriginRollback || in.Kept[2].From != 1 || in.Kept[2].Instance != "warden-b" ||
-		in.Kept[3].From != 2 || len(in.Instances) != 2 || in.Instances[0].Instance != "warden-a" || in.Instances[1].Serving != 4 {
+		in.Kept[3].Number != 5 || in.Kept[3].From != 2 || len(in.Instances) != 2 || in.Instances[0].Instance != "warden-a" || in.Instances[1].Serving != 5 {
 		t.Fatalf("kept %+v\ninstances %+v", in.Kept, in.Instances)
 	}
-	if n := len(in.Refused); n != 1 || in.Refused[0].Instance != "warden-a" || !strings.Contains(in.Refused[0].Reason, "incompatible") {
+	if n := len(in.Refused); n == 0 || !strings.Contains(in.Refused[0].Reason, "incompatible") {
 		t.Fatalf("refused: %+v", in.Refused)
 	}
 
-	// b refuses what a serves: b keeps serving its generation and says
-	// why in the rollout status.
+	// b refuses what a holds ready: neither serves it, a never did, and
+	// the rollout names b and why.
 	refuseV2.Store(true)
-	if code, eb := a.do(t, "POST", "/admin/v1/slots/Good/rollback?to=3", keyAdmin, "", nil); code != 200 {
+	if code, eb := a.do(t, "POST", "/admin/v1/slots/Good/rollback?to=3&wait=1m", keyAdmin, "", nil); code != 200 {
 		t.Fatalf("rollback to 3: %d %+v", code, eb)
 	}
-	serves(a, good, 5)
-	serves(b, good, 5)
-	if code, eb := a.do(t, "PUT", "/admin/v1/slots/Good", keyAdmin, install(t, "goodv2", ""), nil); code != 200 {
-		t.Fatalf("install v2: %d %+v", code, eb)
+	serves(a, good, 6)
+	serves(b, good, 6)
+	code, eb := a.do(t, "PUT", "/admin/v1/slots/Good?wait=1m", keyAdmin, install(t, "goodv2", ""), nil)
+	if code != 422 || eb.Error.Code != server.CodePluginRejected ||
+		!strings.HasPrefix(eb.Error.Message, "Good@7 refused by warden-b: ") || !strings.Contains(eb.Error.Message, "refused on warden-b") ||
+		!strings.HasSuffix(eb.Error.Message, "; no instance serves it, the desired generation stays") {
+		t.Fatalf("install refused by b: %d %+v", code, eb)
 	}
-	serves(a, goodv2, 6)
-	in = slot(b)
-	if in.Current.Digest != good || in.Serving != 5 || in.Desired.Number != 6 || len(in.Instances) != 2 ||
-		in.Instances[1].Instance != "warden-b" || in.Instances[1].Serving != 5 || in.Instances[1].Refused != 6 ||
-		!strings.Contains(in.Instances[1].Reason, "refused on warden-b") {
-		t.Fatalf("b after refusing 6: serving %s (%d), instances %+v", in.Current.Digest, in.Serving, in.Instances)
+	for _, f := range []*fixture{a, b} {
+		serves(f, good, 6)
+		in := slot(f)
+		if ro := in.Rollout; ro == nil || ro.ID != "Good@7" || ro.State != server.RolloutRefused || ro.By != "warden-b" ||
+			ro.Code != server.CodePluginRejected || len(ro.Refused) != 1 || ro.Refused[0].Instance != "warden-b" || ro.Refused[0].Refused != 7 {
+			t.Fatalf("rollout of a candidate b refused: %+v", in.Rollout)
+		}
+		for _, g := range in.Generations {
+			if g.Digest == goodv2 && g.Number > 5 {
+				t.Fatalf("generation %d of the refused candidate served: %+v", g.Number, in.Generations)
+			}
+		}
 	}
+	if in := slot(a); in.Instances[0].Prepared != 7 || in.Instances[0].Serving != 6 || in.Instances[1].Refused != 7 {
+		t.Fatalf("instances after b refused 7: %+v", in.Instances)
+	}
+
+	// A live instance that does not answer refuses the candidate at its
+	// deadline; once its lease has run out, it is not waited for.
+	refuseV2.Store(false)
+	live.set("warden-ghost", time.Now().Add(time.Hour))
+	code, eb = a.do(t, "PUT", "/admin/v1/slots/Good?wait=1m", keyAdmin, install(t, "goodv2", ""), nil)
+	if code != 409 || eb.Error.Code != server.CodePrepareTimeout || !strings.HasPrefix(eb.Error.Message, "Good@8 refused: warden-ghost did not prepare it by its deadline") {
+		t.Fatalf("install with a live instance that does not answer: %d %+v", code, eb)
+	}
+	serves(a, good, 6)
+	serves(b, good, 6)
+	live.set("warden-ghost", time.Now().Add(-time.Second))
+	var put server.SlotInfo
+	if code, eb := a.do(t, "PUT", "/admin/v1/slots/Good?wait=1m", keyAdmin, install(t, "goodv2", ""), &put); code != 200 ||
+		put.Rollout == nil || put.Rollout.ID != "Good@9" || put.Rollout.State != server.RolloutDone || !put.Rollout.Done {
+		t.Fatalf("install once the silent instance's lease ran out: %d %+v %+v", code, eb, put.Rollout)
+	}
+	serves(a, goodv2, 9)
+	serves(b, goodv2, 9)
 
 	// An instance started afterwards serves the desired generation.
 	c := instance("warden-c", nil)
-	serves(c, goodv2, 6)
+	serves(c, goodv2, 9)
 	// Its load check and self-test are counted apart from served calls.
 	if st := slot(c).Stats; st.Calls != 0 || st.Pass != 0 || st.Probes == 0 {
 		t.Fatalf("c's counters before any call: %+v", st)

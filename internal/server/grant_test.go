@@ -28,20 +28,24 @@ func TestAdminCapabilities(t *testing.T) {
 		"effect.ledger, effect.node, effect.output, state.conversation, clock, random; the slot allows state.ledger, state.approval, " +
 		"effect.ledger (not allowed: effect.node, effect.output, state.conversation, clock, random)"
 	escalate := install(t, "writegate-escalate", "")
+	refusedMsg := func(id, msg string) string {
+		return id + " refused by local: " + msg + "; no instance serves it, the desired generation stays"
+	}
 	steps := []struct {
 		name, slot, body string
 		status           int
 		code, msg        string
 		number           uint64 // serving generation afterwards; 0: no slot
 	}{
-		{"escalating first generation", "WriteGate", escalate, 403, server.CodeCapabilityNotGranted, escalateMsg, 0},
-		{"first-party WriteGate", "WriteGate", wasm(mods["writegate.wasm"]), 201, "", "", 1},
-		{"escalating candidate", "WriteGate", escalate, 403, server.CodeCapabilityNotGranted, escalateMsg, 1},
-		{"a WriteGate with WriteGate's capabilities", "WriteGate", install(t, "writegate-gatesread", ""), 200, "", "", 2},
-		{"another slot allows nothing", "Gate", escalate, 403, server.CodeCapabilityNotGranted,
-			"writegate@1.2.0 asks for capabilities the slot does not allow: it asks for state.ledger, state.approval, " +
-				"effect.ledger, effect.node, effect.output, state.conversation, clock, random; the slot allows none " +
-				"(not allowed: state.ledger, state.approval, effect.ledger, effect.node, effect.output, state.conversation, clock, random)", 0},
+		// A refused candidate keeps its number (its rollout's id).
+		{"escalating first generation", "WriteGate", escalate, 403, server.CodeCapabilityNotGranted, refusedMsg("WriteGate@1", escalateMsg), 0},
+		{"first-party WriteGate", "WriteGate", wasm(mods["writegate.wasm"]), 201, "", "", 2},
+		{"escalating candidate", "WriteGate", escalate, 403, server.CodeCapabilityNotGranted, refusedMsg("WriteGate@3", escalateMsg), 2},
+		{"a WriteGate with WriteGate's capabilities", "WriteGate", install(t, "writegate-gatesread", ""), 200, "", "", 4},
+		{"another slot allows nothing", "Gate", escalate, 403, server.CodeCapabilityNotGranted, refusedMsg("Gate@1",
+			"writegate@1.2.0 asks for capabilities the slot does not allow: it asks for state.ledger, state.approval, "+
+				"effect.ledger, effect.node, effect.output, state.conversation, clock, random; the slot allows none "+
+				"(not allowed: state.ledger, state.approval, effect.ledger, effect.node, effect.output, state.conversation, clock, random)"), 0},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

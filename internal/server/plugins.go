@@ -43,7 +43,8 @@ const (
 	// OriginStore: the slot's desired generation in the store, installed
 	// by another instance (or before a restart).
 	OriginStore = "store"
-	// OriginRollback: a kept generation served again (POST …/rollback).
+	// OriginRollback: a desired generation in the store that serves a
+	// kept generation again (POST …/rollback).
 	OriginRollback = "rollback"
 )
 
@@ -263,19 +264,12 @@ func (s *Server) install(ctx context.Context, name string, src host.Source, conf
 	return s.installLocked(ctx, name, src, config, origin, file, 0)
 }
 
-// installLocked is install with installMu held. Unless the candidate came
-// from the store (OriginStore), the generation it makes serve is written
-// to the store as the slot's desired one. from is a rollback's source
-// generation, or for OriginStore the store generation being installed.
+// installLocked is install with installMu held. A generation loaded at
+// start (OriginStart) is written to the store as the slot's first one
+// (publish); any other is the store's desired generation from (which its
+// proposer records with its origin: admin, watch or rollback).
 func (s *Server) installLocked(ctx context.Context, name string, src host.Source, config json.RawMessage, origin, file string, from uint64) (*host.Slot, host.GenerationInfo, bool, error) {
-	pol := s.opt.Policy
-	pol.Config = config
-	// A first-party slot allows its own plugin's capabilities and no more,
-	// whatever a candidate's manifest asks for; any other slot what the
-	// operator's Policy grants (nothing by default).
-	if want, reserved := reservedSlot(name); reserved {
-		pol.Capabilities = want.Capabilities
-	}
+	pol := s.slotPolicy(name, config)
 	rec := GenerationRecord{Slot: name, Digest: host.Digest(src.Bytes), Origin: origin, File: file}
 	if origin == OriginRollback {
 		rec.Origin = OriginAdmin // the event says it is a rollback
@@ -314,10 +308,23 @@ func (s *Server) installLocked(ctx context.Context, name string, src host.Source
 	s.record(ctx, rec)
 	s.log.Info("plugin generation installed", "slot", name, "generation", info.Number, "ref", info.Ref,
 		"digest", info.Digest, "origin", origin, "file", file)
-	if origin != OriginStore {
-		s.publish(ctx, name, src.Bytes, config, info, origin, file, from)
+	if origin == OriginStart {
+		s.publish(ctx, name, src.Bytes, config, info, file)
 	}
 	return sl, info, !exists, nil
+}
+
+// slotPolicy is the policy a slot's candidates load under. A first-party
+// slot allows its own plugin's capabilities and no more, whatever a
+// candidate's manifest asks for; any other slot what the operator's
+// Policy grants (nothing by default).
+func (s *Server) slotPolicy(name string, config json.RawMessage) host.Policy {
+	pol := s.opt.Policy
+	pol.Config = config
+	if want, reserved := reservedSlot(name); reserved {
+		pol.Capabilities = want.Capabilities
+	}
+	return pol
 }
 
 // record stamps and appends a generation record. A log that fails does not
@@ -347,12 +354,19 @@ func (s *Server) refusals(ctx context.Context, name string) []GenerationRecord {
 }
 
 // slotTest is the self-test of a slot's candidates: a first-party slot
-// takes only a plugin of its role and phases, then Options.SelfTest.
+// takes only a plugin of its role and phases; a plugin one of whose
+// instances holds more linear memory than this process's whole instance
+// budget could never start an instance for a tenant here; then
+// Options.SelfTest.
 func (s *Server) slotTest(name string) host.SelfTest {
 	want, reserved := reservedSlot(name)
 	return func(ctx context.Context, p *host.Plugin) error {
 		if m := p.Manifest(); reserved && (m.Role != want.Role || !samePhases(m.Phases, want.Phases)) {
 			return fmt.Errorf("%w: slot %s takes a %s %v, %s is a %s %v", ErrSlotRole, name, want.Role, want.Phases, p.Ref(), m.Role, m.Phases)
+		}
+		if budget, used := s.opt.Host.InstanceUsage().MaxBytes, p.Stats().InstanceMemoryBytes; budget > 0 && used > budget {
+			return fmt.Errorf("%w: an instance of %s holds %d bytes of linear memory, over this instance's whole plugin instance budget of %d bytes: no tenant's call could start one",
+				ErrOverBudget, p.Ref(), used, budget)
 		}
 		return s.opt.SelfTest(ctx, p)
 	}
@@ -389,6 +403,15 @@ type pluginState struct {
 	// installMu guards it.
 	control store.SlotControl
 	applied map[string]*appliedSlot
+	// prepared are the candidates this instance holds ready, by slot;
+	// preparing the number of the candidate being prepared, by slot.
+	// installMu guards both. prepCtx ends the preparations (Close), and
+	// prepWG waits for them.
+	prepared   map[string]*preparedCandidate
+	preparing  map[string]uint64
+	prepCtx    context.Context
+	prepCancel context.CancelFunc
+	prepWG     sync.WaitGroup
 
 	// watchMu serialises scans and guards files.
 	watchMu sync.Mutex
@@ -412,7 +435,9 @@ func (s *Server) pluginsOf() *pluginState {
 		if !ok {
 			control = store.NewMemorySlots()
 		}
-		s.opt.plugins = &pluginState{log: log, control: control, applied: map[string]*appliedSlot{}, files: map[string]*fileState{}}
+		s.opt.plugins = &pluginState{log: log, control: control, applied: map[string]*appliedSlot{}, files: map[string]*fileState{},
+			prepared: map[string]*preparedCandidate{}, preparing: map[string]uint64{}}
+		s.opt.plugins.prepCtx, s.opt.plugins.prepCancel = context.WithCancel(context.Background())
 	}
 	return s.opt.plugins
 }

@@ -144,6 +144,11 @@ type Options struct {
 	// Instance names this process in generation records when several
 	// instances share a store.
 	Instance string
+	// PrepareDeadline is how long the live instances sharing the store
+	// have to prepare (load and check) a slot's candidate; one that has
+	// not answered by then refuses it for all. 0 means
+	// DefaultPrepareDeadline.
+	PrepareDeadline time.Duration
 	// plugins is the runtime state of slots beyond the host's: the
 	// generation log in use and the plugin directory's watcher. Servers
 	// create it on first use (see pluginsOf); callers cannot set it.
@@ -268,7 +273,7 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: no model", ErrConfig)
 	case len(o.AdminKeys) > 0 && o.Host == nil:
 		return nil, fmt.Errorf("%w: admin keys without a plugin host", ErrConfig)
-	case o.RunTimeout < 0 || o.ToolTimeout < 0 || o.Lease < 0 || o.IdleTimeout < 0:
+	case o.RunTimeout < 0 || o.ToolTimeout < 0 || o.Lease < 0 || o.IdleTimeout < 0 || o.PrepareDeadline < 0:
 		return nil, fmt.Errorf("%w: negative timeout", ErrConfig)
 	}
 	if err := o.Loop.Validate(); err != nil {
@@ -399,6 +404,7 @@ func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
 func (s *Server) Close() {
 	// Every run ends by its RunTimeout at the latest.
 	s.runs.Wait()
+	s.stopPreparing()
 	s.release()
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"time"
+
+	"github.com/agentwarden/warden/internal/store"
 )
 
 // fileKey identifies what one read of a plugin file found: the module's
@@ -116,7 +118,8 @@ func (s *Server) Scan(ctx context.Context) error {
 	return nil
 }
 
-// installFile installs a changed file; a bad sidecar is a refusal too.
+// installFile proposes a changed file as its slot's candidate, as an
+// install through the admin API does; a bad sidecar is a refusal.
 func (s *Server) installFile(ctx context.Context, f pluginFile, m moduleFile) {
 	file := filepath.Base(m.path)
 	src, config, err := m.source()
@@ -125,5 +128,14 @@ func (s *Server) installFile(ctx context.Context, f pluginFile, m moduleFile) {
 		s.log.Warn("plugin candidate refused", "slot", f.slot, "file", file, "digest", m.digest, "origin", OriginWatch, "err", err)
 		return
 	}
-	_, _, _, _ = s.install(ctx, f.slot, src, config, OriginWatch, file)
+	g := store.SlotGeneration{Slot: f.slot, Digest: m.digest, Config: config, Origin: store.SlotOriginWatch, File: file}
+	c, added, err := s.propose(ctx, g, src.Bytes, src.SHA256)
+	if err != nil {
+		s.log.Warn("plugin candidate not proposed", "slot", f.slot, "file", file, "digest", m.digest, "err", err)
+		return
+	}
+	if added {
+		// As an install without ?wait=: until this instance answered it.
+		_, _ = s.waitRollout(ctx, f.slot, c.Number, false, 0)
+	}
 }

@@ -71,14 +71,15 @@ func TestWatchScan(t *testing.T) {
 		{"pinned elsewhere: refused", nil, host.Digest(v2), 2, 1, []string{host.Digest(junk), host.Digest(v3)}},
 		{"pin fixed: seen once", write(wgSidecar, []byte(`{"sha256":"sha256:`+host.Digest(v3)+`"}`)), host.Digest(v2), 2, 1,
 			[]string{host.Digest(junk), host.Digest(v3)}},
-		{"pin fixed: installed", nil, host.Digest(v3), 3, 1, []string{host.Digest(junk), host.Digest(v3)}},
+		// The refused corrupt module kept its number, 3.
+		{"pin fixed: installed", nil, host.Digest(v3), 4, 1, []string{host.Digest(junk), host.Digest(v3)}},
 		{"env config: seen once", write(filepath.Join(f.dir, "env.json"), []byte(`{"config":{"timezone":"UTC"}}`)),
-			host.Digest(v3), 3, 1, []string{host.Digest(junk), host.Digest(v3)}},
-		{"env config: installed", nil, host.Digest(v3), 3, 2, []string{host.Digest(junk), host.Digest(v3)}},
-		{"module removed: keeps serving", func(t *testing.T) { os.Remove(wgPath) }, host.Digest(v3), 3, 2,
+			host.Digest(v3), 4, 1, []string{host.Digest(junk), host.Digest(v3)}},
+		{"env config: installed", nil, host.Digest(v3), 4, 2, []string{host.Digest(junk), host.Digest(v3)}},
+		{"module removed: keeps serving", func(t *testing.T) { os.Remove(wgPath) }, host.Digest(v3), 4, 2,
 			[]string{host.Digest(junk), host.Digest(v3)}},
-		{"module back: nothing new", write(wgPath, v3), host.Digest(v3), 3, 2, []string{host.Digest(junk), host.Digest(v3)}},
-		{"module back: still nothing new", nil, host.Digest(v3), 3, 2, []string{host.Digest(junk), host.Digest(v3)}},
+		{"module back: nothing new", write(wgPath, v3), host.Digest(v3), 4, 2, []string{host.Digest(junk), host.Digest(v3)}},
+		{"module back: still nothing new", nil, host.Digest(v3), 4, 2, []string{host.Digest(junk), host.Digest(v3)}},
 	}
 	for _, st := range steps {
 		if !t.Run(st.name, func(t *testing.T) {
@@ -111,8 +112,8 @@ func TestWatchScan(t *testing.T) {
 	// warnings logged for them.
 	wg := f.slotInfo(t, "WriteGate")
 	wantReasons := []string{
-		"host: slot WriteGate: candidate: host: compile writegate.wasm: module does not compile: host: module cannot be instrumented: meter: section headers: truncated or bad encoding at byte 10: malformed module",
-		"host: slot WriteGate: candidate: host: load writegate.wasm: sha256 " + host.Digest(v3) + ", pinned " + zeros + ": module digest does not match its pin",
+		"server: slot WriteGate: candidate: host: compile writegate.wasm: module does not compile: host: module cannot be instrumented: meter: section headers: truncated or bad encoding at byte 10: malformed module",
+		"server: slot WriteGate: sha256 " + host.Digest(v3) + ", pinned " + zeros + ": module digest does not match its pin",
 	}
 	for i, r := range wg.Refused {
 		if r.Reason != wantReasons[i] || r.Origin != server.OriginWatch || r.File != "writegate.wasm" || r.Instance != "i-test" ||
@@ -139,7 +140,7 @@ func TestWatchScan(t *testing.T) {
 	if code, eb := f.do(t, "POST", "/admin/v1/slots/WriteGate/rollback", keyAdmin, "", &info); code != 200 {
 		t.Fatalf("rollback: %d %+v", code, eb)
 	}
-	if info.Current.Number != 4 || info.Current.Digest != host.Digest(v2) {
+	if info.Current.Number != 5 || info.Current.Digest != host.Digest(v2) {
 		t.Fatalf("after rollback: %+v", info.Current)
 	}
 	recs, err := db.Generations(context.Background(), "WriteGate")
@@ -157,8 +158,8 @@ func TestWatchScan(t *testing.T) {
 		{server.GenerationInstalled, 2, host.Digest(v2), server.OriginWatch},
 		{server.GenerationRefused, 0, host.Digest(junk), server.OriginWatch},
 		{server.GenerationRefused, 0, host.Digest(v3), server.OriginWatch},
-		{server.GenerationInstalled, 3, host.Digest(v3), server.OriginWatch},
-		{server.GenerationRolledBack, 4, host.Digest(v2), server.OriginAdmin},
+		{server.GenerationInstalled, 4, host.Digest(v3), server.OriginWatch},
+		{server.GenerationRolledBack, 5, host.Digest(v2), server.OriginAdmin},
 	}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d: %+v", len(recs), len(want), recs)
@@ -213,7 +214,7 @@ func TestAdminRecordsGenerations(t *testing.T) {
 	recs, _ := gens.Generations(context.Background(), "Good")
 	want := []string{
 		"installed 1 " + good + " ",
-		"refused 0 " + goodv2 + " host: slot Good: candidate: host: load Good: sha256 " + goodv2 + ", pinned " + good + ": module digest does not match its pin",
+		"refused 0 " + goodv2 + " server: slot Good: sha256 " + goodv2 + ", pinned " + good + ": module digest does not match its pin",
 		"installed 2 " + goodv2 + " ",
 		"rolled_back 3 " + good + " ",
 	}
