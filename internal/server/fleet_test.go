@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -196,5 +197,80 @@ func TestFleetSlots(t *testing.T) {
 	// Its load check and self-test are counted apart from served calls.
 	if st := slot(c).Stats; st.Calls != 0 || st.Pass != 0 || st.Probes == 0 {
 		t.Fatalf("c's counters before any call: %+v", st)
+	}
+}
+
+// TestFleetBudget: a candidate refused by one instance only, for a setting
+// of its own. b's whole plugin instance budget (32 MiB) is smaller than one
+// instance of writegate-bigheap (about 40 MiB): b refuses it, a holds it
+// ready and never serves it, and both keep the first-party WriteGate; the
+// rollout names b and why.
+func TestFleetBudget(t *testing.T) {
+	shared := sharedStore{server.NewMemoryGenerations(), store.NewMemorySlots()}
+	live := &leases{until: map[string]time.Time{}}
+	writegate := firstPartyModules(t)["writegate.wasm"]
+	wg := host.Digest(writegate)
+	instance := func(name string, budget int64) *fixture {
+		live.set(name, time.Now().Add(time.Hour))
+		h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t), MaxInstanceBytes: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Close(context.Background()) })
+		f := buildFixture(t, fixtureSetup{options: func(o *server.Options) {
+			o.Generations, o.Instance, o.Instances, o.Host = shared, name, live.list, h
+		}})
+		return f
+	}
+	a := instance("warden-a", 0)
+	b := instance("warden-b", 32<<20)
+	body, _ := json.Marshal(server.Install{Module: writegate})
+	if code, eb := a.do(t, "PUT", "/admin/v1/slots/WriteGate?wait=0s", keyAdmin, string(body), nil); code != 202 {
+		t.Fatalf("first-party WriteGate on a: %d %+v", code, eb)
+	}
+	if err := b.srv.SyncSlots(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// b prepares it in the background; the rollout of generation 1 ends
+	// once b has swapped.
+	settle := func(f *fixture, id string) server.SlotInfo {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			for _, g := range []*fixture{a, b} {
+				if err := g.srv.SyncSlots(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var in server.SlotInfo
+			f.do(t, "GET", "/admin/v1/slots/WriteGate", keyAdmin, "", &in)
+			if ro := in.Rollout; ro != nil && ro.ID == id && ro.State != server.RolloutPreparing && ro.State != server.RolloutSwapping {
+				return in
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("rollout %s not settled: %+v", id, in.Rollout)
+			}
+		}
+	}
+	for _, f := range []*fixture{a, b} {
+		if in := settle(f, "WriteGate@1"); in.Current.Digest != wg || in.Serving != 1 || !in.Rollout.Done {
+			t.Fatalf("WriteGate@1: serving %s (%d), rollout %+v", in.Current.Digest, in.Serving, in.Rollout)
+		}
+	}
+	big, _ := json.Marshal(server.Install{Module: testdata.Bytes(t, "writegate-bigheap")})
+	code, eb := a.do(t, "PUT", "/admin/v1/slots/WriteGate", keyAdmin, string(big), nil)
+	if code != 202 {
+		t.Fatalf("writegate-bigheap on a: %d %+v", code, eb)
+	}
+	for _, f := range []*fixture{a, b} {
+		in := settle(f, "WriteGate@2")
+		ro := in.Rollout
+		if in.Current.Digest != wg || in.Serving != 1 || in.Desired.Number != 1 || ro.State != server.RolloutRefused || ro.By != "warden-b" ||
+			ro.Code != server.CodePluginRejected || !strings.Contains(ro.Reason, "an instance of writegate@1.3.0 holds ") ||
+			!strings.HasSuffix(ro.Reason, " bytes of linear memory, over this instance's whole plugin instance budget of 33554432 bytes: no tenant's call could start one") {
+			t.Fatalf("after b refused writegate-bigheap: serving %s (%d), rollout %+v", in.Current.Digest, in.Serving, ro)
+		}
+		if len(in.Generations) != 1 {
+			t.Fatalf("generations served: %+v", in.Generations)
+		}
 	}
 }
