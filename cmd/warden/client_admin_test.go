@@ -41,11 +41,13 @@ func TestClientPlugins(t *testing.T) {
 		{"first generation", clientAdmin, []string{"slots", "install", "Good", "{goodwasm}"}, 0,
 			"slot Good created: generation 1 serves good@1.0.0 ({good12})\n", ""},
 		{"a pin the module does not match", clientAdmin, []string{"slots", "install", "--sha256", "sha256:00", "Good", "{goodv2wasm}"}, 1,
-			"", "warden: digest_mismatch: host: slot Good: candidate: host: load Good: sha256 {goodv2}, pinned 00: module digest does not match its pin\n"},
+			"", "warden: digest_mismatch: server: slot Good: sha256 {goodv2}, pinned 00: module digest does not match its pin\n"},
 		{"swap, pinned", clientAdmin, []string{"slots", "install", "Good", "{goodv2wasm}", "--sha256", "{goodv2}"}, 0,
 			"slot Good installed: generation 2 serves good@2.0.0 ({goodv212})\n", ""},
-		{"rollback", clientAdmin, []string{"slots", "rollback", "Good"}, 0,
+		{"rollback", clientAdmin, []string{"slots", "rollback", "--wait", "1m", "Good"}, 0,
 			"slot Good rolled back: generation 3 serves good@1.0.0 ({good12})\n", ""},
+		{"a negative wait", clientAdmin, []string{"slots", "rollback", "--wait", "-1s", "Good"}, 2, "",
+			"warden slots rollback: --wait -1s is negative\nusage: warden slots rollback [--to N] [--wait D] SLOT (warden slots rollback --help)\n"},
 		{"rollback to a generation not kept", clientAdmin, []string{"slots", "rollback", "--to", "9", "Good"}, 1, "",
 			"warden: generation_not_found: server: slot Good: generation 9: generation not kept (kept: 1 to 3)\n"},
 		{"rollback of an unknown slot", clientAdmin, []string{"slots", "rollback", "Nope"}, 1, "", "warden: slot_not_found: no slot Nope\n"},
@@ -53,10 +55,10 @@ func TestClientPlugins(t *testing.T) {
 			"slot Limit created: generation 1 serves configured@1.0.0 ({configured12})\n", ""},
 		{"a config that is not JSON", clientAdmin, []string{"slots", "install", "--config", "{notjson}", "Limit", "{configuredwasm}"}, 2,
 			"", "warden slots install: --config {notjson} is not JSON: invalid character 'l' looking for beginning of object key string\n" +
-				"usage: warden slots install [--sha256 HEX] [--config FILE] SLOT FILE.wasm (warden slots install --help)\n"},
+				"usage: warden slots install [--sha256 HEX] [--config FILE] [--wait D] SLOT FILE.wasm (warden slots install --help)\n"},
 		{"no module file", clientAdmin, []string{"slots", "install", "Limit", "{notjson}.wasm"}, 2,
 			"", "warden slots install: the module: open {notjson}.wasm: no such file or directory\n" +
-				"usage: warden slots install [--sha256 HEX] [--config FILE] SLOT FILE.wasm (warden slots install --help)\n"},
+				"usage: warden slots install [--sha256 HEX] [--config FILE] [--wait D] SLOT FILE.wasm (warden slots install --help)\n"},
 		{"a bad slot name", clientAdmin, []string{"slots", "install", "9lives", "{goodwasm}"}, 1,
 			"", "warden: invalid_request: slot name must match ^[A-Za-z][A-Za-z0-9_.-]{0,63}$\n"},
 	})
@@ -76,10 +78,11 @@ func TestClientPlugins(t *testing.T) {
 		"1       good@1.0.0  {good12}  admin          local  {time}\n"+
 		"2       good@2.0.0  {goodv212}  admin          local  {time}\n"+
 		"3       good@1.0.0  {good12}  rollback to 1  local  {time}\n\n"+
-		"INSTANCE  SERVES  DIGEST        SINCE                 REFUSED\n"+
+		"INSTANCE  SERVES  DIGEST        SINCE                 READY  REFUSED\n"+
 		"local     3       {good12}  {time}\n\n"+
+		"rollout  Good@3\nstate    done\n\n"+
 		"REFUSED               DIGEST        ORIGIN  REASON\n"+
-		"{time}  {goodv212}  admin   host: slot Good: candidate: host: load Good: sha256 {goodv2}, pinned 00: module digest does not match its pin\n\n"+
+		"{time}  {goodv212}  admin   server: slot Good: sha256 {goodv2}, pinned 00: module digest does not match its pin\n\n"+
 		"COUNTER ", vars)
 	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\nplugin                     \"good@1.0.0\"\n") {
 		t.Errorf("slots show Good =\n%s\nwant it to start\n%s", got, want)

@@ -13,26 +13,35 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentwarden/warden/internal/client"
 )
 
 type installOpts struct {
 	sha256, config *string
+	wait           *time.Duration
+}
+
+type rollbackOpts struct {
+	to   *uint64
+	wait *time.Duration
 }
 
 var pluginCommands = map[string]clientCommand{
 	"list": {args: "", help: "list the plugin slots and the generation each serves (admin key)", run: pluginsList},
 	"show": {args: "SLOT", help: "show a slot: its generations, refused candidates and the serving plugin's counters (admin key)",
 		nargs: 1, run: pluginsShow},
-	"install": {args: "[--sha256 HEX] [--config FILE] SLOT FILE.wasm", nargs: 2, run: pluginsInstall,
-		help: "upload a module as the slot's next generation, pinned to --sha256 or else to the file's own digest, with --config as its configuration (JSON); it serves once verified, compiled, configured and self-tested (admin key)",
+	"install": {args: "[--sha256 HEX] [--config FILE] [--wait D] SLOT FILE.wasm", nargs: 2, run: pluginsInstall,
+		help: "upload a module as the slot's next generation, pinned to --sha256 or else to the file's own digest, with --config as its configuration (JSON); every live instance sharing the store prepares it (verify, compile, configure, self-test), and it serves once every one has it ready; one refusal refuses it for all. --wait D waits up to D until every live instance serves it (admin key)",
 		flags: func(fs *flag.FlagSet) any {
-			return &installOpts{sha256: fs.String("sha256", "", ""), config: fs.String("config", "", "")}
+			return &installOpts{sha256: fs.String("sha256", "", ""), config: fs.String("config", "", ""), wait: fs.Duration("wait", 0, "")}
 		}},
-	"rollback": {args: "[--to N] SLOT", nargs: 1, run: pluginsRollback,
-		help:  "serve a kept generation of the slot again (--to N; by default the one before the desired one) as its next generation, on every instance sharing the store (admin key)",
-		flags: func(fs *flag.FlagSet) any { return fs.Uint64("to", 0, "") }},
+	"rollback": {args: "[--to N] [--wait D] SLOT", nargs: 1, run: pluginsRollback,
+		help: "serve a kept generation of the slot again (--to N; by default the kept one before the desired one) as its next generation, on every instance sharing the store, as an install does; --wait D as install's (admin key)",
+		flags: func(fs *flag.FlagSet) any {
+			return &rollbackOpts{to: fs.Uint64("to", 0, ""), wait: fs.Duration("wait", 0, "")}
+		}},
 }
 
 // short cuts a digest to the length a table shows.
@@ -100,15 +109,22 @@ func (c *apiClient) printSlot(s *client.Slot) {
 	}
 	if len(s.Instances) > 0 {
 		fmt.Fprintln(c.stdout)
-		rows := [][]string{{"INSTANCE", "SERVES", "DIGEST", "SINCE", "REFUSED"}}
+		rows := [][]string{{"INSTANCE", "SERVES", "DIGEST", "SINCE", "READY", "REFUSED"}}
 		for _, in := range s.Instances {
-			refused := ""
+			refused, ready := "", ""
 			if in.Refused > 0 {
 				refused = strconv.FormatUint(in.Refused, 10) + ": " + oneLine(in.Reason)
 			}
-			rows = append(rows, []string{in.Instance, strconv.FormatUint(in.Serving, 10), short(in.Digest), stamp(in.Since), refused})
+			if in.Prepared > in.Serving {
+				ready = strconv.FormatUint(in.Prepared, 10)
+			}
+			rows = append(rows, []string{in.Instance, strconv.FormatUint(in.Serving, 10), short(in.Digest), stamp(in.Since), ready, refused})
 		}
 		c.table(rows)
+	}
+	if ro := s.Rollout; ro != nil {
+		fmt.Fprintln(c.stdout)
+		c.printRollout(ro)
 	}
 	if len(s.Refused) > 0 {
 		fmt.Fprintln(c.stdout)
@@ -158,7 +174,10 @@ func pluginsInstall(ctx context.Context, c *apiClient, args []string, opts any) 
 		}
 		config = buf.String()
 	}
-	s, err := c.api.InstallSlot(ctx, args[0], pin, module, config)
+	if *o.wait < 0 {
+		return usagef("--wait %s is negative", *o.wait)
+	}
+	s, err := c.api.InstallSlot(ctx, args[0], pin, module, config, *o.wait)
 	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
@@ -166,16 +185,65 @@ func pluginsInstall(ctx context.Context, c *apiClient, args []string, opts any) 
 	if s.Answer.Status == http.StatusCreated {
 		verb = "created"
 	}
-	fmt.Fprintf(c.stdout, "slot %s %s: generation %d serves %s (%s)\n", s.Name, verb, s.Current.Number, s.Current.Ref, short(s.Current.Digest))
+	c.rolloutLine(s, verb)
 	return nil
 }
 
+// printRollout prints how far a slot generation has reached the live
+// instances.
+func (c *apiClient) printRollout(ro *client.Rollout) {
+	kv := []string{"rollout", ro.ID, "state", ro.State}
+	if len(ro.Ready) > 0 {
+		kv = append(kv, "ready", strings.Join(ro.Ready, ", "))
+	}
+	if len(ro.Pending) > 0 {
+		kv = append(kv, "pending", strings.Join(ro.Pending, ", "))
+	}
+	if ro.Deadline != nil {
+		kv = append(kv, "deadline", stamp(*ro.Deadline))
+	}
+	if ro.State == "refused" {
+		by := ro.By
+		if by == "" {
+			by = "(no answer by the deadline)"
+		}
+		kv = append(kv, "refused by", by, "code", ro.Code)
+	}
+	if ro.Reason != "" {
+		kv = append(kv, "reason", oneLine(ro.Reason))
+	}
+	c.fields(kv...)
+}
+
+// rolloutLine says, after an install or a rollback, what serves and how
+// far the generation is.
+func (c *apiClient) rolloutLine(s *client.Slot, verb string) {
+	ro := s.Rollout
+	if s.Answer.Status == http.StatusAccepted && ro != nil {
+		fmt.Fprintf(c.stdout, "slot %s: generation %d %s (ready: %s; pending: %s); generation %d serves here\n", s.Name, ro.Generation, ro.State,
+			listOrNone(ro.Ready), listOrNone(ro.Pending), s.Serving)
+		return
+	}
+	fmt.Fprintf(c.stdout, "slot %s %s: generation %d serves %s (%s)\n", s.Name, verb, s.Current.Number, s.Current.Ref, short(s.Current.Digest))
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
+
 func pluginsRollback(ctx context.Context, c *apiClient, args []string, opts any) error {
-	s, err := c.api.RollbackSlot(ctx, args[0], *opts.(*uint64))
+	o := opts.(*rollbackOpts)
+	if *o.wait < 0 {
+		return usagef("--wait %s is negative", *o.wait)
+	}
+	s, err := c.api.RollbackSlot(ctx, args[0], *o.to, *o.wait)
 	if done, err := printed(c, s, err); done || err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "slot %s rolled back: generation %d serves %s (%s)\n", s.Name, s.Serving, s.Current.Ref, short(s.Current.Digest))
+	c.rolloutLine(s, "rolled back")
 	return nil
 }
 

@@ -89,6 +89,9 @@ the key, and the file when the value came from it.
                           [A-Za-z0-9] then up to 63 of [A-Za-z0-9_.:-]
   --lease D               how long this instance's claim on its sessions lasts
                           without renewal (default 15s, at least 1s)
+  --prepare-deadline D    how long the live instances have to prepare a plugin generation
+                          installed on any of them; one that has not answered by then
+                          refuses it for all (default 2m, at least 1s)
   --idle-timeout D        close a session in memory after this long without a request;
                           the store keeps it (default 30m, at least 1m, with a durable store)
   --log-level LEVEL       debug, info, warn or error (default info)
@@ -204,6 +207,9 @@ type serveConfig struct {
 	// Lease is how long its claim on its sessions lasts without renewal.
 	Instance string
 	Lease    time.Duration
+	// PrepareDeadline is how long the live instances have to prepare a
+	// slot's candidate (server.Options.PrepareDeadline).
+	PrepareDeadline time.Duration
 	// IdleTimeout closes a session no request used for that long (its
 	// state stays in the store).
 	IdleTimeout time.Duration
@@ -351,6 +357,7 @@ func (c *serveConfig) settings() []setting {
 		{name: "cache-dir", str: &c.CacheDir},
 		{name: "instance", str: &c.Instance},
 		{name: "lease", dur: &c.Lease},
+		{name: "prepare-deadline", dur: &c.PrepareDeadline},
 		{name: "idle-timeout", dur: &c.IdleTimeout},
 		{name: "log-level", str: &c.LogLevel},
 		{name: "trace", str: &c.Trace},
@@ -404,6 +411,7 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 	c.Grace = 10 * time.Second
 	c.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
 	c.Lease = 15 * time.Second
+	c.PrepareDeadline = server.DefaultPrepareDeadline
 	c.IdleTimeout = 30 * time.Minute
 	c.LogLevel = "info"
 	c.Trace = "none"
@@ -811,6 +819,9 @@ func (c *serveConfig) validateRuntime(bad badValue) error {
 	}
 	if c.Lease < time.Second {
 		return bad("lease", "%s is shorter than 1s", c.Lease)
+	}
+	if c.PrepareDeadline < time.Second {
+		return bad("prepare-deadline", "%s is shorter than 1s", c.PrepareDeadline)
 	}
 	if c.IdleTimeout < time.Minute {
 		return bad("idle-timeout", "%s is shorter than 1m", c.IdleTimeout)

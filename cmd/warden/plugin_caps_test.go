@@ -65,16 +65,18 @@ func TestPluginCapabilities(t *testing.T) {
 
 // TestClientPluginsCapabilities: `warden slots install` of a WriteGate
 // asking for more than WriteGate's capabilities is refused, and the error
-// names what it asked for and what the slot allows.
+// names the instance that refused it, what it asked for and what the slot
+// allows.
 func TestClientPluginsCapabilities(t *testing.T) {
 	t.Parallel()
 	f := newClientFixture(t, approvalFile, 0)
 	vars := map[string]string{"escalate": testdata.Wasm(t, "writegate-escalate")}
 	runSteps(t, f, vars, []clientStep{
 		{"an escalating WriteGate", clientAdmin, []string{"slots", "install", "WriteGate", "{escalate}"}, 1, "",
-			"warden: capability_not_granted: writegate@1.2.0 asks for capabilities the slot does not allow: it asks for state.ledger, " +
+			"warden: capability_not_granted: WriteGate@1 refused by local: writegate@1.2.0 asks for capabilities the slot does not allow: it asks for state.ledger, " +
 				"state.approval, effect.ledger, effect.node, effect.output, state.conversation, clock, random; the slot allows " +
-				"state.ledger, state.approval, effect.ledger (not allowed: effect.node, effect.output, state.conversation, clock, random)\n"},
+				"state.ledger, state.approval, effect.ledger (not allowed: effect.node, effect.output, state.conversation, clock, random); " +
+				"no instance serves it, the desired generation stays\n"},
 		{"no slot was made", clientAdmin, []string{"slots", "show", "WriteGate"}, 1, "", "warden: slot_not_found: no slot WriteGate\n"},
 	})
 }

@@ -239,17 +239,18 @@ func serverOptions(ctx context.Context, c serveConfig, db *sqlstore.DB, provider
 		MetricsKeys: c.keys.MetricsKeys,
 		// Each tenant's plugins may have the capabilities keys.json grants
 		// it, no more.
-		Capabilities: grants,
-		Limits:       c.Limits,
-		Agents:       server.LoaderAgents{Loader: skillstore.NewLoader(skillstore.NewDirStore(c.Skills), log), Codes: codes},
-		Tools:        provider,
-		NewModel:     newModel,
-		Loop:         c.spec.loop,
-		RunTimeout:   c.RunTimeout,
-		Logger:       log,
-		Instance:     c.Instance,
-		Lease:        c.Lease,
-		Plugins:      c.Plugins,
+		Capabilities:    grants,
+		Limits:          c.Limits,
+		Agents:          server.LoaderAgents{Loader: skillstore.NewLoader(skillstore.NewDirStore(c.Skills), log), Codes: codes},
+		Tools:           provider,
+		NewModel:        newModel,
+		Loop:            c.spec.loop,
+		RunTimeout:      c.RunTimeout,
+		Logger:          log,
+		Instance:        c.Instance,
+		Lease:           c.Lease,
+		PrepareDeadline: c.PrepareDeadline,
+		Plugins:         c.Plugins,
 	}
 	opts.State, opts.AgentSettings, opts.Platform = c.spec.state, c.spec.agentSettings, c.spec.platform
 	if db == nil {

@@ -316,7 +316,31 @@ type Slot struct {
 		Since    time.Time `json:"since"`
 		Refused  uint64    `json:"refused"`
 		Reason   string    `json:"reason"`
+		Prepared uint64    `json:"prepared"`
 	} `json:"instances"`
+	// Rollout is how far the slot's newest candidate (or desired
+	// generation) has reached the live instances; nil when the store has
+	// none.
+	Rollout *Rollout `json:"rollout"`
+}
+
+// Rollout is a slot generation's way to the live instances: preparing,
+// swapping, done, refused or superseded.
+type Rollout struct {
+	ID         string   `json:"id"`
+	Generation uint64   `json:"generation"`
+	State      string   `json:"state"`
+	Done       bool     `json:"done"`
+	Pending    []string `json:"pending"`
+	Ready      []string `json:"ready"`
+	Refused    []struct {
+		Instance string `json:"instance"`
+		Reason   string `json:"reason"`
+	} `json:"refused"`
+	By       string     `json:"by"`
+	Code     string     `json:"code"`
+	Reason   string     `json:"reason"`
+	Deadline *time.Time `json:"deadline"`
 }
 
 // SlotList is every plugin slot.
@@ -337,23 +361,37 @@ func (c *Client) Slot(ctx context.Context, name string) (*Slot, error) {
 
 // InstallSlot uploads module as the slot's next generation, pinned to the
 // hex digest pin, configured by config (compact JSON, or empty); Status
-// 201 is a new slot.
-func (c *Client) InstallSlot(ctx context.Context, name, pin string, module []byte, config string) (*Slot, error) {
+// 201 is a new slot, 202 a candidate not every live instance serves yet
+// (Rollout says how far it is). wait above 0 waits up to that long until
+// every live instance serves it or one refuses it (?wait=); 0 answers once
+// the answering instance has answered the candidate.
+func (c *Client) InstallSlot(ctx context.Context, name, pin string, module []byte, config string, wait time.Duration) (*Slot, error) {
 	header := http.Header{}
 	if config != "" {
 		header.Set("Warden-Config", config)
 	}
-	r := Request{Method: http.MethodPut, Path: "/admin/v1/slots/" + PathID(name), Query: url.Values{"sha256": {pin}},
+	q := url.Values{"sha256": {pin}}
+	if wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	r := Request{Method: http.MethodPut, Path: "/admin/v1/slots/" + PathID(name), Query: q,
 		Body: module, ContentType: "application/wasm", Header: header}
 	return call[Slot](ctx, c, r, "the answer to the install")
 }
 
 // RollbackSlot serves a kept generation of the slot again as its next
-// generation: to, or with 0 the one before the desired one.
-func (c *Client) RollbackSlot(ctx context.Context, name string, to uint64) (*Slot, error) {
-	var q url.Values
+// generation: to, or with 0 the kept one before the desired one; wait as
+// InstallSlot's.
+func (c *Client) RollbackSlot(ctx context.Context, name string, to uint64, wait time.Duration) (*Slot, error) {
+	q := url.Values{}
 	if to > 0 {
-		q = url.Values{"to": {strconv.FormatUint(to, 10)}}
+		q.Set("to", strconv.FormatUint(to, 10))
+	}
+	if wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	if len(q) == 0 {
+		q = nil
 	}
 	return call[Slot](ctx, c, Request{Method: http.MethodPost, Path: "/admin/v1/slots/" + PathID(name) + "/rollback", Query: q}, "")
 }

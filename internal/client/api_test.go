@@ -77,13 +77,21 @@ func TestCalls(t *testing.T) {
 		},
 			"GET", "/admin/v1/slots/argpolicy", "", ""},
 		{"install slot", func(c *Client) (*Answer, error) {
-			v, err := c.InstallSlot(context.Background(), "argpolicy", "ab", module, `{"a":1}`)
+			v, err := c.InstallSlot(context.Background(), "argpolicy", "ab", module, `{"a":1}`, 0)
 			return ans(v, err)
 		}, "PUT", "/admin/v1/slots/argpolicy?sha256=ab", string(module), `{"a":1}`},
+		{"install slot and wait", func(c *Client) (*Answer, error) {
+			v, err := c.InstallSlot(context.Background(), "argpolicy", "ab", module, "", time.Minute)
+			return ans(v, err)
+		}, "PUT", "/admin/v1/slots/argpolicy?sha256=ab&wait=1m0s", string(module), ""},
 		{"rollback", func(c *Client) (*Answer, error) {
-			v, err := c.RollbackSlot(context.Background(), "argpolicy", 0)
+			v, err := c.RollbackSlot(context.Background(), "argpolicy", 0, 0)
 			return ans(v, err)
 		}, "POST", "/admin/v1/slots/argpolicy/rollback", "", ""},
+		{"rollback to 2 and wait", func(c *Client) (*Answer, error) {
+			v, err := c.RollbackSlot(context.Background(), "argpolicy", 2, 30*time.Second)
+			return ans(v, err)
+		}, "POST", "/admin/v1/slots/argpolicy/rollback?to=2&wait=30s", "", ""},
 		{"instances", func(c *Client) (*Answer, error) { v, err := c.Instances(context.Background()); return ans(v, err) },
 			"GET", "/admin/v1/instances", "", ""},
 		{"plugins", func(c *Client) (*Answer, error) {
@@ -157,7 +165,7 @@ func ans[T interface{ Of() *Answer }](v T, err error) (*Answer, error) {
 func TestUndecodedAnswer(t *testing.T) {
 	t.Parallel()
 	c := newTest(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`[]`)) }, "")
-	s, err := c.InstallSlot(context.Background(), "x", "ab", nil, "")
+	s, err := c.InstallSlot(context.Background(), "x", "ab", nil, "", 0)
 	if err == nil || err.Error() != "the answer to the install is not what the client reads: json: cannot unmarshal array into Go value of type client.Slot" {
 		t.Fatalf("err = %v", err)
 	}
