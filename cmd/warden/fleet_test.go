@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
 	"github.com/agentwarden/warden/internal/store/sqlstore/sqltest"
 	"github.com/agentwarden/warden/internal/testdata"
@@ -20,8 +21,12 @@ import (
 // generation that also gates the read tool search_articles, installed on
 // instance a, reaches instance b (which then suspends a search for
 // approval), survives b's restart, and a rollback to generation 1 through
-// b reaches a. A candidate a refuses reaches neither; the refusal is in
-// the slot's answer on b. On SQLite one instance restarts.
+// b reaches a. A candidate both refuse reaches neither; the refusal is in
+// the slot's answer on b. A candidate only b refuses (its
+// --plugin-max-instance-bytes is smaller than one instance of
+// writegate-bigheap) is served by neither either: a held it ready and
+// never served it, and the rollout names b and why. On SQLite one instance
+// restarts.
 func TestFleetSlots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs warden and the example MCP server")
@@ -79,9 +84,15 @@ func fleetSlots(t *testing.T, storeArg string, two bool) {
 	serving := regexp.MustCompile(`serving on (http://\S+)`)
 	serve := func(name string) (*proc, string) {
 		t.Helper()
-		p, base := start(t, serving, warden, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", storeArg,
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", storeArg,
 			"--instance", name, "--lease", "2s", "--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL,
-			"--plugin-cache", testdata.CacheDir(t), "--forward=false")
+			"--plugin-cache", testdata.CacheDir(t), "--forward=false"}
+		if two && name == "warden-b" {
+			// A smaller instance: one instance of writegate-bigheap does
+			// not fit its whole plugin instance budget.
+			args = append(args, "--plugin-max-instance-bytes", "32MiB")
+		}
+		p, base := start(t, serving, warden, args...)
 		procs = append(procs, p)
 		return p, base
 	}
@@ -120,14 +131,16 @@ func fleetSlots(t *testing.T, storeArg string, two bool) {
 		return ""
 	}
 	type slotAnswer struct {
-		Current struct{ Digest string }
-		Serving uint64
-		Desired struct{ Number uint64 }
-		Refused []struct{ Instance, Reason string }
-		Rollout struct {
-			ID      string
-			Done    bool
-			Pending []string
+		Current     struct{ Digest string }
+		Generations []struct{ Digest string }
+		Serving     uint64
+		Desired     struct{ Number uint64 }
+		Refused     []struct{ Instance, Reason string }
+		Rollout     struct {
+			ID, State, By, Code, Reason string
+			Done                        bool
+			Pending                     []string
+			Refused                     []struct{ Instance, Reason string }
 		}
 	}
 	slot := func(base string) slotAnswer {
@@ -195,10 +208,11 @@ func fleetSlots(t *testing.T, storeArg string, two bool) {
 
 	// Back to generation 1 through b; a follows.
 	var back slotAnswer
-	// Without ?wait= the answer is 202 while a has not followed yet.
+	// Without ?wait= the answer comes once b has answered: 202 while a
+	// has not prepared it, or not swapped to it, yet.
 	code := apiCall(t, baseB, "POST", "/admin/v1/slots/WriteGate/rollback?to=1", adminKey, "", &back)
-	if back.Desired.Number != 3 || back.Rollout.ID != "WriteGate@3" ||
-		!(code == 200 && back.Rollout.Done || code == 202 && two && len(back.Rollout.Pending) == 1 && back.Rollout.Pending[0] == "warden-a") {
+	if back.Rollout.ID != "WriteGate@3" || !(code == 200 && back.Rollout.Done && back.Desired.Number == 3 ||
+		code == 202 && two && len(back.Rollout.Pending) == 1 && back.Rollout.Pending[0] == "warden-a") {
 		t.Fatalf("rollback through b: %d %+v", code, back)
 	}
 	follows(baseA, 3)
@@ -206,21 +220,55 @@ func fleetSlots(t *testing.T, storeArg string, two bool) {
 		t.Fatalf("a after the rollback through b: %s", got)
 	}
 
-	// A candidate a refuses (it asks for capabilities WriteGate's slot
-	// does not allow) serves nowhere; b shows the refusal.
+	// A candidate every instance refuses (it asks for capabilities
+	// WriteGate's slot does not allow) serves nowhere; b shows the
+	// refusal.
 	bad, _ := json.Marshal(map[string][]byte{"module": testdata.Bytes(t, "writegate-escalate")})
-	if code := apiCall(t, baseA, "PUT", "/admin/v1/slots/WriteGate", adminKey, string(bad), nil); code != 403 {
+	if code := apiCall(t, baseA, "PUT", "/admin/v1/slots/WriteGate?wait=5m", adminKey, string(bad), nil); code != 403 {
 		t.Fatalf("refused candidate on a: %d", code)
 	}
-	time.Sleep(3 * time.Second) // a poll period and more
 	for _, base := range []string{baseA, baseB} {
 		s := slot(base)
-		if s.Serving != 3 || s.Desired.Number != 3 || len(s.Refused) == 0 ||
-			s.Refused[len(s.Refused)-1].Instance != "warden-a" || !strings.Contains(s.Refused[len(s.Refused)-1].Reason, "capabilities") {
+		if s.Serving != 3 || s.Desired.Number != 3 || len(s.Refused) == 0 || !strings.Contains(s.Refused[len(s.Refused)-1].Reason, "capabilities") ||
+			s.Rollout.ID != "WriteGate@4" || s.Rollout.State != "refused" || s.Rollout.Code != "capability_not_granted" {
 			t.Fatalf("after a refused candidate: %+v", s)
 		}
 	}
 	if got := decides(baseB); got != "SUCCESS" {
 		t.Fatalf("b after a refused candidate: %s", got)
+	}
+	if !two {
+		return
+	}
+
+	// A candidate only b refuses, for its smaller instance budget: a held
+	// it ready and serves it no more than b does; the rollout names b and
+	// why.
+	big, _ := json.Marshal(map[string][]byte{"module": testdata.Bytes(t, "writegate-bigheap")})
+	var refusal struct {
+		Error struct{ Code, Message string }
+	}
+	if code := apiCall(t, baseA, "PUT", "/admin/v1/slots/WriteGate?wait=5m", adminKey, string(big), &refusal); code != 422 ||
+		refusal.Error.Code != "plugin_rejected" || !strings.HasPrefix(refusal.Error.Message, "WriteGate@5 refused by warden-b: ") ||
+		!strings.Contains(refusal.Error.Message, "over this instance's whole plugin instance budget of 33554432 bytes") {
+		t.Fatalf("a candidate b refuses: %d %+v", code, refusal)
+	}
+	bigDigest := host.Digest(testdata.Bytes(t, "writegate-bigheap"))
+	for _, base := range []string{baseA, baseB} {
+		s := slot(base)
+		if s.Serving != 3 || s.Desired.Number != 3 || s.Rollout.ID != "WriteGate@5" || s.Rollout.State != "refused" || s.Rollout.By != "warden-b" ||
+			len(s.Rollout.Refused) != 1 || s.Rollout.Refused[0].Instance != "warden-b" || !strings.Contains(s.Rollout.Reason, "instance budget") {
+			t.Fatalf("after a candidate b refused: %+v", s)
+		}
+		for _, g := range s.Generations {
+			if g.Digest == bigDigest {
+				t.Fatalf("%s served the candidate b refused: %+v", base, s.Generations)
+			}
+		}
+	}
+	for _, base := range []string{baseA, baseB} {
+		if got := decides(base); got != "SUCCESS" {
+			t.Fatalf("%s after a candidate b refused: %s", base, got)
+		}
 	}
 }

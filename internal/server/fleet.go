@@ -31,6 +31,9 @@ type appliedSlot struct {
 	reason  string
 	// prepared is the last candidate this instance holds ready.
 	prepared uint64
+	// code and message are the API's answer to the last candidate this
+	// instance refused (refused).
+	code, message string
 }
 
 // instanceName names this instance in the slots' rollout status.
@@ -231,7 +234,8 @@ func (s *Server) prepareDeadline() time.Duration {
 
 // advance takes this instance's part in a candidate being prepared: it
 // prepares it in the background unless it answered already, and decides
-// it once every live instance answered or its deadline passed.
+// it once every live instance has it ready, or this one refused it, or its
+// deadline passed.
 func (s *Server) advance(ctx context.Context, c store.SlotCandidate) {
 	s.startPrepare(c)
 	s.decide(ctx, c)
@@ -302,12 +306,12 @@ func (s *Server) prepare(ctx context.Context, c store.SlotCandidate) {
 	a := ps.appliedOf(c.Slot)
 	if err != nil {
 		a.refused, a.reason = c.Number, err.Error()
+		a.code, a.message = refusal(err)
 		s.reportSlot(c.Slot, a)
 		s.installMu.Unlock()
 		s.record(ctx, GenerationRecord{Slot: c.Slot, Event: GenerationRefused, Digest: c.Digest, Origin: c.Origin, File: c.File, Reason: err.Error()})
 		s.log.Warn("plugin candidate refused", "slot", c.Slot, "file", c.File, "generation", c.Number, "digest", c.Digest, "origin", c.Origin, "err", err)
-		code, msg := refusal(err)
-		s.decideRefused(ctx, c, s.instanceName(), code, msg)
+		s.decide(ctx, c)
 		return
 	}
 	if old := ps.prepared[c.Slot]; old != nil {
@@ -351,12 +355,13 @@ func (s *Server) check(ctx context.Context, name string, src host.Source, config
 	return p, nil
 }
 
-// decide decides a candidate being prepared, as any instance may: refused
-// when a live instance refused it, or when one had not answered by its
-// deadline; the desired generation when every live instance holds it
-// ready (this one included: the instance that decides takes its plugin's
-// name@version from what it holds), whereupon this instance serves it.
-// An instance whose lease ran out is not waited for.
+// decide decides a candidate being prepared: refused when this instance
+// refused it (another live instance's refusal is decided there, with its
+// answer), or when a live instance had not answered by its deadline; the
+// desired generation when every live instance holds it ready (this one
+// included: the instance that decides takes its plugin's name@version
+// from what it holds), whereupon this instance serves it. An instance
+// whose lease ran out is not waited for.
 func (s *Server) decide(ctx context.Context, c store.SlotCandidate) {
 	ps := s.pluginsOf()
 	live, err := s.liveInstances(ctx)
@@ -369,14 +374,25 @@ func (s *Server) decide(ctx context.Context, c store.SlotCandidate) {
 		s.log.Warn("slot candidate not decided", "slot", c.Slot, "generation", c.Number, "err", err)
 		return
 	}
+	me := s.instanceName()
+	s.installMu.Lock()
+	var mine appliedSlot
+	if a := ps.applied[c.Slot]; a != nil {
+		mine = *a
+	}
+	s.installMu.Unlock()
+	if mine.refused == c.Number {
+		// Refused here: this instance decides it, with its own answer
+		// (again, after a store error).
+		s.decideRefused(ctx, c, me, mine.code, mine.message)
+		return
+	}
 	var pending []string
 	for _, id := range live {
 		i := slices.IndexFunc(sts, func(st store.SlotStatus) bool { return st.Instance == id })
 		switch {
 		case i >= 0 && sts[i].Refused == c.Number:
-			// It reported the refusal and did not live to decide it.
-			s.decideRefused(ctx, c, id, CodePluginRejected, sts[i].Reason)
-			return
+			return // refused there: that instance decides it, with its answer
 		case i >= 0 && (sts[i].Prepared == c.Number || sts[i].Serving >= c.Number):
 		default:
 			pending = append(pending, id)
