@@ -87,6 +87,9 @@ func TestConfigErrors(t *testing.T) {
 		{"instance too long", f.with("--instance", strings.Repeat("a", 65)), nil, `--instance (WARDEN_INSTANCE): "` + strings.Repeat("a", 65) + `" does not match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`},
 		{"short lease", f.base, map[string]string{"WARDEN_LEASE": "500ms"}, "--lease (WARDEN_LEASE): 500ms is shorter than 1s"},
 		{"zero lease", f.with("--lease", "0s"), nil, "--lease (WARDEN_LEASE): 0s is shorter than 1s"},
+		{"short prepare deadline", f.with("--prepare-deadline", "500ms"), nil, "--prepare-deadline (WARDEN_PREPARE_DEADLINE): 500ms is shorter than 1s"},
+		{"prepare deadline not a duration", f.base, map[string]string{"WARDEN_PREPARE_DEADLINE": "soon"},
+			"--prepare-deadline (WARDEN_PREPARE_DEADLINE): env WARDEN_PREPARE_DEADLINE: \"soon\" is not a duration"},
 		{"short idle timeout", f.with("--idle-timeout", "30s"), nil, "--idle-timeout (WARDEN_IDLE_TIMEOUT): 30s is shorter than 1m"},
 		{"idle timeout not a duration", f.base, map[string]string{"WARDEN_IDLE_TIMEOUT": "soon"}, "--idle-timeout (WARDEN_IDLE_TIMEOUT): env WARDEN_IDLE_TIMEOUT: \"soon\" is not a duration"},
 		{"bad log level", f.with("--log-level", "verbose"), nil, `--log-level (WARDEN_LOG_LEVEL): "verbose" is not debug, info, warn or error`},
@@ -173,9 +176,9 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		host = "warden"
 	}
-	got := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%t", c.Addr, c.Store, c.RunTimeout, c.Grace, c.Plugins,
-		c.WatchInterval, c.Instance, c.Lease, c.LogLevel, c.Trace, c.Feedback)
-	want := fmt.Sprintf("127.0.0.1:8080|memory|5m0s|10s||0s|%s-%d|15s|info|none|false", host, os.Getpid())
+	got := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%t", c.Addr, c.Store, c.RunTimeout, c.Grace, c.Plugins,
+		c.WatchInterval, c.Instance, c.Lease, c.PrepareDeadline, c.LogLevel, c.Trace, c.Feedback)
+	want := fmt.Sprintf("127.0.0.1:8080|memory|5m0s|10s||0s|%s-%d|15s|2m0s|info|none|false", host, os.Getpid())
 	if got != want {
 		t.Fatalf("defaults\ngot  %s\nwant %s", got, want)
 	}
