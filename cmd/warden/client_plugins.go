@@ -30,7 +30,7 @@ type rollbackOpts struct {
 
 var pluginCommands = map[string]clientCommand{
 	"list": {args: "", help: "list the plugin slots and the generation each serves (admin key)", run: pluginsList},
-	"show": {args: "SLOT", help: "show a slot: its generations, refused candidates and the serving plugin's counters (admin key)",
+	"show": {args: "SLOT", help: "show a slot: its generations, what each instance serves and holds ready, the newest rollout, refused candidates and the serving plugin's counters (admin key)",
 		nargs: 1, run: pluginsShow},
 	"install": {args: "[--sha256 HEX] [--config FILE] [--wait D] SLOT FILE.wasm", nargs: 2, run: pluginsInstall,
 		help: "upload a module as the slot's next generation, pinned to --sha256 or else to the file's own digest, with --config as its configuration (JSON); every live instance sharing the store prepares it (verify, compile, configure, self-test), and it serves once every one has it ready; one refusal refuses it for all. --wait D waits up to D until every live instance serves it (admin key)",
