@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,11 +63,15 @@ func TestFleetSlots(t *testing.T) {
 	var refuseV2 atomic.Bool
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	// a gives its candidates 3 s to be prepared, the others a minute.
 	instance := func(name string, test host.SelfTest) *fixture {
 		live.set(name, time.Now().Add(time.Hour))
 		f := buildFixture(t, fixtureSetup{options: func(o *server.Options) {
 			o.Generations, o.Instance, o.SelfTest, o.Instances = shared, name, test, live.list
-			o.PrepareDeadline = 3 * time.Second
+			o.PrepareDeadline = time.Minute
+			if name == "warden-a" {
+				o.PrepareDeadline = 3 * time.Second
+			}
 		}})
 		if err := f.srv.SyncSlots(ctx); err != nil {
 			t.Fatal(err)
@@ -197,6 +202,29 @@ func TestFleetSlots(t *testing.T) {
 	// Its load check and self-test are counted apart from served calls.
 	if st := slot(c).Stats; st.Calls != 0 || st.Pass != 0 || st.Probes == 0 {
 		t.Fatalf("c's counters before any call: %+v", st)
+	}
+
+	// An instance that holds a lease but has not started its server yet
+	// holds a candidate up; once started, it serves the desired
+	// generation, prepares the candidate, and the candidate serves.
+	live.set("warden-d", time.Now().Add(time.Hour))
+	var back server.SlotInfo
+	if code, eb := b.do(t, "POST", "/admin/v1/slots/Good/rollback?to=6&wait=0s", keyAdmin, "", &back); code != 202 ||
+		back.Rollout == nil || back.Rollout.ID != "Good@10" || back.Rollout.State != server.RolloutPreparing || !slices.Contains(back.Rollout.Pending, "warden-d") {
+		t.Fatalf("rollback with warden-d not started: %d %+v %+v", code, eb, back.Rollout)
+	}
+	d := instance("warden-d", nil)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		in := slot(d)
+		if in.Rollout != nil && in.Rollout.Done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rollout once warden-d started: %+v", in.Rollout)
+		}
+	}
+	for _, f := range []*fixture{a, b, c, d} {
+		serves(f, good, 10)
 	}
 }
 
