@@ -579,7 +579,8 @@ const (
 	// instance had it ready; none serves it.
 	RolloutSuperseded = store.CandidateSuperseded
 	// RolloutSwapping: it is the desired generation; some live instances
-	// do not serve it yet (they swap to it at their next sync).
+	// do not serve it yet (they swap to it at their next sync), or one
+	// that came after it was decided refused it (Refused).
 	RolloutSwapping = "swapping"
 	// RolloutDone: every live instance serves it (or a later one).
 	RolloutDone = "done"
@@ -669,18 +670,22 @@ func (s *Server) rollout(ctx context.Context, name string, n uint64) (Rollout, e
 			ro.Refused = append(ro.Refused, st)
 		}
 	}
+	refusing := 0 // live instances that refused it
 	for _, id := range live {
 		i := slices.IndexFunc(sts, func(st store.SlotStatus) bool { return st.Instance == id })
 		switch {
 		case i >= 0 && sts[i].Serving >= n:
 		case i >= 0 && sts[i].Refused == n:
+			refusing++
 		case ro.State == RolloutPreparing && i >= 0 && sts[i].Prepared == n:
 			ro.Ready = append(ro.Ready, id)
 		default:
 			ro.Pending = append(ro.Pending, id)
 		}
 	}
-	if ro.State == RolloutSwapping && len(ro.Pending) == 0 {
+	// A desired generation a live instance refused (one that came after
+	// it was decided) is not done: that instance serves what it served.
+	if ro.State == RolloutSwapping && len(ro.Pending) == 0 && refusing == 0 {
 		ro.State, ro.Done = RolloutDone, true
 	}
 	return ro, nil
@@ -751,8 +756,9 @@ func (s *Server) waitRollout(ctx context.Context, name string, n uint64, given b
 		if err != nil {
 			return ro, err
 		}
-		if ro.State == RolloutRefused || ro.State == RolloutSuperseded || ro.Done || !time.Now().Before(deadline) || ctx.Err() != nil {
-			return ro, nil
+		if ro.State == RolloutRefused || ro.State == RolloutSuperseded || ro.Done || !time.Now().Before(deadline) || ctx.Err() != nil ||
+			ro.State == RolloutSwapping && len(ro.Pending) == 0 {
+			return ro, nil // (the last: desired, and refused by a live instance)
 		}
 		if !given && !slices.Contains(ro.Pending, me) && (ro.State != RolloutPreparing || len(ro.Pending) > 0) {
 			return ro, nil
