@@ -201,12 +201,14 @@ func (m *MemorySlots) DecideSlotCandidate(_ context.Context, slot string, number
 	c.State, c.Decided = d.State, d.Time
 	if d.State == CandidateRefused {
 		c.By, c.Code, c.Reason = d.By, d.Code, d.Reason
+		m.dropModulesLocked() // its module, unless a kept generation's
 		m.notifyLocked()
 		return cloneCandidate(*c), true, nil
 	}
 	if gens := m.gens[slot]; len(gens) > 0 && gens[len(gens)-1].Number >= number {
 		// A generation written past it meanwhile (a first start).
 		c.State, c.Reason = CandidateSuperseded, fmt.Sprintf("superseded by generation %d", gens[len(gens)-1].Number)
+		m.notifyLocked()
 		return cloneCandidate(*c), false, nil
 	}
 	c.Ref = d.Ref

@@ -213,6 +213,9 @@ func (s *DB) DecideSlotCandidate(ctx context.Context, slot string, number uint64
 		_, err = tx.ExecContext(ctx, s.rebind(`UPDATE slot_candidates SET state = ?, refused_by = ?, code = ?, reason = ?, decided_at = ? WHERE slot = ? AND number = ?`),
 			store.CandidateRefused, text(d.By), text(d.Code), text(d.Reason), at, slot, int64(number))
 		if err == nil {
+			err = dropSlotModules(ctx, tx) // its module, unless a kept generation's
+		}
+		if err == nil {
 			err = s.notifySlot(ctx, tx, slot)
 		}
 	} else {

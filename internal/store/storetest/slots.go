@@ -102,6 +102,9 @@ func testSlotCandidates(t *testing.T, c store.SlotControl) {
 	if pending, err := c.PendingSlotCandidates(bg); err != nil || len(pending) != 0 {
 		t.Fatalf("pending after a refusal: %+v %v", pending, err)
 	}
+	// The refused candidate's module is gone.
+	_, err = c.SlotModule(bg, "dd")
+	wantIs(t, err, store.ErrNotFound, "dd")
 	// A rollback candidate needs no module; the next number follows the
 	// refused candidate's.
 	rb := store.SlotCandidate{SlotGeneration: slotGen("WriteGate", "aa", "", store.SlotOriginRollback), Deadline: deadline}
@@ -115,6 +118,23 @@ func testSlotCandidates(t *testing.T, c store.SlotControl) {
 	wantIs(t, err, store.ErrNotFound, "WriteGate@99")
 	_, _, err = c.DecideSlotCandidate(bg, "WriteGate", 5, store.SlotDecision{State: store.CandidatePreparing, Time: at})
 	wantIs(t, err, store.ErrInvalid, "state")
+	// A first generation written past a candidate (an instance starting
+	// meanwhile) supersedes it: it never becomes desired.
+	first := store.SlotCandidate{SlotGeneration: slotGen("Evidence", "e1", "", store.SlotOriginAdmin), Deadline: deadline}
+	if got, added, err := c.ProposeSlotGeneration(bg, first, []byte("e1")); err != nil || got.Number != 1 || !added {
+		t.Fatalf("first candidate of Evidence: %+v %v %v", got, added, err)
+	}
+	if got, added, err := c.PutSlotGeneration(bg, slotGen("Evidence", "e0", "", store.SlotOriginStart), []byte("e0"), true); err != nil || got.Number != 2 || !added {
+		t.Fatalf("start generation of Evidence: %+v %v %v", got, added, err)
+	}
+	got, decided, err = c.DecideSlotCandidate(bg, "Evidence", 1, store.SlotDecision{State: store.CandidateDesired, Ref: "evidence@1.0.0", Time: at})
+	must(t, err)
+	if decided || got.State != store.CandidateSuperseded || got.Reason != "superseded by generation 2" {
+		t.Fatalf("a candidate a start generation passed: %+v %v", got, decided)
+	}
+	if gens, err := c.SlotGenerations(bg, "Evidence"); err != nil || len(gens) != 1 || gens[0].Digest != "e0" {
+		t.Fatalf("Evidence's generations: %+v %v", gens, err)
+	}
 	// The prepared candidate an instance reports.
 	must(t, c.ReportSlot(bg, store.SlotStatus{Slot: "WriteGate", Instance: "warden-a", Serving: 3, Digest: "cc", Since: at, Prepared: 5, Updated: at}))
 	if sts, err := c.SlotStatuses(bg, "WriteGate"); err != nil || len(sts) != 1 || sts[0].Prepared != 5 {
