@@ -250,7 +250,9 @@ func (s *Server) LoadPlugins(ctx context.Context) error {
 // one creates the slot): digest pin, compile, config, start, fit to a
 // first-party slot, self-test, then an atomic swap. A candidate that fails
 // leaves the serving generation alone. Either way the event is logged and
-// recorded. The admin API, LoadPlugins and Scan all install through here.
+// recorded. LoadPlugins installs through here; the admin API and Scan
+// propose a candidate instead (propose), which every live instance
+// prepares and then installs through installLocked.
 func (s *Server) install(ctx context.Context, name string, src host.Source, config json.RawMessage, origin, file string) (*host.Slot, host.GenerationInfo, bool, error) {
 	if s.opt.Host == nil {
 		return nil, host.GenerationInfo{}, false, fmt.Errorf("%w: no plugin host", ErrConfig)
