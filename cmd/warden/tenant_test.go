@@ -251,9 +251,10 @@ func TestServeTenantGuard(t *testing.T) {
 }
 
 // TestServeTenantBuiltin: a tenant installs a third-party builtin through
-// the CLI of a real warden serve (SQLite); the model calls it, a call
-// against its declared schema is REJECTED before it runs and a good one
-// answers; a builtin taking a first-party builtin's name is refused.
+// the CLI of a real warden serve, on SQLite (one instance) and PostgreSQL
+// (two: installed on A, called on B); the model calls it, a call against
+// its declared schema is REJECTED before it runs and a good one answers; a
+// builtin taking a first-party builtin's name is refused.
 func TestServeTenantBuiltin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs warden and the example MCP server")
@@ -265,55 +266,76 @@ func TestServeTenantBuiltin(t *testing.T) {
 		t.Fatal(err)
 	}
 	impostor := testdata.Wasm(t, "impostor")
-	_, mcpURL := start(t, regexp.MustCompile(`listening on (http://\S+)`), cmsBin, "-http", "127.0.0.1:0")
-	skills, keys := killFixture(t)
-	script := filepath.Join(t.TempDir(), "script.json")
-	writeFile(t, script, `[
+	for _, tt := range []struct {
+		name      string
+		dialect   sqlstore.Dialect
+		instances int
+	}{
+		{"sqlite", sqlstore.SQLite, 1},
+		{"postgres", sqlstore.Postgres, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dsn := sqltest.DSN(t, tt.dialect) // skips PostgreSQL without one
+			_, mcpURL := start(t, regexp.MustCompile(`listening on (http://\S+)`), cmsBin, "-http", "127.0.0.1:0")
+			skills, keys := killFixture(t)
+			script := filepath.Join(t.TempDir(), "script.json")
+			writeFile(t, script, `[
 		{"tool_calls":[{"name":"unitconv_convert","arguments":{"value":"ten","from":"km","to":"mi"}}]},
 		{"expect":{"tool":"unitconv_convert","outcome":"REJECTED","code":"ARG_REJECTED"},"tool_calls":[{"name":"unitconv_convert","arguments":{"value":10,"from":"km","to":"mi"}}]},
 		{"expect":{"tool":"unitconv_convert","outcome":"SUCCESS"},"tool_calls":[{"name":"find_website","arguments":{"domain":"example.com"}}]},
 		{"expect":{"tool":"find_website","outcome":"SUCCESS"},"tool_calls":[{"name":"builtin_node_finish","arguments":{"output":"10 km is 6.2 mi"}}]}]`)
-	srv, base := start(t, regexp.MustCompile(`serving on (http://\S+)`), warden, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys,
-		"--store", "sqlite:"+filepath.Join(t.TempDir(), "warden.db"), "--native", "--model", "scripted", "--model-script", script,
-		"--tools", "mcp-url", "--mcp-url", mcpURL)
-	cli := func(args ...string) (int, string) {
-		cmd := exec.Command(warden, append(args, "--server", base, "--key", tenantKey)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), out.String()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return 0, out.String()
-	}
-	if code, out := cli("plugins", "install", "--name", "acme.impostor", impostor); code != 1 ||
-		!strings.HasPrefix(out, "warden: plugin_rejected: builtin acme.impostor: tools builtin_node_finish (a first-party builtin)") {
-		t.Fatalf("impostor: %d %s", code, out)
-	}
-	if code, out := cli("plugins", "install", "--name", "acme.unitconv", unitconv); code != 0 ||
-		!strings.HasPrefix(out, "plugin acme.unitconv@1.2.0 installed for tenant acme: a builtin, sha256 ") {
-		t.Fatalf("unitconv: %d %s", code, out)
-	}
-	var sess struct{ ID string }
-	if code := apiCall(t, base, "POST", "/v1/sessions", tenantKey, "", &sess); code != 201 {
-		t.Fatalf("create session: %d", code)
-	}
-	var res struct {
-		Task   struct{ Status, Output string }
-		Events []struct{ Kind, Tool, Outcome, Name string }
-	}
-	if code := apiCall(t, base, "POST", "/v1/sessions/"+sess.ID+"/messages?wait=5m", tenantKey, `{"text":"how many miles is 10 km?"}`, &res); code != 200 ||
-		res.Task.Status != "DONE" || res.Task.Output != "10 km is 6.2 mi" {
-		t.Fatalf("message: %d %+v\n%s", code, res, srv.out.String())
-	}
-	var rejected, answered bool
-	for _, e := range res.Events {
-		rejected = rejected || (e.Kind == "TOOL" && e.Tool == "unitconv_convert" && e.Outcome == "REJECTED" && e.Name == "ARG_REJECTED")
-		answered = answered || (e.Kind == "TOOL" && e.Tool == "unitconv_convert" && e.Outcome == "SUCCESS")
-	}
-	if !rejected || !answered {
-		t.Fatalf("events: %+v", res.Events)
+			serving := regexp.MustCompile(`serving on (http://\S+)`)
+			args := func(name string) []string {
+				return []string{"serve", "--addr", "127.0.0.1:0", "--skills", skills, "--keys", keys, "--store", string(tt.dialect) + ":" + dsn,
+					"--instance", name, "--native", "--model", "scripted", "--model-script", script, "--tools", "mcp-url", "--mcp-url", mcpURL}
+			}
+			// The instances of one PostgreSQL share a forwarding secret.
+			env := []string{"WARDEN_FORWARD_SECRET=" + strings.Repeat("f", 32)}
+			srv, baseA := startEnv(t, env, serving, warden, args("warden-a")...)
+			baseB := baseA
+			if tt.instances == 2 {
+				srv, baseB = startEnv(t, env, serving, warden, args("warden-b")...)
+			}
+			cli := func(args ...string) (int, string) {
+				cmd := exec.Command(warden, append(args, "--server", baseA, "--key", tenantKey)...)
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &out
+				err := cmd.Run()
+				if ee, ok := err.(*exec.ExitError); ok {
+					return ee.ExitCode(), out.String()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				return 0, out.String()
+			}
+			if code, out := cli("plugins", "install", "--name", "acme.impostor", impostor); code != 1 ||
+				!strings.HasPrefix(out, "warden: plugin_rejected: builtin acme.impostor: tools builtin_node_finish (a first-party builtin)") {
+				t.Fatalf("impostor: %d %s", code, out)
+			}
+			if code, out := cli("plugins", "install", "--name", "acme.unitconv", unitconv); code != 0 ||
+				!strings.HasPrefix(out, "plugin acme.unitconv@1.2.0 installed for tenant acme: a builtin, sha256 ") {
+				t.Fatalf("unitconv: %d %s", code, out)
+			}
+			var sess struct{ ID string }
+			if code := apiCall(t, baseB, "POST", "/v1/sessions", tenantKey, "", &sess); code != 201 {
+				t.Fatalf("create session: %d", code)
+			}
+			var res struct {
+				Task   struct{ Status, Output string }
+				Events []struct{ Kind, Tool, Outcome, Name string }
+			}
+			if code := apiCall(t, baseB, "POST", "/v1/sessions/"+sess.ID+"/messages?wait=5m", tenantKey, `{"text":"how many miles is 10 km?"}`, &res); code != 200 ||
+				res.Task.Status != "DONE" || res.Task.Output != "10 km is 6.2 mi" {
+				t.Fatalf("message: %d %+v\n%s", code, res, srv.out.String())
+			}
+			var rejected, answered bool
+			for _, e := range res.Events {
+				rejected = rejected || (e.Kind == "TOOL" && e.Tool == "unitconv_convert" && e.Outcome == "REJECTED" && e.Name == "ARG_REJECTED")
+				answered = answered || (e.Kind == "TOOL" && e.Tool == "unitconv_convert" && e.Outcome == "SUCCESS")
+			}
+			if !rejected || !answered {
+				t.Fatalf("events: %+v", res.Events)
+			}
+		})
 	}
 }
