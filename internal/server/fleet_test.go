@@ -18,6 +18,7 @@ import (
 type sharedStore struct {
 	*server.MemoryGenerations
 	*store.MemorySlots
+	*store.MemorySlotCounts
 }
 
 // TestFleetSlots: servers sharing one store serve the generation installed
@@ -27,7 +28,8 @@ type sharedStore struct {
 // rollout status, and a server started afterwards serves the desired
 // generation.
 func TestFleetSlots(t *testing.T) {
-	shared := sharedStore{server.NewMemoryGenerations(), store.NewMemorySlots()}
+	slots := store.NewMemorySlots()
+	shared := sharedStore{server.NewMemoryGenerations(), slots, store.NewMemorySlotCounts(slots)}
 	good := host.Digest(testdata.Bytes(t, "good"))
 	goodv2 := host.Digest(testdata.Bytes(t, "goodv2"))
 	var refuseV2 atomic.Bool

@@ -312,6 +312,9 @@ func (s *Server) installLocked(ctx context.Context, name string, src host.Source
 		rec.Event = GenerationRolledBack
 	}
 	s.record(ctx, rec)
+	if exists {
+		s.flushCounts(ctx, name) // the retired generation's, as its calls left them
+	}
 	s.log.Info("plugin generation installed", "slot", name, "generation", info.Number, "ref", info.Ref,
 		"digest", info.Digest, "origin", origin, "file", file)
 	if origin != OriginStore {
@@ -389,6 +392,9 @@ type pluginState struct {
 	// installMu guards it.
 	control store.SlotControl
 	applied map[string]*appliedSlot
+	// counts writes this instance's counters of its generations to the
+	// store (Options.Generations when it is a store.SlotCounters).
+	counts *genCounts
 
 	// watchMu serialises scans and guards files.
 	watchMu sync.Mutex
@@ -412,7 +418,12 @@ func (s *Server) pluginsOf() *pluginState {
 		if !ok {
 			control = store.NewMemorySlots()
 		}
-		s.opt.plugins = &pluginState{log: log, control: control, applied: map[string]*appliedSlot{}, files: map[string]*fileState{}}
+		counters, ok := log.(store.SlotCounters)
+		if !ok {
+			counters = store.NewMemorySlotCounts(control)
+		}
+		s.opt.plugins = &pluginState{log: log, control: control, applied: map[string]*appliedSlot{}, files: map[string]*fileState{},
+			counts: newGenCounts(counters)}
 	}
 	return s.opt.plugins
 }

@@ -399,6 +399,10 @@ func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
 func (s *Server) Close() {
 	// Every run ends by its RunTimeout at the latest.
 	s.runs.Wait()
+	// The generations' counters as the last calls left them.
+	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	s.flushCounts(fctx)
+	cancel()
 	s.release()
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()
