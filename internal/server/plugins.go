@@ -383,6 +383,13 @@ func (b slotBuiltin) Builtin(ctx context.Context, tenant string, req *abi.Reques
 	return b.sl.Builtin(ctx, tenant, req)
 }
 
+// Identity names the generation serving the builtin (chain.Identified),
+// for the TOOL events of its calls.
+func (b slotBuiltin) Identity() (string, uint64) {
+	cur := b.sl.Current()
+	return cur.Ref, cur.Number
+}
+
 // pluginState is a server's runtime state of slots beyond the host's.
 type pluginState struct {
 	log GenerationLog

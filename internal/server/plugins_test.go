@@ -444,6 +444,11 @@ func TestPluginSession(t *testing.T) {
 		}
 	}
 	wantGuards(res.Events, 1)
+	// A builtin's call names the builtin's slot generation.
+	if i := slices.IndexFunc(res.Events, func(e server.Event) bool { return e.Kind == loop.KindTool && e.Tool == "builtin_node_approval" }); i < 0 ||
+		res.Events[i].Generation != 1 || !strings.HasPrefix(res.Events[i].Plugin, "builtin-control@") {
+		t.Fatalf("builtin_node_approval's event does not name its generation: %+v", res.Events)
+	}
 	var trace struct {
 		Events []server.Event `json:"events"`
 	}
