@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/tracing"
 )
@@ -32,6 +33,9 @@ const (
 	AttrCode    = attribute.Key("warden.code")    // the observation's code name
 	AttrStatus  = attribute.Key("warden.status")  // a node's or task's status at the span's end
 	AttrStalls  = attribute.Key("warden.stalls")  // a node's no-progress count at the span's end
+	// AttrGuards lists the guards that ran on a tool call, in chain order,
+	// each as "<phase> <guard> <plugin> gen <generation>: <verdict>".
+	AttrGuards = attribute.Key("warden.guards")
 )
 
 // instrumentation is the scope name of the loop's spans.
@@ -180,6 +184,20 @@ func startToolSpan(ctx context.Context, n state.Node, tool, callID string) (cont
 		span.SetAttributes(AttrTool.String(tool), AttrCallID.String(callID), AttrTask.String(n.TaskID), AttrNode.String(n.ID))
 	}
 	return ctx, span
+}
+
+// spanGuards names, on a tool call's span, the guards that ran on the
+// call with the plugin and generation that served each.
+func spanGuards(span trace.Span, steps []chain.Step) {
+	if len(steps) == 0 || !span.IsRecording() {
+		return
+	}
+	list := make([]string, len(steps))
+	for i, g := range steps {
+		list[i] = GuardRun{Guard: g.Guard, Phase: string(g.Phase), Plugin: g.Plugin, Generation: g.Generation,
+			Verdict: g.Verdict, Policy: string(g.Policy)}.String()
+	}
+	span.SetAttributes(AttrGuards.StringSlice(list))
 }
 
 // endToolSpan records the call's observation and ends the span. A refusal

@@ -82,7 +82,8 @@ func tree(id trace.TraceID, keys ...attribute.Key) string {
 }
 
 // TestSpansNest runs a node whose first tool call passes a wasm guard, and
-// checks that the spans nest task → node → tool call → plugin call.
+// checks that the spans nest task → node → tool call → plugin call, and
+// that the tool call's span names every guard that ran on it.
 func TestSpansNest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a wasm guard")
@@ -113,11 +114,12 @@ func TestSpansNest(t *testing.T) {
 		t.Fatalf("exit %+v, %v", exit, err)
 	}
 	got := tree(span.SpanContext().TraceID(), loop.AttrTask, loop.AttrNode, loop.AttrSkill, loop.AttrTool, loop.AttrCallID,
-		loop.AttrOutcome, loop.AttrCode, loop.AttrStatus, host.AttrPlugin, host.AttrRole, host.AttrPhase, tracing.AttrTenant, tracing.AttrTaskKey)
+		loop.AttrOutcome, loop.AttrCode, loop.AttrStatus, host.AttrPlugin, host.AttrRole, host.AttrPhase, tracing.AttrTenant, tracing.AttrTaskKey,
+		loop.AttrGuards)
 	// The node, run on its own, names its task for the spans under it.
 	want := `warden.task warden.task_id=t1 warden.node_id=n1 warden.status=DONE
   warden.node warden.task_id=t1 warden.node_id=n1 warden.skill=site.builder warden.status=DONE warden.tenant=acme warden.task.key=s1/t1
-    warden.tool_call warden.task_id=t1 warden.node_id=n1 warden.tool=query_space warden.call_id=call_1_1 warden.outcome=SUCCESS warden.tenant=acme warden.task.key=s1/t1
+    warden.tool_call warden.task_id=t1 warden.node_id=n1 warden.tool=query_space warden.call_id=call_1_1 warden.outcome=SUCCESS warden.tenant=acme warden.task.key=s1/t1 warden.guards=["before ArgPolicy good@1.0.0: pass","before ArgBinding argbinding@1.0.0: pass","before ParamContract paramcontract@1.0.0: pass","before Fingerprint fingerprint@1.0.0: pass","before WriteGate writegate@1.0.0: pass","after ResponseContract responsecontract@1.0.0: pass","after WriteGate writegate@1.0.0: pass","after Evidence evidence@1.0.0: pass","after Fingerprint fingerprint@1.0.0: pass"]
       warden.plugin_call warden.tool=query_space warden.outcome=pass warden.plugin=good@1.0.0 warden.plugin.role=guard warden.phase=before warden.tenant=acme warden.task.key=s1/t1
     warden.tool_call warden.task_id=t1 warden.node_id=n1 warden.tool=builtin_node_finish warden.call_id=call_2_1 warden.outcome=SUCCESS warden.tenant=acme warden.task.key=s1/t1
 `

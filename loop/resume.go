@@ -130,6 +130,7 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 	}
 	cctx, span := startToolSpan(ctx, n, g.Tool, callID)
 	res := r.business(cctx, n, sk, cat, callID, g.Tool, g.Args, views)
+	spanGuards(span, res.Trace)
 	endToolSpan(span, res.Observation, res.Err)
 	if res.Err != nil {
 		return Exit{}, fmt.Errorf("loop: %s: %w", g.Tool, res.Err)
@@ -152,7 +153,7 @@ func (r *Runner) Approve(ctx context.Context, nodeID string, d Decision) (Exit, 
 		r.emit(n, e)
 	}
 	c.AfterCall(obs.Outcome, false, false)
-	r.emit(n, decidedBy(withSent(withCall(toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs), callID, string(g.Args)), sent, cr.Evidence), res.Decider))
+	r.emit(n, withGuards(decidedBy(withSent(withCall(toolEvent(Event{Tool: g.Tool, Stalls: c.Stalls, Status: string(state.Running)}, obs), callID, string(g.Args)), sent, cr.Evidence), res.Decider), res.Trace))
 	if err := r.store.SetProgress(nodeID, c.Stalls, c.Rounds); err != nil {
 		return Exit{}, fmt.Errorf("loop: %w", err)
 	}

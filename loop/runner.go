@@ -332,6 +332,7 @@ func (r *Runner) runCalls(ctx context.Context, n state.Node, sk Skill, cat *cata
 		cctx, span := startToolSpan(ctx, n, tc.Name, tc.ID)
 		cr, err := r.call(cctx, n, sk, cat, tc)
 		obs := cr.Observation
+		spanGuards(span, cr.Trace)
 		endToolSpan(span, obs, err)
 		if err != nil {
 			return Exit{}, true, err
@@ -351,7 +352,7 @@ func (r *Runner) runCalls(ctx context.Context, n state.Node, sk Skill, cat *cata
 			r.emit(n, e)
 		}
 		step := c.AfterCall(obs.Outcome, exited, tc.Name == toolFinish && obs.Outcome != abi.OutcomeSuccess)
-		r.emit(n, decidedBy(withSent(withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments), sent, cr.Evidence), cr.Decider))
+		r.emit(n, withGuards(decidedBy(withSent(withCall(toolEvent(Event{Tool: tc.Name, Stalls: c.Stalls, Status: string(after.Status)}, obs), tc.ID, tc.Arguments), sent, cr.Evidence), cr.Decider), cr.Trace))
 		switch step {
 		case StepNextTurn:
 			skip = true

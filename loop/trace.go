@@ -2,6 +2,7 @@ package loop
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -55,6 +56,9 @@ type Event struct {
 	Guard      string `json:"guard,omitempty"`
 	Plugin     string `json:"plugin,omitempty"`
 	Generation uint64 `json:"generation,omitempty"`
+	// Guards are the guards that ran on a TOOL event's business call, in
+	// chain order: each one's phase, plugin and generation, and verdict.
+	Guards []GuardRun `json:"guards,omitempty"`
 	// Stalls is the no-progress count after the event.
 	Stalls int `json:"stalls"`
 	// Status is the node's status (NODE, SUSPEND, RESUME), SKIPPED for a
@@ -164,6 +168,39 @@ func toolEvent(e Event, o abi.Observation) Event {
 	return e
 }
 
+// GuardRun is one guard's part in a business call, as a TOOL event
+// names it: its chain position, phase, the plugin (name@version) and slot
+// generation that served it (0 outside a slot), and its verdict ("pass",
+// "rewrite" or "<OUTCOME> <CODE>"); Policy is the failure policy (shadow,
+// open) that set the verdict aside, if one did.
+type GuardRun struct {
+	Guard      string `json:"guard"`
+	Phase      string `json:"phase"`
+	Plugin     string `json:"plugin,omitempty"`
+	Generation uint64 `json:"generation,omitempty"`
+	Verdict    string `json:"verdict"`
+	Policy     string `json:"policy,omitempty"`
+}
+
+// guardRuns lists a call's guard steps for its TOOL event; nil for none.
+func guardRuns(trace []chain.Step) []GuardRun {
+	if len(trace) == 0 {
+		return nil
+	}
+	out := make([]GuardRun, len(trace))
+	for i, s := range trace {
+		out[i] = GuardRun{Guard: s.Guard, Phase: string(s.Phase), Plugin: s.Plugin, Generation: s.Generation,
+			Verdict: s.Verdict, Policy: string(s.Policy)}
+	}
+	return out
+}
+
+// withGuards names the guards that ran on a TOOL event's call.
+func withGuards(e Event, trace []chain.Step) Event {
+	e.Guards = guardRuns(trace)
+	return e
+}
+
 // decidedBy names the guard step that decided a TOOL event's observation.
 func decidedBy(e Event, s *chain.Step) Event {
 	if s != nil {
@@ -198,4 +235,23 @@ func policyEvents(tool, callID string, trace []chain.Step, stalls int) []Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// String is the guard's part in one line: "<phase> <guard> <plugin> gen
+// <generation>: <verdict>" (the plugin and generation when known, the
+// policy in brackets when one set the verdict aside).
+func (g GuardRun) String() string {
+	var b strings.Builder
+	b.WriteString(g.Phase + " " + g.Guard)
+	if g.Plugin != "" && g.Plugin != g.Guard {
+		b.WriteString(" " + g.Plugin)
+	}
+	if g.Generation != 0 {
+		b.WriteString(" gen " + strconv.FormatUint(g.Generation, 10))
+	}
+	b.WriteString(": " + g.Verdict)
+	if g.Policy != "" {
+		b.WriteString(" [" + g.Policy + "]")
+	}
+	return b.String()
 }

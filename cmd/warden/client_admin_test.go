@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -68,6 +70,21 @@ func TestClientPlugins(t *testing.T) {
 		"Limit  1           configured@1.0.0  {configured12}  {time}  1\n", vars); got != want {
 		t.Errorf("slots list =\n%s\nwant\n%s", got, want)
 	}
+	// The load check's and self-test's probes, counted apart from calls.
+	var kept struct {
+		Kept []struct {
+			Counts struct{ Probes uint64 } `json:"counts"`
+		} `json:"kept"`
+	}
+	if err := json.Unmarshal([]byte(f.raw(clientAdmin, "/admin/v1/slots/Good")), &kept); err != nil || len(kept.Kept) != 3 {
+		t.Fatalf("kept generations: %+v, %v", kept, err)
+	}
+	for i, k := range kept.Kept {
+		if k.Counts.Probes == 0 {
+			t.Fatalf("generation %d: no probes counted", i+1)
+		}
+		vars[fmt.Sprintf("probes%d", i+1)] = fmt.Sprintf("%-6d", k.Counts.Probes)
+	}
 	got = stamps.ReplaceAllString(f.must(clientAdmin, "slots", "show", "Good"), "{time}")
 	want := expand("slot     Good\nserving  generation 3, good@1.0.0\ndigest   {good}\n\n"+
 		"GENERATION  PLUGIN      DIGEST        INSTALLED             RETIRED\n"+
@@ -78,6 +95,10 @@ func TestClientPlugins(t *testing.T) {
 		"1       good@1.0.0  {good12}  admin          local  {time}\n"+
 		"2       good@2.0.0  {goodv212}  admin          local  {time}\n"+
 		"3       good@1.0.0  {good12}  rollback to 1  local  {time}\n\n"+
+		"STORED  CALLS  P50  P99  PROBES  OUTCOMES  INSTANCES\n"+
+		"1       0                {probes1}            local\n"+
+		"2       0                {probes2}            local\n"+
+		"3       0                {probes3}            local\n\n"+
 		"INSTANCE  SERVES  DIGEST        SINCE                 READY  REFUSED\n"+
 		"local     3       {good12}  {time}\n\n"+
 		"rollout  Good@3\nstate    done\n\n"+

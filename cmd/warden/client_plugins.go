@@ -80,6 +80,42 @@ func pluginsShow(ctx context.Context, c *apiClient, args []string, _ any) error 
 	return nil
 }
 
+// printCounts prints the counters of a slot's kept generations, summed
+// over the instances that served them: the calls served, by outcome, the
+// latency buckets of the median and 99th percentile call, and the probes
+// counted apart.
+func (c *apiClient) printCounts(s *client.Slot) {
+	rows := [][]string{{"STORED", "CALLS", "P50", "P99", "PROBES", "OUTCOMES", "INSTANCES"}}
+	for _, g := range s.Kept {
+		n := g.Counts
+		if n == nil {
+			continue
+		}
+		bound := func(v *float64) string {
+			switch {
+			case n.Calls == 0:
+				return ""
+			case v == nil:
+				return "> 1s"
+			}
+			return "≤ " + strconv.FormatFloat(*v, 'f', -1, 64) + "ms"
+		}
+		var outcomes []string
+		for k, v := range n.Outcomes {
+			if v > 0 {
+				outcomes = append(outcomes, fmt.Sprintf("%s %d", k, v))
+			}
+		}
+		sort.Strings(outcomes)
+		rows = append(rows, []string{strconv.FormatUint(g.Number, 10), strconv.FormatUint(n.Calls, 10), bound(n.P50Ms), bound(n.P99Ms),
+			strconv.FormatUint(n.Probes, 10), strings.Join(outcomes, ", "), strings.Join(n.Instances, ", ")})
+	}
+	if len(rows) > 1 {
+		fmt.Fprintln(c.stdout)
+		c.table(rows)
+	}
+}
+
 // printSlot prints a slot: what serves, its generations, what it refused
 // and the serving plugin's counters.
 func (c *apiClient) printSlot(s *client.Slot) {
@@ -107,6 +143,7 @@ func (c *apiClient) printSlot(s *client.Slot) {
 		}
 		c.table(rows)
 	}
+	c.printCounts(s)
 	if len(s.Instances) > 0 {
 		fmt.Fprintln(c.stdout)
 		rows := [][]string{{"INSTANCE", "SERVES", "DIGEST", "SINCE", "READY", "REFUSED"}}

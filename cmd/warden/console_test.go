@@ -229,7 +229,8 @@ func consoleFixture(t *testing.T) (skills, keys, script string) {
 // example MCP server: a bad key refused, a tenant's login, a write held
 // from the CLI appearing in an open approvals tab with the pending count
 // over the tenant's event stream (no list of approvals read meanwhile),
-// a message whose write is held, the pending approval with its masked
+// a message whose write is held (its event naming every guard's
+// generation), the pending approval with its masked
 // summary, CONFIRM, who answered it and when, the console in Chinese and
 // back, the task reaching DONE in a tab that follows the event
 // stream, a follow-up question answered in the page (seen waiting and
@@ -242,7 +243,9 @@ func consoleFixture(t *testing.T) (skills, keys, script string) {
 // the guard's deletion refused while attached, then the skill and the
 // guard deleted, each view checked at a phone's width; and, as
 // admin, two generations of a slot installed and rolled back (no chart
-// label overlapping another at 1,280 or 390 px), and every
+// label overlapping another at 1,280 or 390 px), its rollout and its
+// history with each generation's counters, a rollback to a chosen kept
+// generation, and every
 // tenant's failed sessions listed. Screenshots
 // go to $WARDEN_ARTIFACTS, or a directory the test logs.
 func TestConsoleBrowser(t *testing.T) {
@@ -349,8 +352,11 @@ func TestConsoleBrowser(t *testing.T) {
 			Digest string
 		}
 	}
-	if code := apiCall(t, base, "GET", "/admin/v1/slots/Probe", adminKey, "", &slot); code != 200 || slot.Current.Number != 3 ||
-		strings.TrimPrefix(slot.Current.Digest, "sha256:") != hex.EncodeToString(sumA[:]) {
+	// Rolled back to generation 1's module (3), then to generation 2's
+	// from the history (4).
+	sumB := sha256.Sum256(testdata.Bytes(t, "goodv2"))
+	if code := apiCall(t, base, "GET", "/admin/v1/slots/Probe", adminKey, "", &slot); code != 200 || slot.Current.Number != 4 ||
+		strings.TrimPrefix(slot.Current.Digest, "sha256:") != hex.EncodeToString(sumB[:]) {
 		t.Fatalf("slot Probe: %d %+v", code, slot)
 	}
 	cms, err := mcp.Dial(context.Background(), mcp.Config{URL: mcpURL})

@@ -22,7 +22,8 @@ import (
 // instance a, reaches instance b (which then suspends a search for
 // approval), survives b's restart, and a rollback to generation 1 through
 // b reaches a. A candidate both refuse reaches neither; the refusal is in
-// the slot's answer on b. A candidate only b refuses (its
+// the slot's answer on b. The slot's history counts each generation's
+// served calls, across b's restart. A candidate only b refuses (its
 // --plugin-max-instance-bytes is smaller than one instance of
 // writegate-bigheap) is served by neither either: a held it ready and
 // never served it, and the rollout names b and why. On SQLite one instance
@@ -236,6 +237,29 @@ func fleetSlots(t *testing.T, storeArg string, two bool) {
 	}
 	if got := decides(baseB); got != "SUCCESS" {
 		t.Fatalf("b after a refused candidate: %s", got)
+	}
+
+	// The store's history keeps each generation's served calls: the
+	// retired generation 2 deferred b's two searches, one before b's
+	// restart and one after; generation 1 passed b's first. The load
+	// check's and self-tests' calls are counted apart.
+	var hist struct {
+		Kept []struct {
+			Number uint64
+			Counts *struct {
+				Calls, Probes uint64
+				Outcomes      map[string]uint64
+				Instances     []string
+			}
+		}
+	}
+	if code := apiCall(t, baseB, "GET", "/admin/v1/slots/WriteGate", adminKey, "", &hist); code != 200 || len(hist.Kept) != 3 {
+		t.Fatalf("history: %d %+v", code, hist)
+	}
+	g1, g2 := hist.Kept[0].Counts, hist.Kept[1].Counts
+	if g1 == nil || g2 == nil || g1.Outcomes["pass"] == 0 || g1.Probes == 0 || g2.Outcomes["deferred"] < 2 || g2.Calls < 2 || g2.Probes == 0 ||
+		!strings.Contains(strings.Join(g2.Instances, ","), name) {
+		t.Fatalf("counts of generation 1 %+v, of 2 %+v", g1, g2)
 	}
 	if !two {
 		return

@@ -22,8 +22,11 @@ commands:
   run [--json] [--native] FILE...  run scenario files and check their expectations
   serve --skills DIR --keys FILE --model … --tools …  serve the HTTP API
   skill validate PATH    validate a skill_contract file or a skill-store directory
-  plugin inspect FILE    show a plugin's ABI version, manifest, imports and digest
-  plugin test FILE       run the conformance checks against a plugin
+  skill import DIR       upload a skill-store directory's skills to a serving warden
+  plugin new guard|builtin NAME [DIR]  scaffold a plugin module outside the repository
+  plugin build DIR       build a plugin's main package into a wasm reactor
+  plugin inspect FILE    show a plugin's ABI version, manifest, capabilities, imports and digest
+  plugin test FILE       run the conformance checks and the author's cases (--cases) against a plugin
   report tools [--json] FILE...  summarise feedback records per tool and category
   sessions list|show|new|send …      a serving warden's sessions (--server URL --key KEY; warden sessions --help)
   tasks show|trace|watch|follow-up|verify|resume …  a task: status, trace, live events, answers

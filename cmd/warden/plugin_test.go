@@ -311,4 +311,14 @@ func TestPluginUsage(t *testing.T) {
 	if code, out, _ := runPlugin(t, "help"); code != 0 || !strings.HasPrefix(out, "usage:") {
 		t.Errorf("help: exit %d", code)
 	}
+	// warden help names every plugin command and skill import.
+	var out, stderr strings.Builder
+	if code := run(context.Background(), []string{"help"}, &out, &stderr); code != 0 {
+		t.Fatalf("warden help: exit %d %s", code, stderr.String())
+	}
+	for _, want := range []string{"\n  skill import DIR ", "\n  plugin new guard|builtin NAME [DIR] ", "\n  plugin build DIR ", "\n  plugin inspect FILE ", "\n  plugin test FILE "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("warden help lacks %q:\n%s", want, out.String())
+		}
+	}
 }

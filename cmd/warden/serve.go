@@ -375,8 +375,9 @@ func observe(c serveConfig, db *sqlstore.DB, opts *server.Options, srv **server.
 }
 
 // startServer loads and checks the plugins and skills, starts the server's
-// sessions, follows the slots' generations in the store and, with
-// --watch-interval, watches --plugins; stopWatch ends both.
+// sessions, follows the slots' generations in the store (writing their
+// counters to it) and, with --watch-interval, watches --plugins;
+// stopWatch ends them.
 func startServer(ctx context.Context, c serveConfig, srv *server.Server, log *slog.Logger) (stopWatch func(), err error) {
 	if err := selfTested(ctx, srv.LoadPlugins); err != nil {
 		return nil, &configError{"plugins", err.Error()}
@@ -397,9 +398,13 @@ func startServer(ctx context.Context, c serveConfig, srv *server.Server, log *sl
 	fctx, stopFollow := context.WithCancel(ctx)
 	followed := make(chan struct{})
 	go func() { defer close(followed); srv.Follow(fctx) }()
+	// The generations' counters reach the store every CountsFlush (and at
+	// a swap, and at the server's Close).
+	counted := make(chan struct{})
+	go func() { defer close(counted); srv.KeepCounts(fctx) }()
 	// Both stop before the server's Close: the watch first, then the
-	// store's follow.
-	unfollow := func() { stopFollow(); <-followed }
+	// store's follow and the counters' writes.
+	unfollow := func() { stopFollow(); <-followed; <-counted }
 	if c.Plugins == "" || c.WatchInterval <= 0 {
 		return unfollow, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
@@ -145,5 +147,118 @@ func TestInstallThirdParty(t *testing.T) {
 	}
 	if ref, gen := inst.Identity(); ref != "acme.unitconv@1.2.0" || gen != 0 {
 		t.Fatalf("identity %s %d", ref, gen)
+	}
+}
+
+// unitconvPackage is examples/builtins/unitconv as a third party ships it:
+// the module built from source, the manifest.json beside it, and the
+// module's digest.
+func unitconvPackage(t *testing.T) catalog.Package {
+	t.Helper()
+	path, err := testdata.Build("./examples/builtins/unitconv/cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := os.ReadFile(filepath.Join(testdata.Root(), "examples", "builtins", "unitconv", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return catalog.Package{Name: "unitconv.wasm", Wasm: wasm, Manifest: man, SHA256: "sha256:" + host.Digest(wasm)}
+}
+
+// TestInstallPackage installs a shipped package: its pin, the manifest
+// shipped beside it and the tenant's grant are each checked.
+func TestInstallPackage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(ctx) })
+	good := unitconvPackage(t)
+	tests := []struct {
+		name   string
+		change func(*catalog.Package, *catalog.Grant)
+		err    error
+	}{
+		{"pinned and granted", func(*catalog.Package, *catalog.Grant) {}, nil},
+		{"pin without prefix", func(p *catalog.Package, _ *catalog.Grant) { p.SHA256 = strings.TrimPrefix(p.SHA256, "sha256:") }, nil},
+		{"no pin", func(p *catalog.Package, _ *catalog.Grant) { p.SHA256 = "" }, catalog.ErrPinRequired},
+		{"wrong pin", func(p *catalog.Package, _ *catalog.Grant) { p.SHA256 = strings.Repeat("0", 64) }, host.ErrDigestMismatch},
+		{"one byte changed", func(p *catalog.Package, _ *catalog.Grant) {
+			p.Wasm = append([]byte(nil), p.Wasm...)
+			p.Wasm[len(p.Wasm)-1] ^= 1
+		}, host.ErrDigestMismatch},
+		{"manifest asks for an ungranted capability", func(p *catalog.Package, _ *catalog.Grant) {
+			p.Manifest = []byte(strings.Replace(string(p.Manifest), `"role": "builtin",`, `"role": "builtin", "capabilities": ["clock"],`, 1))
+		}, catalog.ErrNotGranted},
+		{"shipped manifest is not the module's", func(p *catalog.Package, _ *catalog.Grant) {
+			p.Manifest = []byte(strings.Replace(string(p.Manifest), `"1.2.0"`, `"1.2.1"`, 1))
+		}, catalog.ErrManifestMismatch},
+		{"shipped manifest with an unknown key", func(p *catalog.Package, _ *catalog.Grant) {
+			p.Manifest = []byte(strings.Replace(string(p.Manifest), `"role": "builtin",`, `"role": "builtin", "capabilites": ["clock"],`, 1))
+		}, abi.ErrInvalidManifest},
+		{"tenant caps the deadline below the manifest's", func(_ *catalog.Package, g *catalog.Grant) { g.Limits.TimeoutMs = 200 }, host.ErrLimits},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pkg, g := good, catalog.Grant{Tenant: "acme"}
+			tt.change(&pkg, &g)
+			inst, err := catalog.Install(ctx, h, pkg, g)
+			if tt.err == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer inst.Close(ctx)
+				if inst.Plugin.Ref() != "acme.unitconv@1.2.0" || inst.Plugin.Limits().TimeoutMs != 500 {
+					t.Fatalf("loaded %s with limits %+v", inst.Plugin.Ref(), inst.Plugin.Limits())
+				}
+				return
+			}
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("got %v, want %v", err, tt.err)
+			}
+		})
+	}
+}
+
+// TestInstalledArgsChecked checks that an installed builtin's arguments
+// are held to the tool's declared input schema before the plugin runs.
+func TestInstalledArgsChecked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(ctx) })
+	inst, err := catalog.Install(ctx, h, unitconvPackage(t), catalog.Grant{Tenant: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close(ctx)
+	const fixZH = "按工具定义修正上述字段后再调用；无法确定取值时调用 builtin_node_follow_up 询问用户"
+	tests := []struct {
+		name, tool, args, want string
+	}{
+		{"ten km", "unitconv_convert", `{"value":"ten","from":"km","to":"mi"}`,
+			"参数不符合工具 unitconv_convert 的定义：value: expected number, got string。下一步：" + fixZH},
+		{"unknown probe action", "unitconv_probe", `{"action":"fork"}`,
+			`参数不符合工具 unitconv_probe 的定义：action: "fork" is not one of ["readfile","dial","spin"]。下一步：` + fixZH},
+	}
+	for _, tt := range tests {
+		o := inst.Call(ctx, &abi.Request{Tool: tt.tool, Args: json.RawMessage(tt.args)}).Observation
+		if o.Outcome != abi.OutcomeRejected || o.Code != abi.ArgRejected || o.Message() != tt.want {
+			t.Errorf("%s: got %v %s %q", tt.name, o.Outcome, o.Code, o.Message())
+		}
+	}
+	if n := inst.Plugin.Stats().Calls; n != 0 {
+		t.Fatalf("the plugin was called %d times", n)
 	}
 }

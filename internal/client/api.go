@@ -308,6 +308,9 @@ type Slot struct {
 		Instance string    `json:"instance"`
 		From     uint64    `json:"from"`
 		Time     time.Time `json:"time"`
+		// Counts sums the generation's counters over the instances
+		// that served it; nil when none wrote any.
+		Counts *GenerationCounts `json:"counts"`
 	} `json:"kept"`
 	Instances []struct {
 		Instance string    `json:"instance"`
@@ -341,6 +344,20 @@ type Rollout struct {
 	Code     string     `json:"code"`
 	Reason   string     `json:"reason"`
 	Deadline *time.Time `json:"deadline"`
+}
+
+// GenerationCounts are a kept generation's counters: its served calls by
+// outcome and their latency (P50Ms, P99Ms: the bounds of the buckets
+// holding them, nil when none or above the last bound), with the probes
+// counted apart.
+type GenerationCounts struct {
+	Calls          uint64            `json:"calls"`
+	Outcomes       map[string]uint64 `json:"outcomes"`
+	LatencyMsTotal float64           `json:"latency_ms_total"`
+	P50Ms          *float64          `json:"p50_ms"`
+	P99Ms          *float64          `json:"p99_ms"`
+	Probes         uint64            `json:"probes"`
+	Instances      []string          `json:"instances"`
 }
 
 // SlotList is every plugin slot.

@@ -53,11 +53,12 @@ type SlotInfo struct {
 	// and Kept its kept generations, oldest first, which a rollback can
 	// name (?to=N). Instances is what each instance sharing the store last
 	// reported: the generation it serves, since when, and the last one it
-	// refused, with why.
-	Serving   uint64                 `json:"serving"`
-	Desired   *store.SlotGeneration  `json:"desired,omitempty"`
-	Kept      []store.SlotGeneration `json:"kept"`
-	Instances []store.SlotStatus     `json:"instances"`
+	// refused, with why. A kept generation has the counters every
+	// instance wrote of it (Counts).
+	Serving   uint64                `json:"serving"`
+	Desired   *store.SlotGeneration `json:"desired,omitempty"`
+	Kept      []KeptGeneration      `json:"kept"`
+	Instances []store.SlotStatus    `json:"instances"`
 	// Rollout is how far the slot's newest candidate (or desired
 	// generation) has reached the live instances; in the answer of an
 	// install or a rollback, the one it recorded.
@@ -175,11 +176,11 @@ func (s *Server) slotInfo(ctx context.Context, name string, sl *host.Slot) SlotI
 		in.Serving = a.number
 	}
 	s.installMu.Unlock()
-	in.Kept, in.Instances = []store.SlotGeneration{}, []store.SlotStatus{}
+	in.Kept, in.Instances = []KeptGeneration{}, []store.SlotStatus{}
 	if kept, err := ps.control.SlotGenerations(ctx, name); err != nil {
 		s.log.Error("slot generations not read", "slot", name, "err", err)
 	} else if len(kept) > 0 {
-		in.Kept, in.Desired = kept, &kept[len(kept)-1]
+		in.Kept, in.Desired = s.keptWithCounts(ctx, name, kept), &kept[len(kept)-1]
 	}
 	if sts, err := ps.control.SlotStatuses(ctx, name); err != nil {
 		s.log.Error("slot status not read", "slot", name, "err", err)

@@ -22,6 +22,7 @@ import (
 type sharedStore struct {
 	*server.MemoryGenerations
 	*store.MemorySlots
+	*store.MemorySlotCounts
 }
 
 // leases are the instances' leases the servers of a test share, as the
@@ -56,7 +57,8 @@ func (l *leases) list(context.Context) ([]server.Instance, error) {
 // deadline refuses it, one whose lease ran out is not waited for; and a
 // server started afterwards serves the desired generation.
 func TestFleetSlots(t *testing.T) {
-	shared := sharedStore{server.NewMemoryGenerations(), store.NewMemorySlots()}
+	slots := store.NewMemorySlots()
+	shared := sharedStore{server.NewMemoryGenerations(), slots, store.NewMemorySlotCounts(slots)}
 	live := &leases{until: map[string]time.Time{}}
 	good := host.Digest(testdata.Bytes(t, "good"))
 	goodv2 := host.Digest(testdata.Bytes(t, "goodv2"))
@@ -234,7 +236,8 @@ func TestFleetSlots(t *testing.T) {
 // ready and never serves it, and both keep the first-party WriteGate; the
 // rollout names b and why.
 func TestFleetBudget(t *testing.T) {
-	shared := sharedStore{server.NewMemoryGenerations(), store.NewMemorySlots()}
+	slots := store.NewMemorySlots()
+	shared := sharedStore{server.NewMemoryGenerations(), slots, store.NewMemorySlotCounts(slots)}
 	live := &leases{until: map[string]time.Time{}}
 	writegate := firstPartyModules(t)["writegate.wasm"]
 	wg := host.Digest(writegate)

@@ -308,6 +308,9 @@ func (s *Server) installLocked(ctx context.Context, name string, src host.Source
 		rec.Event = GenerationRolledBack
 	}
 	s.record(ctx, rec)
+	if exists {
+		s.flushCounts(ctx, name) // the retired generation's, as its calls left them
+	}
 	s.log.Info("plugin generation installed", "slot", name, "generation", info.Number, "ref", info.Ref,
 		"digest", info.Digest, "origin", origin, "file", file)
 	if origin == OriginStart {
@@ -396,6 +399,13 @@ func (b slotBuiltin) Builtin(ctx context.Context, tenant string, req *abi.Reques
 	return b.sl.Builtin(ctx, tenant, req)
 }
 
+// Identity names the generation serving the builtin (chain.Identified),
+// for the TOOL events of its calls.
+func (b slotBuiltin) Identity() (string, uint64) {
+	cur := b.sl.Current()
+	return cur.Ref, cur.Number
+}
+
 // pluginState is a server's runtime state of slots beyond the host's.
 type pluginState struct {
 	log GenerationLog
@@ -414,6 +424,9 @@ type pluginState struct {
 	prepCtx    context.Context
 	prepCancel context.CancelFunc
 	prepWG     sync.WaitGroup
+	// counts writes this instance's counters of its generations to the
+	// store (Options.Generations when it is a store.SlotCounters).
+	counts *genCounts
 
 	// watchMu serialises scans and guards files.
 	watchMu sync.Mutex
@@ -437,8 +450,12 @@ func (s *Server) pluginsOf() *pluginState {
 		if !ok {
 			control = store.NewMemorySlots()
 		}
+		counters, ok := log.(store.SlotCounters)
+		if !ok {
+			counters = store.NewMemorySlotCounts(control)
+		}
 		s.opt.plugins = &pluginState{log: log, control: control, applied: map[string]*appliedSlot{}, files: map[string]*fileState{},
-			prepared: map[string]*preparedCandidate{}, preparing: map[string]uint64{}}
+			counts: newGenCounts(counters), prepared: map[string]*preparedCandidate{}, preparing: map[string]uint64{}}
 		s.opt.plugins.prepCtx, s.opt.plugins.prepCancel = context.WithCancel(context.Background())
 	}
 	return s.opt.plugins

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +90,15 @@ func writeFile(t *testing.T, path string, b []byte) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sum adds counts up.
+func sum(cs []uint64) uint64 {
+	var n uint64
+	for _, c := range cs {
+		n += c
+	}
+	return n
 }
 
 // rebuilt returns mod with a custom section appended: the same plugin
@@ -406,6 +416,47 @@ func TestPluginSession(t *testing.T) {
 	if res.Task.Status != "SUSPENDED" || res.Approval == nil || !hasEvent(res.Events, "TOOL", "create_site", "DEFERRED", "APPROVAL_REQUIRED") {
 		t.Fatalf("message: task %+v, events %+v", res.Task, res.Events)
 	}
+	// The TOOL event names every guard that ran, with the plugin and
+	// generation that served it, in the answer and in the stored trace.
+	wantGuards := func(evs []server.Event, wgGen uint64) {
+		t.Helper()
+		i := slices.IndexFunc(evs, func(e server.Event) bool { return e.Kind == loop.KindTool && e.Tool == "create_site" })
+		if i < 0 {
+			t.Fatalf("no create_site TOOL event in %+v", evs)
+		}
+		e := evs[i]
+		var names []string
+		for _, g := range e.Guards {
+			names = append(names, g.Phase+" "+g.Guard)
+			want := uint64(1)
+			if g.Guard == "WriteGate" {
+				want = wgGen
+			}
+			if g.Generation != want || g.Plugin == "" || g.Verdict == "" {
+				t.Fatalf("guard %+v: want generation %d, its plugin and verdict (event %+v)", g, want, e)
+			}
+		}
+		if !slices.Contains(names, "before WriteGate") || !slices.Contains(names, "before ArgPolicy") || len(names) < 4 {
+			t.Fatalf("guards of create_site: %v", names)
+		}
+		if e.Guard != "" && e.Generation != e.Guards[len(e.Guards)-1].Generation {
+			t.Fatalf("decider %s gen %d, last guard %+v", e.Guard, e.Generation, e.Guards[len(e.Guards)-1])
+		}
+	}
+	wantGuards(res.Events, 1)
+	// A builtin's call names the builtin's slot generation.
+	if i := slices.IndexFunc(res.Events, func(e server.Event) bool { return e.Kind == loop.KindTool && e.Tool == "builtin_node_approval" }); i < 0 ||
+		res.Events[i].Generation != 1 || !strings.HasPrefix(res.Events[i].Plugin, "builtin-control@") {
+		t.Fatalf("builtin_node_approval's event does not name its generation: %+v", res.Events)
+	}
+	var trace struct {
+		Events []server.Event `json:"events"`
+	}
+	if code, eb := f.do(t, "GET", "/v1/sessions/"+sid+"/tasks/"+res.Task.ID+"/trace", keyAcme, "", &trace); code != http.StatusOK {
+		t.Fatalf("trace: %d %+v", code, eb)
+	}
+	wantGuards(trace.Events, 1)
+
 	wg := f.slotInfo(t, "WriteGate")
 	if wg.Stats.Deferred != 1 {
 		t.Fatalf("wasm WriteGate deferred %d calls, want 1 (stats %+v)", wg.Stats.Deferred, wg.Stats)
@@ -443,6 +494,18 @@ func TestPluginSession(t *testing.T) {
 	}
 	if wg = f.slotInfo(t, "WriteGate"); wg.Stats.Calls <= before {
 		t.Fatalf("session %s did not reach generation 2: %d calls, %d before", sid, wg.Stats.Calls, before)
+	}
+	// The approved write's event names the generation that decided it.
+	wantGuards(done.Events, 2)
+	// The store's history keeps each generation's served calls, the
+	// retired one's too, with the probes counted apart.
+	if len(wg.Kept) != 2 || wg.Kept[0].Counts == nil || wg.Kept[1].Counts == nil {
+		t.Fatalf("kept generations: %+v", wg.Kept)
+	}
+	k1, k2 := wg.Kept[0].Counts, wg.Kept[1].Counts
+	if k1.Calls == 0 || k1.Outcomes["deferred"] != 1 || k1.Probes == 0 || sum(k1.Latency.Counts) != k1.Calls || k1.P50Ms == nil ||
+		!slices.Equal(k1.Instances, []string{"i-test"}) || k2.Calls != wg.Stats.Calls || k2.Outcomes["pass"] == 0 || k2.Outcomes["deferred"] != 0 {
+		t.Fatalf("counts of generation 1 %+v, of 2 %+v (serving %+v)", k1, k2, wg.Stats)
 	}
 	recs, _ := gens.Generations(context.Background(), "WriteGate")
 	if len(recs) != 2 || recs[1].Event != server.GenerationInstalled || recs[1].Number != 2 || recs[1].Origin != server.OriginWatch ||

@@ -379,6 +379,57 @@ func TestSkillDroppedAtLoad(t *testing.T) {
 	}
 }
 
+// TestSkillDroppedWhenGrantNarrowed: a stored module is checked against
+// the tenant's allow-list as it is at each load. Installed and attached
+// while the tenant was granted what it asks for, it no longer loads on an
+// instance whose operator narrowed the list: the skill is refused at
+// upload there and dropped at load with an ERROR event, never run with
+// capabilities the tenant no longer has.
+func TestSkillDroppedWhenGrantNarrowed(t *testing.T) {
+	t.Parallel()
+	caps := testdata.Bytes(t, "capsask")
+	mem := store.NewMemory()
+	granted := buildFixture(t, fixtureSetup{options: func(o *server.Options) {
+		o.Directory = mem
+		o.Capabilities = map[string][]abi.Capability{"acme": {abi.CapEffectNode, abi.CapStateConversation}}
+	}})
+	if code, b := granted.sendRaw(t, "PUT", "/v1/plugins/capsask?sha256="+digest(caps), keyAcme, "application/wasm", caps); code != 201 {
+		t.Fatalf("install: %d %s", code, b)
+	}
+	body := skillBody(t, contractWithGuard(t, map[string]any{"ref": "capsask@1.0.0", "phase": "before", "position": "after:ParamContract"}),
+		"query_space", "query_site", "create_site")
+	if code, eb := granted.do(t, "PUT", "/v1/skills/site.builder", keyAcme, body, nil); code != 201 {
+		t.Fatalf("upload: %d %+v", code, eb)
+	}
+
+	narrowed := buildFixture(t, fixtureSetup{turns: []mscripted.Turn{{Text: "没有可用的技能"}}, options: func(o *server.Options) { o.Directory = mem }})
+	const problem = "guards[0]: ref capsask@1.0.0: plugin capsask asks for capabilities the tenant may not have: effect.node, state.conversation (tenant acme may have: none)"
+	if code, eb := narrowed.do(t, "PUT", "/v1/skills/site.builder", keyAcme, body, nil); code != 400 || eb.Error.Code != server.CodeSkillInvalid ||
+		eb.Error.Message != "skill site.builder: 1 problem(s): "+problem {
+		t.Fatalf("upload where the grant is narrowed: %d %+v", code, eb)
+	}
+	sid := narrowed.session(t, keyAcme)
+	if code, eb := narrowed.do(t, "POST", "/v1/sessions/"+sid+"/messages?wait=5m", keyAcme, `{"text":"建一个网站 spring.example.com"}`, nil); code != 500 || eb.Error.Code != server.CodeRunFailed {
+		t.Fatalf("message without skills: %d %+v", code, eb)
+	}
+	var res struct{ Events []server.Event }
+	if code, _ := narrowed.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1/trace", keyAcme, "", &res); code != 200 {
+		t.Fatalf("trace: %d", code)
+	}
+	found := false
+	for _, e := range res.Events {
+		if e.Kind == server.KindSkill && e.Level == "ERROR" && e.Status == "dropped" && e.Message == "skill site.builder dropped: "+problem {
+			found = true
+		}
+		if e.Tool == "create_site" {
+			t.Fatalf("the dropped skill ran: %+v", e)
+		}
+	}
+	if !found {
+		t.Fatalf("no SKILL dropped event: %+v", res.Events)
+	}
+}
+
 // TestTenantPluginGranted: a module asking for what the tenant's
 // allow-list holds is installed, with exactly that grant.
 func TestTenantPluginGranted(t *testing.T) {

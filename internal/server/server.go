@@ -405,6 +405,10 @@ func (s *Server) Close() {
 	// Every run ends by its RunTimeout at the latest.
 	s.runs.Wait()
 	s.stopPreparing()
+	// The generations' counters as the last calls left them.
+	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	s.flushCounts(fctx)
+	cancel()
 	s.release()
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()

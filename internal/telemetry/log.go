@@ -112,6 +112,14 @@ func (s *logSink) Emit(e loop.Event) {
 	if e.Generation != 0 {
 		attrs = append(attrs, slog.Uint64("generation", e.Generation))
 	}
+	if len(e.Guards) > 0 {
+		// Every guard that ran on the call, with its plugin's generation.
+		gs := make([]string, len(e.Guards))
+		for i, g := range e.Guards {
+			gs[i] = g.String()
+		}
+		attrs = append(attrs, slog.Any("guards", gs))
+	}
 	attrs = append(attrs, slog.Int("stalls", e.Stalls))
 	str("message", e.Message)
 	str(LogTraceID, e.TraceID)

@@ -35,8 +35,12 @@ func TestLogSink(t *testing.T) {
 			`{"level":"INFO","msg":"loop event","tenant":"acme","session":"s1","seq":5,"kind":"GUARD","task":"t1","node":"t1.a","tool":"create_website","outcome":"REJECTED","code":"agent_runtime.40032","name":"ARG_REJECTED","category":"argument","status":"SHADOW","guard":"domainguard@0.1.0","plugin":"domainguard@0.1.0","stalls":0,"message":"域名 evil.org 不属于本租户的域名。下一步：询问用户"}`},
 		{"decided by a slot generation",
 			loop.Event{Seq: 6, Task: "t1", Node: "t1.a", Kind: loop.KindTool, Tool: "create_site", Outcome: "DEFERRED", Name: "APPROVAL_REQUIRED",
-				Guard: "WriteGate", Plugin: "writegate@1.0.0", Generation: 2, Level: "INFO"},
-			`{"level":"INFO","msg":"loop event","tenant":"acme","session":"s1","seq":6,"kind":"TOOL","task":"t1","node":"t1.a","tool":"create_site","outcome":"DEFERRED","name":"APPROVAL_REQUIRED","guard":"WriteGate","plugin":"writegate@1.0.0","generation":2,"stalls":0}`},
+				Guard: "WriteGate", Plugin: "writegate@1.0.0", Generation: 2, Level: "INFO", Guards: []loop.GuardRun{
+					{Guard: "ArgPolicy", Phase: "before", Plugin: "argpolicy@1.0.0", Generation: 1, Verdict: "pass"},
+					{Guard: "acme/domainguard@0.1.0", Phase: "before", Plugin: "domainguard@0.1.0", Verdict: "REJECTED ARG_REJECTED", Policy: "shadow"},
+					{Guard: "WriteGate", Phase: "before", Plugin: "writegate@1.0.0", Generation: 2, Verdict: "DEFERRED APPROVAL_REQUIRED"}}},
+			`{"level":"INFO","msg":"loop event","tenant":"acme","session":"s1","seq":6,"kind":"TOOL","task":"t1","node":"t1.a","tool":"create_site","outcome":"DEFERRED","name":"APPROVAL_REQUIRED","guard":"WriteGate","plugin":"writegate@1.0.0","generation":2,` +
+				`"guards":["before ArgPolicy argpolicy@1.0.0 gen 1: pass","before acme/domainguard@0.1.0 domainguard@0.1.0: REJECTED ARG_REJECTED [shadow]","before WriteGate writegate@1.0.0 gen 2: DEFERRED APPROVAL_REQUIRED"],"stalls":0}`},
 		{"task",
 			loop.Event{Seq: 1, Task: "t1", Kind: loop.KindTask, Status: "PLANNED", Message: "model a:site.builder", Level: "INFO"},
 			`{"level":"INFO","msg":"loop event","tenant":"acme","session":"s1","seq":1,"kind":"TASK","task":"t1","status":"PLANNED","stalls":0,"message":"model a:site.builder"}`},

@@ -335,6 +335,7 @@ function Trace({ events }) {
                   : <Fold text={e.message} at={300} />}
                 {e.kind === 'MODEL' && <span class="small">{e.finish && <>{tr('finish')} <code>{e.finish}</code> · </>}
                   {e.promptTokens || e.completionTokens ? tr(e.cachedTokens ? 'tokens: {i} in, {o} out, {c} cached' : 'tokens: {i} in, {o} out', { i: e.promptTokens || 0, o: e.completionTokens || 0, c: e.cachedTokens }) : tr('no usage reported')}</span>}
+                <Guards e={e} />
                 {(e.input || e.sent) && (
                   <details>
                     <summary>{tr('call')}</summary>
@@ -351,6 +352,28 @@ function Trace({ events }) {
       </div>
       {tokens > 0 && <p class="muted small">{tr('model tokens: {n}', { n: tokens })}</p>}
     </>
+  );
+}
+
+// Guards names, on a tool call's event, what decided it and every guard
+// that ran, each with the plugin and slot generation that served it.
+function Guards({ e }) {
+  const gen = (g) => (g.generation ? ' ' + tr('gen {n}', { n: g.generation }) : '');
+  const by = e.guard || e.plugin ? (
+    <span class="small decider" data-generation={e.generation || 0}>{tr('decided by {who}', { who: [e.guard, e.plugin && e.plugin !== e.guard ? e.plugin : ''].filter(Boolean).join(' ') + gen(e) })}</span>
+  ) : null;
+  if (!e.guards?.length) return by;
+  return (
+    <details class="guards">
+      <summary>{by || <span class="small">{tr('{n} guards', { n: e.guards.length })}</span>}</summary>
+      <ul class="small">
+        {e.guards.map((g) => (
+          <li data-guard={g.guard} data-phase={g.phase} data-generation={g.generation || 0}>
+            <code>{g.phase}</code> {g.guard}{g.plugin && g.plugin !== g.guard && <> <code>{g.plugin}</code></>}{gen(g)}: {g.verdict}{g.policy && <> ({g.policy})</>}
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }
 

@@ -236,6 +236,8 @@ function Slot({ slot, seen, onChange }) {
           ))}
         </tbody>
       </table>
+      <Rollout slot={slot} />
+      <History slot={slot} onChange={onChange} />
       {slot.refused?.length > 0 && (
         <details>
           <summary>{tr(slot.refused.length === 1 ? '{n} refused candidate' : '{n} refused candidates', { n: slot.refused.length })}</summary>
@@ -250,5 +252,108 @@ function Slot({ slot, seen, onChange }) {
         </details>
       )}
     </article>
+  );
+}
+
+// Rollout is the slot's desired generation in the store, which every
+// instance sharing it serves once it has loaded it, and what each instance
+// reported: the generation it serves, since when, and the last one it
+// refused, with why.
+function Rollout({ slot }) {
+  const d = slot.desired;
+  const ins = slot.instances || [];
+  if (!d) return null;
+  return (
+    <div class="rollout" data-desired={d.number}>
+      <p class="small">
+        {tr('desired')} <strong>{tr('generation {n}', { n: d.number })}</strong> <code>{d.ref}</code> <Digest value={d.digest} />
+        {' · '}{origin(d)}{d.instance && <> · {tr('by {who}', { who: d.instance })}</>} · <When t={d.time} />
+      </p>
+      <table class="list rollout">
+        <caption>{tr('Rollout to the instances')}</caption>
+        <thead><tr>{['Instance', 'Serves', 'Since', 'Refused'].map((h) => <th scope="col">{tr(h)}</th>)}</tr></thead>
+        <tbody>
+          {ins.map((i) => (
+            <tr data-instance={i.instance} data-serving={i.serving} data-refused={i.refused || 0}>
+              <td><code>{i.instance}</code></td>
+              <td>{i.serving ? tr('generation {n}', { n: i.serving }) : tr('none of the store\'s')}{' '}
+                {i.serving === d.number ? <span class="badge ok">{tr('desired')}</span> : <span class="badge wait">{tr('not yet')}</span>}</td>
+              <td><When t={i.since} /></td>
+              <td class="msg">{i.refused > 0 && <><span class="badge bad">{tr('generation {n}', { n: i.refused })}</span> {i.reason}</>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+// origin says where a stored generation came from.
+const origins = { admin: 'admin API', start: 'loaded at start', watch: 'watched directory', rollback: 'rollback' };
+function origin(g) {
+  return g.from ? tr('rollback to {n}', { n: g.from }) : tr(origins[g.origin] || g.origin);
+}
+
+// bound is a latency quantile as the bucket bound that holds it.
+function bound(c, v) {
+  if (!c?.calls) return '';
+  return v == null ? '> 1 s' : '≤ ' + v + ' ms';
+}
+
+// History is the slot's kept generations in the store, newest first,
+// each with its counters summed over the instances that served it (its
+// served calls by outcome and their latency; the probes of its load check
+// and self-tests apart); any one but the desired one can serve again.
+function History({ slot, onChange }) {
+  const [busy, setBusy] = useState(0);
+  const [error, setError] = useState(null);
+  const kept = [...(slot.kept || [])].reverse();
+  if (!kept.length) return null;
+  const desired = slot.desired?.number;
+  const rollback = async (n) => {
+    setBusy(n);
+    setError(null);
+    try {
+      await request('POST', `/admin/v1/slots/${enc(slot.name)}/rollback?to=${n}`);
+      onChange();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(0);
+    }
+  };
+  return (
+    <>
+      <div class="scroll">
+        <table class="list kept">
+          <caption>{tr('History in the store, newest first: each generation\'s served calls over every instance')}</caption>
+          <thead><tr><th scope="col">#</th>{['Plugin', 'Digest', 'Origin', 'Installed', 'Calls', 'Outcomes', 'p50', 'p99', 'Probes', ''].map((h) => <th scope="col">{h && tr(h)}</th>)}</tr></thead>
+          <tbody>
+            {kept.map((g) => {
+              const c = g.counts;
+              const outs = Object.entries(c?.outcomes || {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(' · ');
+              return (
+                <tr data-kept={g.number} data-calls={c?.calls ?? ''}>
+                  <td class="num">{g.number}</td>
+                  <td><code>{g.ref}</code></td>
+                  <td><Digest value={g.digest} /></td>
+                  <td>{origin(g)}{g.instance && <div class="muted small">{tr('by {who}', { who: g.instance })}</div>}</td>
+                  <td><When t={g.time} /></td>
+                  <td class="num" title={c ? tr('counted by {who}', { who: c.instances.join(', ') }) : ''}>{c ? c.calls : ''}</td>
+                  <td class="small">{c ? outs || tr('no calls') : <span class="muted">{tr('not counted yet')}</span>}</td>
+                  <td class="num">{bound(c, c?.p50_ms)}</td>
+                  <td class="num">{bound(c, c?.p99_ms)}</td>
+                  <td class="num">{c ? c.probes : ''}</td>
+                  <td>{g.number === desired ? <span class="badge ok">{tr('desired')}</span>
+                    : <button type="button" onClick={() => rollback(g.number)} disabled={busy > 0}
+                      aria-label={tr('Roll back to generation {n}', { n: g.number })}>{busy === g.number ? tr('Rolling back…') : tr('Roll back to {n}', { n: g.number })}</button>}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      <ErrorNote error={error} />
+    </>
   );
 }

@@ -220,6 +220,11 @@ try {
   await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: wait });
   await labelled(page, 'session');
   await shot(page, '03-write-held');
+  // The held call's event names the guard that decided it and every
+  // guard that ran, each with its plugin's slot generation.
+  const held = page.locator('tr[data-tool="create_website"]', { hasText: 'APPROVAL_REQUIRED' }).first();
+  check(await held.locator('.decider[data-generation="1"]', { hasText: 'WriteGate' }).count() === 1, 'the held call does not name WriteGate gen 1');
+  check(await held.locator('details.guards li[data-phase="before"][data-generation="1"]').count() >= 4, 'the held call does not name its guards\' generations');
   step('write held');
 
   // The pending approval, in the second tab, shows the masked summary.
@@ -601,7 +606,7 @@ try {
   await labelled(ap, 'slots');
   await shot(ap, '20-slot-two-generations');
   step('installed generations 1 and 2');
-  await ap.locator('article[data-slot="Probe"]').getByRole('button', { name: 'Roll back' }).click();
+  await ap.locator('article[data-slot="Probe"]').getByRole('button', { name: 'Roll back', exact: true }).click();
   await serving(3);
   const digest = await ap.locator('article[data-slot="Probe"] header .digest').getAttribute('title');
   check(digest.replace(/^sha256:/, '') === env('DIGEST_A'), `rolled back to ${digest}, want ${env('DIGEST_A')}`);
@@ -633,6 +638,17 @@ try {
   check(overlap.length === 0, 'chart labels overlap at 390 px: ' + overlap.join(', '));
   await ap.locator('article[data-slot="Probe"]').screenshot({ path: path.join(artifacts, '22-slot-probe.png') });
   step('rolled back');
+  // The rollout: this instance serves the desired generation; the history
+  // in the store counts each generation's calls and probes, and any kept
+  // one serves again.
+  const probe = ap.locator('article[data-slot="Probe"]');
+  await probe.locator('table.rollout tr[data-serving="3"]').waitFor({ timeout: wait });
+  check(await probe.locator('table.kept tr[data-kept="1"][data-calls="0"]').count() === 1, 'generation 1 has no counters in the history');
+  await probe.getByRole('button', { name: 'Roll back to generation 2' }).click();
+  await serving(4);
+  await probe.locator('table.rollout tr[data-serving="4"]').waitFor({ timeout: wait });
+  await probe.screenshot({ path: path.join(artifacts, '22b-slot-history.png') });
+  step('rolled back to generation 2 from the history');
   await ap.keyboard.press('i');
   await ap.getByRole('heading', { name: 'Instances' }).waitFor({ timeout: wait });
   await ap.locator('td', { hasText: 'this instance' }).waitFor({ timeout: wait });

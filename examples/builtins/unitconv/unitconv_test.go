@@ -3,7 +3,6 @@ package unitconv_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"github.com/agentwarden/warden/examples/builtins/unitconv"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/host/plugintest"
-	"github.com/agentwarden/warden/internal/catalog"
 )
 
 const (
@@ -24,16 +22,12 @@ const (
 	failZH = "调用 builtin_node_fail 说明原因"
 )
 
-// shipped returns the package as a third party ships it: the module built
-// from source, the manifest.json beside this test, and the module's digest.
-func shipped(t *testing.T) catalog.Package {
+// module is the plugin as a third party ships it: the module built from
+// source, pinned to its digest.
+func module(t *testing.T) host.Source {
 	t.Helper()
 	wasm := plugintest.Module(t, "./cmd")
-	man, err := os.ReadFile("manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return catalog.Package{Name: "unitconv.wasm", Wasm: wasm, Manifest: man, SHA256: "sha256:" + host.Digest(wasm)}
+	return host.Source{Name: "unitconv.wasm", Bytes: wasm, SHA256: host.Digest(wasm)}
 }
 
 func newHost(t *testing.T) *host.Host {
@@ -64,65 +58,18 @@ func TestShippedManifest(t *testing.T) {
 	}
 }
 
-func TestInstall(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	h := newHost(t)
-	good := shipped(t)
-	tests := []struct {
-		name   string
-		change func(*catalog.Package, *catalog.Grant)
-		err    error
-	}{
-		{"pinned and granted", func(*catalog.Package, *catalog.Grant) {}, nil},
-		{"pin without prefix", func(p *catalog.Package, _ *catalog.Grant) { p.SHA256 = strings.TrimPrefix(p.SHA256, "sha256:") }, nil},
-		{"no pin", func(p *catalog.Package, _ *catalog.Grant) { p.SHA256 = "" }, catalog.ErrPinRequired},
-		{"wrong pin", func(p *catalog.Package, _ *catalog.Grant) { p.SHA256 = strings.Repeat("0", 64) }, host.ErrDigestMismatch},
-		{"one byte changed", func(p *catalog.Package, _ *catalog.Grant) {
-			p.Wasm = append([]byte(nil), p.Wasm...)
-			p.Wasm[len(p.Wasm)-1] ^= 1
-		}, host.ErrDigestMismatch},
-		{"manifest asks for an ungranted capability", func(p *catalog.Package, _ *catalog.Grant) {
-			p.Manifest = []byte(strings.Replace(string(p.Manifest), `"role": "builtin",`, `"role": "builtin", "capabilities": ["clock"],`, 1))
-		}, catalog.ErrNotGranted},
-		{"shipped manifest is not the module's", func(p *catalog.Package, _ *catalog.Grant) {
-			p.Manifest = []byte(strings.Replace(string(p.Manifest), `"1.2.0"`, `"1.2.1"`, 1))
-		}, catalog.ErrManifestMismatch},
-		{"shipped manifest with an unknown key", func(p *catalog.Package, _ *catalog.Grant) {
-			p.Manifest = []byte(strings.Replace(string(p.Manifest), `"role": "builtin",`, `"role": "builtin", "capabilites": ["clock"],`, 1))
-		}, abi.ErrInvalidManifest},
-		{"tenant caps the deadline below the manifest's", func(_ *catalog.Package, g *catalog.Grant) { g.Limits.TimeoutMs = 200 }, host.ErrLimits},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			pkg, g := good, catalog.Grant{Tenant: "acme"}
-			tt.change(&pkg, &g)
-			inst, err := catalog.Install(ctx, h, pkg, g)
-			if tt.err == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer inst.Close(ctx)
-				if inst.Plugin.Ref() != "acme.unitconv@1.2.0" || inst.Plugin.Limits().TimeoutMs != 500 {
-					t.Fatalf("loaded %s with limits %+v", inst.Plugin.Ref(), inst.Plugin.Limits())
-				}
-				return
-			}
-			if !errors.Is(err, tt.err) {
-				t.Fatalf("got %v, want %v", err, tt.err)
-			}
-		})
-	}
-}
-
-func install(t *testing.T) *catalog.Installed {
+// load loads the module with nothing granted, as a tenant's install does.
+func load(t *testing.T) *host.Plugin {
 	t.Helper()
-	inst, err := catalog.Install(context.Background(), newHost(t), shipped(t), catalog.Grant{Tenant: "acme"})
+	p, err := newHost(t).Load(context.Background(), module(t), host.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return inst
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	if p.Ref() != "acme.unitconv@1.2.0" || p.Limits().TimeoutMs != 500 {
+		t.Fatalf("loaded %s with limits %+v", p.Ref(), p.Limits())
+	}
+	return p
 }
 
 var convertCases = []struct {
@@ -152,7 +99,7 @@ var convertCases = []struct {
 func TestConvert(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	inst := install(t)
+	p := load(t)
 	for _, tc := range convertCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -170,7 +117,7 @@ func TestConvert(t *testing.T) {
 				t.Fatal(err)
 			}
 			nv.Observation.Locale = tc.locale
-			wv := inst.Plugin.Builtin(ctx, inst.Tenant, &req)
+			wv := p.Builtin(ctx, "acme", &req)
 			for build, v := range map[string]abi.Verdict{"native": nv, "wasm": wv} {
 				o := v.Observation
 				if o.Outcome != tc.outcome || o.Code != tc.code || o.Message() != tc.message {
@@ -186,16 +133,16 @@ func TestConvert(t *testing.T) {
 	}
 }
 
-func probe(ctx context.Context, inst *catalog.Installed, action, target string) *abi.Observation {
+func probe(ctx context.Context, p *host.Plugin, action, target string) *abi.Observation {
 	args, _ := json.Marshal(map[string]string{"action": action, "target": target})
-	return inst.Call(ctx, &abi.Request{Tool: unitconv.ToolProbe, Args: args}).Observation
+	return p.Builtin(ctx, "acme", &abi.Request{Tool: unitconv.ToolProbe, Args: args}).Observation
 }
 
 // TestSandbox proves what the installed builtin cannot do.
 func TestSandbox(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	inst := install(t)
+	p := load(t)
 
 	t.Run("cannot read files", func(t *testing.T) {
 		t.Parallel()
@@ -204,7 +151,7 @@ func TestSandbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, path := range []string{secret, "/etc/hostname", "manifest.json"} {
-			o := probe(ctx, inst, "readfile", path)
+			o := probe(ctx, p, "readfile", path)
 			if o.Outcome != abi.OutcomeFailed || o.Code != abi.ToolIOError {
 				t.Fatalf("%s: got %v %s %q", path, o.Outcome, o.Code, o.Message())
 			}
@@ -229,7 +176,7 @@ func TestSandbox(t *testing.T) {
 			}
 		}()
 		addr := ln.Addr().String()
-		o := probe(ctx, inst, "dial", addr)
+		o := probe(ctx, p, "dial", addr)
 		want := "工具 " + addr + " 不可达。下一步：" + failZH
 		if o.Outcome != abi.OutcomeFailed || o.Code != abi.ToolUnreachable || o.Message() != want {
 			t.Fatalf("got %v %s %q, want FAILED TOOL_UNREACHABLE %q", o.Outcome, o.Code, o.Message(), want)
@@ -245,7 +192,7 @@ func TestSandbox(t *testing.T) {
 	t.Run("cannot run past its deadline", func(t *testing.T) {
 		t.Parallel()
 		start := time.Now()
-		o := probe(ctx, inst, "spin", "")
+		o := probe(ctx, p, "spin", "")
 		want := "插件 acme.unitconv@1.2.0 在 500ms 内没有给出结果。下一步：稍后重试一次；仍失败时调用 builtin_node_fail 说明原因"
 		if o.Outcome != abi.OutcomeFailed || o.Code != abi.PluginTimeout || o.Message() != want {
 			t.Fatalf("got %v %s %q, want FAILED PLUGIN_TIMEOUT %q", o.Outcome, o.Code, o.Message(), want)
@@ -255,7 +202,7 @@ func TestSandbox(t *testing.T) {
 		}
 		// The timed-out instance was dropped; the next call gets a fresh one.
 		args := json.RawMessage(`{"value":1,"from":"m","to":"cm"}`)
-		if o := inst.Call(ctx, &abi.Request{Tool: unitconv.ToolConvert, Args: args}).Observation; o.Message() != "1 m = 100 cm" {
+		if o := p.Builtin(ctx, "acme", &abi.Request{Tool: unitconv.ToolConvert, Args: args}).Observation; o.Message() != "1 m = 100 cm" {
 			t.Fatalf("after the timeout: %q", o.Message())
 		}
 	})
@@ -263,7 +210,7 @@ func TestSandbox(t *testing.T) {
 	t.Run("unknown probe action", func(t *testing.T) {
 		t.Parallel()
 		args, _ := json.Marshal(map[string]string{"action": "fork"})
-		o := inst.Plugin.Builtin(ctx, inst.Tenant, &abi.Request{Tool: unitconv.ToolProbe, Args: args}).Observation
+		o := p.Builtin(ctx, "acme", &abi.Request{Tool: unitconv.ToolProbe, Args: args}).Observation
 		want := "参数不符合工具 unitconv_probe 的定义：action：应为 readfile、dial、spin 之一。下一步：" + fixZH
 		if o.Outcome != abi.OutcomeRejected || o.Code != abi.ArgRejected || o.Message() != want {
 			t.Fatalf("got %v %s %q", o.Outcome, o.Code, o.Message())
@@ -271,37 +218,12 @@ func TestSandbox(t *testing.T) {
 	})
 }
 
-// TestArgsChecked checks that an installed builtin's arguments are held to
-// the tool's declared input schema before the plugin runs.
-func TestArgsChecked(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	inst := install(t)
-	tests := []struct {
-		name, tool, args, want string
-	}{
-		{"ten km", unitconv.ToolConvert, `{"value":"ten","from":"km","to":"mi"}`,
-			"参数不符合工具 unitconv_convert 的定义：value: expected number, got string。下一步：" + fixZH},
-		{"unknown probe action", unitconv.ToolProbe, `{"action":"fork"}`,
-			`参数不符合工具 unitconv_probe 的定义：action: "fork" is not one of ["readfile","dial","spin"]。下一步：` + fixZH},
-	}
-	for _, tt := range tests {
-		o := inst.Call(ctx, &abi.Request{Tool: tt.tool, Args: json.RawMessage(tt.args)}).Observation
-		if o.Outcome != abi.OutcomeRejected || o.Code != abi.ArgRejected || o.Message() != tt.want {
-			t.Errorf("%s: got %v %s %q", tt.name, o.Outcome, o.Code, o.Message())
-		}
-	}
-	if n := inst.Plugin.Stats().Calls; n != 0 {
-		t.Fatalf("the plugin was called %d times", n)
-	}
-}
-
 // TestConformance runs the plugintest kit on the pinned module.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	pkg := shipped(t)
-	plugintest.Run(t, pkg.Wasm, plugintest.Options{
-		Name: "unitconv", SHA256: pkg.SHA256,
+	mod := module(t)
+	plugintest.Run(t, mod.Bytes, plugintest.Options{
+		Name: "unitconv", SHA256: mod.SHA256,
 		Host: host.Options{CacheDir: plugintest.CacheDir(t)},
 		Cases: []plugintest.Case{
 			{Name: "convert", Request: abi.Request{Tool: unitconv.ToolConvert, Args: json.RawMessage(`{"value":1,"from":"km","to":"m"}`)},

@@ -62,7 +62,7 @@ func TestMigrationSessionStatus(t *testing.T) {
 				`DROP INDEX api_sessions_status`, `DROP INDEX api_sessions_status_all`,
 				`ALTER TABLE api_sessions DROP COLUMN latest_seq`, `ALTER TABLE api_sessions DROP COLUMN latest_task`,
 				`ALTER TABLE api_sessions DROP COLUMN status`, `ALTER TABLE api_sessions DROP COLUMN last_at`,
-				`DROP TABLE slot_candidates`, `ALTER TABLE slot_status DROP COLUMN prepared`,
+				`DROP TABLE slot_candidates`, `ALTER TABLE slot_status DROP COLUMN prepared`, `DROP TABLE slot_counts`,
 				`DELETE FROM schema_migrations WHERE version >= 9`,
 			} {
 				if _, err := raw.Exec(q); err != nil {

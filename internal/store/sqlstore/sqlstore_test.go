@@ -220,6 +220,23 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+func TestSlotCounters(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		d    sqlstore.Dialect
+		dsn  func(testing.TB) string
+	}{
+		{"sqlite", sqlstore.SQLite, sqliteDSN},
+		{"postgres", sqlstore.Postgres, postgresDSN},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			storetest.RunSlotCounters(t, func(t *testing.T) storetest.SlotStore { return open(t, tt.d, tt.dsn(t)).db })
+		})
+	}
+}
+
 func TestSlotControl(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {

@@ -32,3 +32,14 @@ func TestMemorySlotControl(t *testing.T) {
 	t.Parallel()
 	storetest.RunSlotControl(t, func(*testing.T) store.SlotControl { return store.NewMemorySlots() })
 }
+
+func TestMemorySlotCounters(t *testing.T) {
+	t.Parallel()
+	storetest.RunSlotCounters(t, func(*testing.T) storetest.SlotStore {
+		slots := store.NewMemorySlots()
+		return struct {
+			*store.MemorySlots
+			*store.MemorySlotCounts
+		}{slots, store.NewMemorySlotCounts(slots)}
+	})
+}
