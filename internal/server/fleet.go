@@ -174,6 +174,9 @@ func (s *Server) applyDesired(ctx context.Context, d store.SlotGeneration) {
 		origin = d.Origin
 	}
 	if _, _, _, err := s.installLocked(ctx, d.Slot, src, d.Config, origin, d.File, d.Number); err != nil {
+		if ctx.Err() != nil {
+			return // the server is closing: no refusal to report
+		}
 		a = ps.appliedOf(d.Slot)
 		a.refused, a.reason = d.Number, err.Error()
 		s.reportSlot(d.Slot, a)
