@@ -292,6 +292,7 @@ const zh = {
   'No slots: install a module to create one.': '没有槽位：安装一个模块即可创建。',
   'the config is not JSON: ': '配置不是 JSON：',
   'Installed {name}: generation {n} ({ref}) is serving.': '已安装 {name}：第 {n} 代（{ref}）正在服务。',
+  'Recorded {name}: generation {n} is {state}; waiting for {pending}.': '已记录 {name}：第 {n} 代状态为 {state}；等待 {pending}。',
   'Install a generation': '安装新一代',
   'The candidate is verified, compiled, configured and self-tested before it serves; a candidate that fails leaves the serving generation alone.': '候选模块在服务前经过校验、编译、配置和自检；失败的候选不影响正在服务的一代。',
   'Slot': '槽位',

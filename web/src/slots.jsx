@@ -122,7 +122,13 @@ function Install({ slots, onDone }) {
         for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
         r = await request('PUT', path, { body: { module: btoa(bin), sha256: pin.trim() || undefined, config: JSON.parse(cfg) } });
       }
-      setNote(tr('Installed {name}: generation {n} ({ref}) is serving.', { name: r?.name ?? name, n: r?.current?.number ?? '?', ref: r?.current?.ref ?? '' }));
+      // A 202 names a rollout still under way: the candidate is not
+      // serving until every live instance holds it ready.
+      if (r?.rollout && !r.rollout.done) {
+        setNote(tr('Recorded {name}: generation {n} is {state}; waiting for {pending}.', { name: r?.name ?? name, n: r.rollout.generation, state: r.rollout.state, pending: (r.rollout.pending || []).join(', ') || '-' }));
+      } else {
+        setNote(tr('Installed {name}: generation {n} ({ref}) is serving.', { name: r?.name ?? name, n: r?.current?.number ?? '?', ref: r?.current?.ref ?? '' }));
+      }
       file.current.value = '';
       onDone();
     } catch (e2) {
