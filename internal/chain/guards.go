@@ -8,6 +8,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/services"
 )
 
 // Wasm adapts a loaded plugin to the chain under a position name.
@@ -58,7 +59,7 @@ func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi
 		req.Config = n.config
 	}
 	host.FilterViews(req.State, n.p.Manifest.Capabilities)
-	return n.run(ctx, req.Locale, func(dst []byte) []byte { return req.AppendJSON(dst) })
+	return n.run(ctx, req.Locale, func(dst []byte) []byte { return req.AppendJSON(dst) }, nil)
 }
 
 func (n *nativeGuard) GuardEnvelope(ctx context.Context, _ string, env *host.Envelope) abi.Verdict {
@@ -67,10 +68,16 @@ func (n *nativeGuard) GuardEnvelope(ctx context.Context, _ string, env *host.Env
 	if config == nil {
 		config = n.config
 	}
-	return n.run(ctx, req.Locale, func(dst []byte) []byte { return env.AppendFor(dst, config, &n.p.Manifest) })
+	var enc []byte
+	return n.run(ctx, req.Locale, func(dst []byte) []byte {
+		enc = env.AppendFor(dst, config, &n.p.Manifest)
+		return enc
+	}, func(m *services.Members) { env.MembersFor(m, enc, config, &n.p.Manifest) })
 }
 
-func (n *nativeGuard) run(ctx context.Context, l abi.Locale, encode func([]byte) []byte) abi.Verdict {
+// run encodes the guard's envelope and calls the plugin on it; index, when
+// set, indexes the envelope's members from its parts (host.Envelope).
+func (n *nativeGuard) run(ctx context.Context, l abi.Locale, encode func([]byte) []byte, index func(*services.Members)) abi.Verdict {
 	r, _ := n.pool.Get().(*guest.Native)
 	if r == nil {
 		var err error
@@ -81,7 +88,7 @@ func (n *nativeGuard) run(ctx context.Context, l abi.Locale, encode func([]byte)
 	defer n.pool.Put(r)
 	buf := envelopes.Get().(*[]byte)
 	b := encode((*buf)[:0])
-	v, err := r.Call(ctx, b)
+	v, err := r.CallIndexed(ctx, b, index)
 	*buf = b
 	envelopes.Put(buf)
 	if err != nil {
