@@ -3,6 +3,7 @@ package abi
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 )
 
 // scanJSON checks data in one pass: whether it is valid JSON exactly as
@@ -13,7 +14,16 @@ import (
 // hasDuplicateKey, the check every result and effect of a plugin goes
 // through: no allocation unless a key is escaped or an object is large.
 func scanJSON(data []byte) (valid, dup, object bool) {
-	s := validScanner{dupScanner: dupScanner{data: data}}
+	keys := scanKeys.Get().(*[][]byte)
+	s := validScanner{dupScanner: dupScanner{data: data, keys: (*keys)[:0]}}
+	defer func() {
+		if cap(s.keys) > 1024 {
+			return // a deep document's stack is not kept
+		}
+		clear(s.keys[:cap(s.keys)]) // the keys point into data
+		*keys = s.keys[:0]
+		scanKeys.Put(keys)
+	}()
 	s.ws()
 	if s.i < len(data) && data[s.i] == '{' {
 		object = true
@@ -27,6 +37,11 @@ func scanJSON(data []byte) (valid, dup, object bool) {
 	}
 	return true, s.dup, object
 }
+
+// scanKeys are the scanners' key stacks, kept for the next scan: every
+// result and effect is scanned, and growing a fresh stack for each was most
+// of what a scan allocated.
+var scanKeys = sync.Pool{New: func() any { k := make([][]byte, 0, 64); return &k }}
 
 // maxDepth is encoding/json's bound on nesting: a document nested deeper is
 // not valid to json.Valid.
