@@ -70,7 +70,9 @@ func benchCall(tb testing.TB) (chain.Call, chain.Caller) {
 		v[abi.CapStateNode] = abi.NodeView{SessionID: "s1", TaskID: "t1", NodeID: "n1", Status: "RUNNING", SkillKey: "articles",
 			Contract: json.RawMessage(benchSkill), ToolNames: []string{"search_articles"}}
 	})
-	return call, script{"search_articles": answer(resp)}
+	// The response's bytes are made once: a tool's own, not the chain's.
+	body := json.RawMessage(resp)
+	return call, script{"search_articles": func(json.RawMessage) (chain.Response, error) { return chain.Response{Content: body}, nil }}
 }
 
 // BenchmarkChain runs the whole first-party chain natively and as wasm, in

@@ -59,7 +59,7 @@ func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi
 		req.Config = n.config
 	}
 	host.FilterViews(req.State, n.p.Manifest.Capabilities)
-	return n.run(ctx, req.Locale, func(dst []byte) []byte { return req.AppendJSON(dst) }, nil)
+	return n.run(ctx, req.Locale, req, nil, nil)
 }
 
 func (n *nativeGuard) GuardEnvelope(ctx context.Context, _ string, env *host.Envelope) abi.Verdict {
@@ -68,16 +68,13 @@ func (n *nativeGuard) GuardEnvelope(ctx context.Context, _ string, env *host.Env
 	if config == nil {
 		config = n.config
 	}
-	var enc []byte
-	return n.run(ctx, req.Locale, func(dst []byte) []byte {
-		enc = env.AppendFor(dst, config, &n.p.Manifest)
-		return enc
-	}, func(m *services.Members) { env.MembersFor(m, enc, config, &n.p.Manifest) })
+	return n.run(ctx, req.Locale, nil, env, config)
 }
 
-// run encodes the guard's envelope and calls the plugin on it; index, when
-// set, indexes the envelope's members from its parts (host.Envelope).
-func (n *nativeGuard) run(ctx context.Context, l abi.Locale, encode func([]byte) []byte, index func(*services.Members)) abi.Verdict {
+// run encodes the guard's envelope, req's or env's with config, and calls
+// the plugin on it; env's members are indexed from its parts
+// (host.Envelope.MembersFor).
+func (n *nativeGuard) run(ctx context.Context, l abi.Locale, req *abi.Request, env *host.Envelope, config json.RawMessage) abi.Verdict {
 	r, _ := n.pool.Get().(*guest.Native)
 	if r == nil {
 		var err error
@@ -87,9 +84,17 @@ func (n *nativeGuard) run(ctx context.Context, l abi.Locale, encode func([]byte)
 	}
 	defer n.pool.Put(r)
 	buf := envelopes.Get().(*[]byte)
-	b := encode((*buf)[:0])
-	v, err := r.CallIndexed(ctx, b, index)
-	*buf = b
+	var v abi.Verdict
+	var err error
+	if env != nil {
+		b := env.AppendFor((*buf)[:0], config, &n.p.Manifest)
+		v, err = r.CallIndexed(ctx, b, func(m *services.Members) { env.MembersFor(m, b, config, &n.p.Manifest) })
+		*buf = b
+	} else {
+		b := req.AppendJSON((*buf)[:0])
+		v, err = r.Call(ctx, b)
+		*buf = b
+	}
 	envelopes.Put(buf)
 	if err != nil {
 		return rejected(l, n.name, err)
