@@ -43,6 +43,14 @@ func scanJSON(data []byte) (valid, dup, object bool) {
 // of what a scan allocated.
 var scanKeys = sync.Pool{New: func() any { k := make([][]byte, 0, 64); return &k }}
 
+// ValidJSON reports whether data is valid JSON exactly as json.Valid
+// judges it, in one pass of the scanner every result and effect of a
+// plugin goes through (several times faster than json.Valid).
+func ValidJSON(data []byte) bool {
+	valid, _, _ := scanJSON(data)
+	return valid
+}
+
 // maxDepth is encoding/json's bound on nesting: a document nested deeper is
 // not valid to json.Valid.
 const maxDepth = 10000

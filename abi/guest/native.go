@@ -199,7 +199,7 @@ func (r nativeReporter) digest(path string, out *[DigestSize]byte) {
 	if !ok {
 		return
 	}
-	*out = services.DigestIn(r.n.ctx, v)
+	*out = services.DigestIn(r.n.ctx, v, r.n.members.Stable())
 }
 
 func (r nativeReporter) canonical(path string) []byte {
@@ -209,7 +209,7 @@ func (r nativeReporter) canonical(path string) []byte {
 	}
 	// shared with the call's memo: an append copies, and the first-party
 	// guards only read it
-	return services.CanonicalIn(r.n.ctx, v)
+	return services.CanonicalIn(r.n.ctx, v, r.n.members.Stable())
 }
 
 func (r nativeReporter) walk(path string, limit int) string {

@@ -181,7 +181,7 @@ func baseRequest(call Call) abi.Request {
 		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,
 	}
 	switch {
-	case json.Valid(call.Args):
+	case abi.ValidJSON(call.Args):
 		base.Args = call.Args
 	case len(bytes.TrimSpace(call.Args)) == 0 && !requires(call.Schema):
 		// No arguments for a tool that requires none: the empty object,

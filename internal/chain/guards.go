@@ -36,7 +36,7 @@ func (w wasmGuard) Identity() (string, uint64) { return w.p.Ref(), w.p.Generatio
 // a panic or contract violation). It is for tests and for benchmarks that
 // put a chain beside its wasm build; production chains run wasm.
 func Native(name string, p guest.Plugin, config json.RawMessage, opts ...guest.NativeOption) Guard {
-	return &nativeGuard{name: name, p: p, config: config, opts: opts}
+	return &nativeGuard{name: name, p: p, config: config, opts: opts, ref: p.Manifest.Name + "@" + p.Manifest.Version}
 }
 
 type nativeGuard struct {
@@ -44,14 +44,13 @@ type nativeGuard struct {
 	p      guest.Plugin
 	config json.RawMessage
 	opts   []guest.NativeOption
+	ref    string // name@version, for the trace
 	pool   sync.Pool
 }
 
 func (n *nativeGuard) Name() string { return n.name }
 
-func (n *nativeGuard) Identity() (string, uint64) {
-	return n.p.Manifest.Name + "@" + n.p.Manifest.Version, 0
-}
+func (n *nativeGuard) Identity() (string, uint64) { return n.ref, 0 }
 
 func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi.Verdict {
 	req.ABI, req.Kind = abi.Version, abi.RoleGuard

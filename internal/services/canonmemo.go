@@ -19,7 +19,7 @@ import (
 const maxCanonicals = 8
 
 type canonEntry struct {
-	raw    string // the value's bytes, copied
+	raw    string // the value's bytes (copied unless kept)
 	canon  []byte
 	sum    [DigestSize]byte
 	summed bool
@@ -27,10 +27,11 @@ type canonEntry struct {
 
 // CanonicalIn is Canonical, answered from the memo of the call ctx
 // carries (WithValidated) when the same bytes were canonicalized in it.
-// The answer is shared: the caller must not change it (appending to it
-// copies).
-func CanonicalIn(ctx context.Context, v gjson.Result) []byte {
-	e := canonEntryFor(ctx, v)
+// kept says v's bytes outlive the call unchanged, so the memo need not copy
+// them. The answer is shared: the caller must not change it (appending to
+// it copies).
+func CanonicalIn(ctx context.Context, v gjson.Result, kept bool) []byte {
+	e := canonEntryFor(ctx, v, kept)
 	if e == nil {
 		return Canonical(v)
 	}
@@ -38,8 +39,8 @@ func CanonicalIn(ctx context.Context, v gjson.Result) []byte {
 }
 
 // DigestIn is the SHA-256 of CanonicalIn, itself kept in the call's memo.
-func DigestIn(ctx context.Context, v gjson.Result) [DigestSize]byte {
-	e := canonEntryFor(ctx, v)
+func DigestIn(ctx context.Context, v gjson.Result, kept bool) [DigestSize]byte {
+	e := canonEntryFor(ctx, v, kept)
 	if e == nil {
 		return sha256.Sum256(Canonical(v))
 	}
@@ -51,7 +52,7 @@ func DigestIn(ctx context.Context, v gjson.Result) [DigestSize]byte {
 
 // canonEntryFor finds or makes v's entry in ctx's memo; nil without a memo,
 // for a missing value, or when the memo is full.
-func canonEntryFor(ctx context.Context, v gjson.Result) *canonEntry {
+func canonEntryFor(ctx context.Context, v gjson.Result, kept bool) *canonEntry {
 	m, _ := ctx.Value(validatedKey{}).(*validated)
 	if m == nil || !v.Exists() {
 		return nil
@@ -66,7 +67,11 @@ func canonEntryFor(ctx context.Context, v gjson.Result) *canonEntry {
 	if len(m.canon) >= maxCanonicals {
 		return nil
 	}
-	e := &canonEntry{raw: strings.Clone(v.Raw), canon: Canonical(v)}
+	raw := v.Raw
+	if !kept {
+		raw = strings.Clone(raw)
+	}
+	e := &canonEntry{raw: raw, canon: Canonical(v)}
 	m.canon = append(m.canon, e)
 	return e
 }
