@@ -169,10 +169,17 @@ func BenchmarkChain(b *testing.B) {
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 		})
 	}
-	if split[false] == nil || split[true] == nil {
-		return // a -bench filter ran one side only
-	}
 	var out strings.Builder
+	if split[false] == nil || split[true] == nil { // a -bench filter ran one side only
+		for wasm, per := range split {
+			fmt.Fprintf(&out, "%-26s %10s\n", "mean per guard", map[bool]string{false: "native", true: "wasm"}[wasm])
+			for _, g := range order {
+				fmt.Fprintf(&out, "%-26s %8.1fµs\n", g, us(per[g].mean()))
+			}
+		}
+		fmt.Print(out.String())
+		return
+	}
 	fmt.Fprintf(&out, "median per call: native %v, wasm %v (%.1fx)\n", p50[false].Round(time.Microsecond),
 		p50[true].Round(time.Microsecond), float64(p50[true])/float64(p50[false]))
 	fmt.Fprintf(&out, "%-26s %10s %10s %6s\n", "mean per guard", "native", "wasm", "ratio")
