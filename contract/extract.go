@@ -46,7 +46,8 @@ func (x Extraction) Entities() []Entity {
 // entity fields are read from the request arguments overlaid by each
 // response object (arguments as the base, the response wins), so a save
 // that only echoes the key still yields a named entity. A nil tool has no
-// extracts.
+// extracts. The extraction's values are read in resp's own bytes, not
+// copied: resp must not change while the extraction is in use.
 func (t *Tool) Extract(args, resp []byte) Extraction {
 	if t == nil || len(t.Extracts) == 0 {
 		return Extraction{Empty: emptyShape(resp)}
@@ -57,7 +58,7 @@ func (t *Tool) Extract(args, resp []byte) Extraction {
 		base = gjson.ParseBytes(args)
 	}
 	for _, ex := range t.Extracts {
-		r := GetDot(resp, ex.Path)
+		r := getDotView(resp, ex.Path)
 		it := ExtractResult{Key: ex.Key, Path: ex.Path, Value: r, Count: count(r, ex.Fields)}
 		if ex.Entity != nil {
 			it.Entities = ex.Entity.entities(r, base, it.Count)
