@@ -38,6 +38,12 @@ func scanJSON(data []byte) (valid, dup, object bool) {
 	return true, s.dup, object
 }
 
+// scanLinearKeys is how many keys of one object the one-pass scan compares
+// pairwise before a map takes over: more than linearKeys, because an
+// evidence item's object has 17 members and a map for it cost more than
+// the comparisons (at most 31 short ones per key).
+const scanLinearKeys = 32
+
 // scanKeys are the scanners' key stacks, kept for the next scan: every
 // result and effect is scanned, and growing a fresh stack for each was most
 // of what a scan allocated.
@@ -179,6 +185,10 @@ func (s *validScanner) str() ([]byte, bool, bool) {
 	start, esc := s.i, false
 	for s.i < len(d) {
 		c := d[s.i]
+		if plainStringByte[c] {
+			s.i++
+			continue
+		}
 		switch {
 		case c == '"':
 			b := d[start:s.i]
@@ -214,6 +224,15 @@ func (s *validScanner) str() ([]byte, bool, bool) {
 	}
 	return nil, false, false
 }
+
+// plainStringByte are the bytes a string holds as they are: not '"', '\\'
+// or a control byte.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
@@ -252,7 +271,7 @@ func (s *validScanner) object(depth int) bool {
 					s.dup = true
 				}
 				seen[string(key)] = struct{}{}
-			case n < linearKeys:
+			case n < scanLinearKeys:
 				for _, k := range s.keys[base:] {
 					if bytes.Equal(k, key) {
 						s.dup = true
