@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/services"
@@ -217,7 +218,8 @@ func (r nativeReporter) walk(path string, limit int) string {
 	if !ok {
 		return ""
 	}
-	return string(services.WalkValue(v, limit))
+	out := services.WalkValue(v, limit) // fresh, and only read from here on
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
 func (r nativeReporter) log(_ int32, msg string) {
