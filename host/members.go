@@ -54,23 +54,79 @@ func (e *Envelope) MembersFor(m *services.Members, req []byte, config json.RawMe
 	}
 }
 
-// index indexes the common part of the envelope (enc, closed for the
-// pass), pointing each large member at the request's own raw field.
+// index indexes the common part of the envelope, enc: from its layout
+// when enc is the one abi.Request.AppendJSON writes (checked byte for
+// byte), by one pass over it otherwise.
 func (e *Envelope) index() {
 	e.indexed = true
+	if e.indexLayout() {
+		return
+	}
 	e.common = e.common[:0]
 	e.enc = append(e.enc, '}')
-	gjson.Parse(unsafe.String(unsafe.SliceData(e.enc), len(e.enc))).ForEach(func(k, v gjson.Result) bool {
-		c := envMember{key: k.Str, v: v}
-		if src := e.rawField(k.Str); v.Type == gjson.JSON && src != nil {
-			if sv := services.Value(src); sv.Raw == v.Raw {
+	e.scan(e.enc, func(c *envMember) {
+		if src := e.rawField(c.key); c.v.Type == gjson.JSON && src != nil {
+			if sv := services.Value(src); sv.Raw == c.v.Raw {
 				c.v, c.firm = sv, true
 			}
 		}
-		e.common = append(e.common, c)
-		return true
 	})
 	e.enc = e.enc[:len(e.enc)-1]
+}
+
+// scan indexes the members of the object doc, each passed to fix first.
+func (e *Envelope) scan(doc []byte, fix func(c *envMember)) {
+	gjson.Parse(unsafe.String(unsafe.SliceData(doc), len(doc))).ForEach(func(k, v gjson.Result) bool {
+		e.common = append(e.common, envMember{key: k.Str, v: v})
+		if fix != nil {
+			fix(&e.common[len(e.common)-1])
+		}
+		return true
+	})
+}
+
+// layoutTail are the raw members AppendJSON writes after the result, in
+// the reverse of its order.
+var layoutTail = []string{abi.FieldArgs, abi.FieldBound, abi.FieldOutSchema, abi.FieldSchema, abi.FieldContract}
+
+// indexLayout indexes enc without a pass over its large members: they are
+// the request's raw fields, found at the end of enc in AppendJSON's order
+// and compared with it byte for byte; what precedes them is the result,
+// and the head is small enough to scan. It reports false, having indexed
+// nothing that counts, when enc is not laid out so.
+func (e *Envelope) indexLayout() bool {
+	if e.req.ArgsText != "" || e.headLen <= 0 || e.headLen > len(e.enc) {
+		return false
+	}
+	e.common = e.common[:0]
+	end := len(e.enc)
+	for _, key := range layoutTail {
+		raw := e.rawField(key)
+		if len(raw) == 0 {
+			continue
+		}
+		start := end - len(raw) - len(key) - 4 // ,"key":
+		if start < e.headLen || string(e.enc[start:start+2]) != `,"` || string(e.enc[start+2:start+2+len(key)]) != key ||
+			string(e.enc[start+2+len(key):start+4+len(key)]) != `":` || string(e.enc[start+4+len(key):end]) != string(raw) {
+			return false
+		}
+		e.common = append(e.common, envMember{key: key, v: services.Value(raw), firm: true})
+		end = start
+	}
+	rest := e.enc[e.headLen:end]
+	if r := e.req.Result; r != nil && r.Outcome.Valid() {
+		const prefix = `,"result":`
+		if len(rest) < len(prefix)+2 || string(rest[:len(prefix)]) != prefix || rest[len(prefix)] != '{' || rest[len(rest)-1] != '}' {
+			return false
+		}
+		v := rest[len(prefix):]
+		e.common = append(e.common, envMember{key: abi.FieldResult, v: gjson.Result{Type: gjson.JSON, Raw: unsafe.String(unsafe.SliceData(v), len(v))}})
+	} else if len(rest) > 0 {
+		return false
+	}
+	e.head = append(append(e.head[:0], e.enc[:e.headLen]...), '}')
+	e.scan(e.head, nil)
+	return true
 }
 
 // rawField is the request's raw field encoded under key, if any.

@@ -670,6 +670,7 @@ type Envelope struct {
 	spliced  bool   // enc splits at headLen; otherwise AppendFor encodes whole
 
 	common  []envMember // enc's members, once indexed (MembersFor)
+	head    []byte      // enc's head, closed, when indexed from its layout
 	indexed bool
 }
 
