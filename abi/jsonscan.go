@@ -3,6 +3,7 @@ package abi
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 )
 
 // scanJSON checks data in one pass: whether it is valid JSON exactly as
@@ -13,7 +14,16 @@ import (
 // hasDuplicateKey, the check every result and effect of a plugin goes
 // through: no allocation unless a key is escaped or an object is large.
 func scanJSON(data []byte) (valid, dup, object bool) {
-	s := validScanner{dupScanner: dupScanner{data: data}}
+	keys := scanKeys.Get().(*[][]byte)
+	s := validScanner{dupScanner: dupScanner{data: data, keys: (*keys)[:0]}}
+	defer func() {
+		if cap(s.keys) > 1024 {
+			return // a deep document's stack is not kept
+		}
+		clear(s.keys[:cap(s.keys)]) // the keys point into data
+		*keys = s.keys[:0]
+		scanKeys.Put(keys)
+	}()
 	s.ws()
 	if s.i < len(data) && data[s.i] == '{' {
 		object = true
@@ -26,6 +36,25 @@ func scanJSON(data []byte) (valid, dup, object bool) {
 		return false, false, false
 	}
 	return true, s.dup, object
+}
+
+// scanLinearKeys is how many keys of one object the one-pass scan compares
+// pairwise before a map takes over: more than linearKeys, because an
+// evidence item's object has 17 members and a map for it cost more than
+// the comparisons (at most 31 short ones per key).
+const scanLinearKeys = 32
+
+// scanKeys are the scanners' key stacks, kept for the next scan: every
+// result and effect is scanned, and growing a fresh stack for each was most
+// of what a scan allocated.
+var scanKeys = sync.Pool{New: func() any { k := make([][]byte, 0, 64); return &k }}
+
+// ValidJSON reports whether data is valid JSON exactly as json.Valid
+// judges it, in one pass of the scanner every result and effect of a
+// plugin goes through (several times faster than json.Valid).
+func ValidJSON(data []byte) bool {
+	valid, _, _ := scanJSON(data)
+	return valid
 }
 
 // maxDepth is encoding/json's bound on nesting: a document nested deeper is
@@ -156,6 +185,10 @@ func (s *validScanner) str() ([]byte, bool, bool) {
 	start, esc := s.i, false
 	for s.i < len(d) {
 		c := d[s.i]
+		if plainStringByte[c] {
+			s.i++
+			continue
+		}
 		switch {
 		case c == '"':
 			b := d[start:s.i]
@@ -191,6 +224,15 @@ func (s *validScanner) str() ([]byte, bool, bool) {
 	}
 	return nil, false, false
 }
+
+// plainStringByte are the bytes a string holds as they are: not '"', '\\'
+// or a control byte.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
@@ -229,7 +271,7 @@ func (s *validScanner) object(depth int) bool {
 					s.dup = true
 				}
 				seen[string(key)] = struct{}{}
-			case n < linearKeys:
+			case n < scanLinearKeys:
 				for _, k := range s.keys[base:] {
 					if bytes.Equal(k, key) {
 						s.dup = true

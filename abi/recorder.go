@@ -264,7 +264,8 @@ func (r *Recorder) Pass(args, facts []byte) {
 	}
 	var fs []Fact
 	if len(facts) > 0 {
-		if err := decodeStrict(facts, &fs); err != nil {
+		var err error
+		if fs, err = decodeFacts(facts); err != nil {
 			r.fail(PluginContractViolation, ViolationBadFacts, strictDetail(err))
 			return
 		}

@@ -46,7 +46,8 @@ func (x Extraction) Entities() []Entity {
 // entity fields are read from the request arguments overlaid by each
 // response object (arguments as the base, the response wins), so a save
 // that only echoes the key still yields a named entity. A nil tool has no
-// extracts.
+// extracts. The extraction's values are read in resp's own bytes, not
+// copied: resp must not change while the extraction is in use.
 func (t *Tool) Extract(args, resp []byte) Extraction {
 	if t == nil || len(t.Extracts) == 0 {
 		return Extraction{Empty: emptyShape(resp)}
@@ -57,10 +58,10 @@ func (t *Tool) Extract(args, resp []byte) Extraction {
 		base = gjson.ParseBytes(args)
 	}
 	for _, ex := range t.Extracts {
-		r := GetDot(resp, ex.Path)
+		r := getDotView(resp, ex.Path)
 		it := ExtractResult{Key: ex.Key, Path: ex.Path, Value: r, Count: count(r, ex.Fields)}
 		if ex.Entity != nil {
-			it.Entities = ex.Entity.entities(r, base)
+			it.Entities = ex.Entity.entities(r, base, it.Count)
 		}
 		if it.Count > 0 {
 			x.Empty = false
@@ -114,14 +115,19 @@ func emptyShape(resp []byte) bool {
 // Entities builds the entities of a value under the spec (§8): an object is
 // one entity, an array one per item, a scalar one only when scalar names it.
 func (e *EntitySpec) Entities(value []byte) []Entity {
-	return e.entities(gjson.ParseBytes(value), gjson.Result{})
+	return e.entities(gjson.ParseBytes(value), gjson.Result{}, 0)
 }
 
-func (e *EntitySpec) entities(r gjson.Result, base gjson.Result) []Entity {
+// entities builds the entities of r; n is how many items r holds when the
+// caller counted them (0 when not), the room made for them at once.
+func (e *EntitySpec) entities(r gjson.Result, base gjson.Result, n int) []Entity {
 	if e == nil || !r.Exists() {
 		return nil
 	}
 	var out []Entity
+	if n > 0 && r.IsArray() {
+		out = make([]Entity, 0, n)
+	}
 	var f entityFields
 	put := func(k, v gjson.Result) bool {
 		f.set(k.Str, v)

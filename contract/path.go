@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -229,6 +230,12 @@ func GetDot(doc []byte, dot string) gjson.Result {
 		return gjson.ParseBytes(doc)
 	}
 	return gjson.GetBytes(doc, dotPath(dot))
+}
+
+// getDotView is GetDot without copying the value out of doc: the result
+// aliases doc.
+func getDotView(doc []byte, dot string) gjson.Result {
+	return getDotResult(gjson.Parse(unsafe.String(unsafe.SliceData(doc), len(doc))), dot)
 }
 
 func getDotResult(r gjson.Result, dot string) gjson.Result {

@@ -668,6 +668,10 @@ type Envelope struct {
 	enc      []byte // req without config, state and response, open
 	headLen  int    // the part of enc before config
 	spliced  bool   // enc splits at headLen; otherwise AppendFor encodes whole
+
+	common  []envMember // enc's members, once indexed (MembersFor)
+	head    []byte      // enc's head, closed, when indexed from its layout
+	indexed bool
 }
 
 // Set prepares the envelope for req. Its state views and response are kept
@@ -675,6 +679,7 @@ type Envelope struct {
 // encoded now. Call Set again after changing any field.
 func (e *Envelope) Set(req *abi.Request) {
 	e.req = *req
+	e.indexed = false
 	e.req.ABI, e.req.Kind = abi.Version, abi.RoleGuard
 	e.req.State, e.req.Response = nil, nil
 	e.response = req.Response
@@ -709,6 +714,8 @@ func (e *Envelope) Reset() {
 	clear(e.views)
 	e.keys, e.quoted, e.views = e.keys[:0], e.quoted[:0], e.views[:0]
 	e.enc, e.headLen, e.spliced = e.enc[:0], 0, false
+	clear(e.common)
+	e.common, e.indexed = e.common[:0], false
 }
 
 // Request is the envelope's request without its state views and response.

@@ -9,7 +9,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/services"
@@ -27,6 +29,7 @@ type Native struct {
 	seed     uint64
 	fakeTime int64
 	req      []byte
+	members  services.Members // req's top-level members, indexed once per call
 	ctx      context.Context
 	rand     io.Reader
 	Logs     []string
@@ -69,6 +72,13 @@ func (n *Native) Manifest() abi.Manifest { return n.p.Manifest }
 // Call runs one decision on the request envelope. A panic in the handler is
 // returned as an error, as a trap is by the host.
 func (n *Native) Call(ctx context.Context, req []byte) (v abi.Verdict, err error) {
+	return n.CallIndexed(ctx, req, nil)
+}
+
+// CallIndexed is Call on an envelope whose encoder indexes its members
+// (index fills m, as host.Envelope.MembersFor does), sparing the pass over
+// req that Call makes to index them; nil index is Call.
+func (n *Native) CallIndexed(ctx context.Context, req []byte, index func(m *services.Members)) (v abi.Verdict, err error) {
 	if err := ctx.Err(); err != nil {
 		return abi.Verdict{}, fmt.Errorf("guest: native %s: %w", n.p.Manifest.Name, err)
 	}
@@ -79,7 +89,15 @@ func (n *Native) Call(ctx context.Context, req []byte) (v abi.Verdict, err error
 		}
 	}()
 	n.req, n.ctx = req, ctx
-	defer func() { n.req, n.ctx = nil, nil }()
+	if index != nil {
+		index(&n.members)
+	} else {
+		n.members.Reset(req)
+	}
+	defer func() {
+		n.req, n.ctx = nil, nil
+		n.members.Reset(nil)
+	}()
 	c := Call{req: req, r: nativeReporter{n}, m: &n.p.Manifest}
 	n.p.Handle(&c)
 	return n.rec.Finish()
@@ -139,9 +157,11 @@ func (r nativeReporter) random(p []byte) {
 }
 
 // The native runner bounds a path as the host does (services.Query): a
-// refused path voids the call as a contract violation in both builds.
+// refused path voids the call as a contract violation in both builds. The
+// path runs on the member its first key names (services.Members), and the
+// answer aliases the request: what the guest keeps is copied (query).
 func (r nativeReporter) get(path string) (gjson.Result, bool) {
-	res, err := services.Query(r.n.req, path)
+	res, err := r.n.members.Query(path)
 	if err != nil {
 		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
 		return gjson.Result{}, false
@@ -151,7 +171,13 @@ func (r nativeReporter) get(path string) (gjson.Result, bool) {
 
 func (r nativeReporter) query(path string) (string, bool) {
 	res, ok := r.get(path)
-	return res.Raw, ok && res.Exists()
+	if !ok || !res.Exists() {
+		return "", false
+	}
+	if r.n.members.Stable() {
+		return res.Raw, true // in bytes that outlive the call
+	}
+	return strings.Clone(res.Raw), true
 }
 
 func (r nativeReporter) exists(path string) bool {
@@ -170,12 +196,11 @@ func (r nativeReporter) validate(schemaPath, docPath string) []byte {
 }
 
 func (r nativeReporter) digest(path string, out *[DigestSize]byte) {
-	sum, err := services.Digest(r.n.req, path)
-	if err != nil {
-		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+	v, ok := r.get(path)
+	if !ok {
 		return
 	}
-	*out = sum
+	*out = services.DigestIn(r.n.ctx, v, r.n.members.Stable())
 }
 
 func (r nativeReporter) canonical(path string) []byte {
@@ -183,16 +208,18 @@ func (r nativeReporter) canonical(path string) []byte {
 	if !ok {
 		return nil
 	}
-	return services.Canonical(v)
+	// shared with the call's memo: an append copies, and the first-party
+	// guards only read it
+	return services.CanonicalIn(r.n.ctx, v, r.n.members.Stable())
 }
 
 func (r nativeReporter) walk(path string, limit int) string {
-	out, err := services.Walk(r.n.req, path, limit)
-	if err != nil {
-		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+	v, ok := r.get(path)
+	if !ok {
 		return ""
 	}
-	return string(out)
+	out := services.WalkValue(v, limit) // fresh, and only read from here on
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
 func (r nativeReporter) log(_ int32, msg string) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
@@ -180,7 +181,7 @@ func baseRequest(call Call) abi.Request {
 		Schema: call.Schema, OutputSchema: call.OutputSchema, Locale: call.Locale,
 	}
 	switch {
-	case json.Valid(call.Args):
+	case abi.ValidJSON(call.Args):
 		base.Args = call.Args
 	case len(bytes.TrimSpace(call.Args)) == 0 && !requires(call.Schema):
 		// No arguments for a tool that requires none: the empty object,
@@ -365,13 +366,14 @@ func checkArgs(ctx context.Context, call Call, args json.RawMessage, rewriter st
 		o.Locale = l
 		return o, false
 	}
-	s, err := jsonschema.Shared.Get(string(call.Schema))
+	schema := unsafe.String(unsafe.SliceData(call.Schema), len(call.Schema)) // the cache copies what it keeps
+	s, err := jsonschema.Shared.Get(schema)
 	if err != nil {
 		return reject(err.Error(), abi.NextFail)
 	}
 	// A guard may have validated these bytes against this schema in the
 	// same call (ArgPolicy does); the memo answers without a second pass.
-	if services.ValidBefore(ctx, string(call.Schema), string(args)) {
+	if services.ValidBefore(ctx, schema, unsafe.String(unsafe.SliceData(args), len(args))) {
 		return abi.Observation{}, true
 	}
 	errs := s.Validate(args)

@@ -8,6 +8,7 @@ import (
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
+	"github.com/agentwarden/warden/internal/services"
 	"github.com/agentwarden/warden/plugins"
 )
 
@@ -45,6 +46,9 @@ func TestEnvelopeMatchesRequest(t *testing.T) {
 			config: json.RawMessage(`{}`), m: manifest(abi.CapStateLedger, abi.CapStateNode)},
 		{name: "request config wins", req: abi.Request{Tool: "q", Config: json.RawMessage(`{"own":1}`)},
 			config: json.RawMessage(`{"own":1}`), m: manifest()},
+		{name: "spaced raw members", req: abi.Request{Phase: abi.PhaseAfter, Tool: "q", Args: json.RawMessage(" [1, {\"a\":\"b\"}]\n"),
+			Contract: json.RawMessage("\t{\"label\" : \"x\"} "), Response: json.RawMessage(` "plain text" `), Result: &ok, State: state},
+			config: json.RawMessage(` 7 `), m: manifest(abi.CapStateEvidence)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +71,20 @@ func TestEnvelopeMatchesRequest(t *testing.T) {
 			if !json.Valid(got) {
 				t.Fatalf("invalid JSON %s", got)
 			}
+			// The members indexed from the parts answer every path as gjson
+			// on the whole envelope, and the large ones need no copy.
+			var m services.Members
+			env.MembersFor(&m, got, tt.config, tt.m)
+			for _, path := range memberPaths {
+				w, _ := services.Query(got, path)
+				g, err := m.Query(path)
+				if err != nil || g.Raw != w.Raw || g.Type != w.Type || g.Str != w.Str || g.Num != w.Num || g.Exists() != w.Exists() {
+					t.Fatalf("%s: %#v (%v), the envelope answers %#v", path, g, err, w)
+				}
+				if stable := m.Stable(); g.Exists() && stable != memberStable[path] {
+					t.Errorf("%s: stable %v", path, stable)
+				}
+			}
 			env.Reset()
 			if again := env.AppendFor(nil, nil, tt.m); string(again) == string(got) && tt.req.Tool != "" {
 				t.Fatalf("Reset kept the request: %s", again)
@@ -74,6 +92,21 @@ func TestEnvelopeMatchesRequest(t *testing.T) {
 		})
 	}
 }
+
+// memberPaths are read from each envelope of TestEnvelopeMatchesRequest
+// through its members; memberStable are those answered from the request's
+// own bytes when present (the others from the envelope's encoding).
+var memberPaths = []string{"abi", "kind", "phase", "tool", "callId", "locale", "provenance", "provenance.a", "provenance.b\n",
+	"config", "config.strict", "config.own", "result", "result.outcome", "result.data.code", "contract", "contract.label",
+	"schema", "schema.type", "outputSchema", "bound", "bound.a", "args", "args.a", "args.1.a", "args.#", "argsText",
+	"state", "state.state\\.node", "state.state\\.node.nodeId", "state.state\\.ledger.entries", "state.state\\.evidence",
+	"state.catalog", "state.*", "state.@keys", "state.state\\.node|@keys", "response", "response.code", "response.x",
+	"missing", "args.@reverse", "{tool,phase}", "args|@valid"}
+
+var memberStable = map[string]bool{"config": true, "config.strict": true, "config.own": true, "contract": true, "contract.label": true,
+	"schema": true, "schema.type": true, "outputSchema": true, "bound": true, "bound.a": true, "args": true, "args.a": true,
+	"args.1.a": true, "args.#": true, "state.state\\.node": true, "state.state\\.node.nodeId": true,
+	"state.state\\.ledger.entries": true, "response": true, "response.code": true, "args.@reverse": false}
 
 // BenchmarkEnvelope measures the host side of one guarded call's envelopes
 // alone (the benchmark call of BenchmarkChain, the first-party guards'

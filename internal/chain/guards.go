@@ -8,6 +8,7 @@ import (
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/host"
+	"github.com/agentwarden/warden/internal/services"
 )
 
 // Wasm adapts a loaded plugin to the chain under a position name.
@@ -35,7 +36,7 @@ func (w wasmGuard) Identity() (string, uint64) { return w.p.Ref(), w.p.Generatio
 // a panic or contract violation). It is for tests and for benchmarks that
 // put a chain beside its wasm build; production chains run wasm.
 func Native(name string, p guest.Plugin, config json.RawMessage, opts ...guest.NativeOption) Guard {
-	return &nativeGuard{name: name, p: p, config: config, opts: opts}
+	return &nativeGuard{name: name, p: p, config: config, opts: opts, ref: p.Manifest.Name + "@" + p.Manifest.Version}
 }
 
 type nativeGuard struct {
@@ -43,14 +44,13 @@ type nativeGuard struct {
 	p      guest.Plugin
 	config json.RawMessage
 	opts   []guest.NativeOption
+	ref    string // name@version, for the trace
 	pool   sync.Pool
 }
 
 func (n *nativeGuard) Name() string { return n.name }
 
-func (n *nativeGuard) Identity() (string, uint64) {
-	return n.p.Manifest.Name + "@" + n.p.Manifest.Version, 0
-}
+func (n *nativeGuard) Identity() (string, uint64) { return n.ref, 0 }
 
 func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi.Verdict {
 	req.ABI, req.Kind = abi.Version, abi.RoleGuard
@@ -58,7 +58,7 @@ func (n *nativeGuard) Guard(ctx context.Context, _ string, req *abi.Request) abi
 		req.Config = n.config
 	}
 	host.FilterViews(req.State, n.p.Manifest.Capabilities)
-	return n.run(ctx, req.Locale, func(dst []byte) []byte { return req.AppendJSON(dst) })
+	return n.run(ctx, req.Locale, req, nil, nil)
 }
 
 func (n *nativeGuard) GuardEnvelope(ctx context.Context, _ string, env *host.Envelope) abi.Verdict {
@@ -67,10 +67,13 @@ func (n *nativeGuard) GuardEnvelope(ctx context.Context, _ string, env *host.Env
 	if config == nil {
 		config = n.config
 	}
-	return n.run(ctx, req.Locale, func(dst []byte) []byte { return env.AppendFor(dst, config, &n.p.Manifest) })
+	return n.run(ctx, req.Locale, nil, env, config)
 }
 
-func (n *nativeGuard) run(ctx context.Context, l abi.Locale, encode func([]byte) []byte) abi.Verdict {
+// run encodes the guard's envelope, req's or env's with config, and calls
+// the plugin on it; env's members are indexed from its parts
+// (host.Envelope.MembersFor).
+func (n *nativeGuard) run(ctx context.Context, l abi.Locale, req *abi.Request, env *host.Envelope, config json.RawMessage) abi.Verdict {
 	r, _ := n.pool.Get().(*guest.Native)
 	if r == nil {
 		var err error
@@ -80,9 +83,17 @@ func (n *nativeGuard) run(ctx context.Context, l abi.Locale, encode func([]byte)
 	}
 	defer n.pool.Put(r)
 	buf := envelopes.Get().(*[]byte)
-	b := encode((*buf)[:0])
-	v, err := r.Call(ctx, b)
-	*buf = b
+	var v abi.Verdict
+	var err error
+	if env != nil {
+		b := env.AppendFor((*buf)[:0], config, &n.p.Manifest)
+		v, err = r.CallIndexed(ctx, b, func(m *services.Members) { env.MembersFor(m, b, config, &n.p.Manifest) })
+		*buf = b
+	} else {
+		b := req.AppendJSON((*buf)[:0])
+		v, err = r.Call(ctx, b)
+		*buf = b
+	}
 	envelopes.Put(buf)
 	if err != nil {
 		return rejected(l, n.name, err)

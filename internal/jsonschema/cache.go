@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -88,6 +89,7 @@ func (c *Cache) GetContext(ctx context.Context, text string) (*Schema, error) {
 				return nil, fmt.Errorf("jsonschema: compile: takes %v: %w", took.Round(time.Millisecond), context.DeadlineExceeded)
 			}
 		}
+		text = strings.Clone(text) // kept: the caller's may alias a buffer it reuses
 		f = &flight{done: make(chan struct{})}
 		c.flights[text] = f
 		go c.compile(text, f)

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"strings"
 	"sync"
 )
 
@@ -15,10 +16,12 @@ import (
 
 type validatedKey struct{}
 
-// validated holds the (schema, document) pairs found valid in one call.
+// validated holds the (schema, document) pairs found valid in one call,
+// and the values canonicalized in it (CanonicalIn).
 type validated struct {
 	mu    sync.Mutex
 	pairs []validPair
+	canon []*canonEntry // see CanonicalIn
 }
 
 type validPair struct{ schema, doc string }
@@ -57,6 +60,7 @@ func markValid(ctx context.Context, schema, doc string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if len(v.pairs) < maxValidated {
-		v.pairs = append(v.pairs, validPair{schema, doc})
+		// copied: the caller's strings may alias a buffer it reuses
+		v.pairs = append(v.pairs, validPair{strings.Clone(schema), strings.Clone(doc)})
 	}
 }

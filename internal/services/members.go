@@ -1,0 +1,249 @@
+package services
+
+import (
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// Members indexes the top-level members of a request envelope, so that a
+// path whose first key names a member runs on that member's bytes alone
+// instead of scanning the envelope from its first byte: a lookup of
+// "response.data" skips neither the contract nor the arguments. On a valid
+// JSON envelope (the host's are: every raw member it splices in is valid
+// JSON) it answers exactly what gjson answers on the whole envelope; a
+// path whose first segment is not a plain key (a wildcard, a modifier, a
+// query, an escaped key) runs on the whole envelope as before.
+//
+// The index is either built from the envelope by one pass over it (Reset),
+// or given member by member by whoever encoded the envelope (SetParts, Add,
+// AddView), which then costs no pass at all: the state views are indexed
+// one level down, so that "state.<view>.…" runs on the view alone.
+//
+// The results alias the envelope's bytes, or the bytes a member was added
+// with: copy what must outlive them, unless Stable says they need not be.
+// A Members is for one goroutine at a time.
+type Members struct {
+	req   string
+	keys  []string
+	vals  []gjson.Result
+	firm  []bool // vals[i] lives in memory that outlives the call
+	built bool
+	// views indexes the state member's views when it was given by parts.
+	viewKeys []string
+	viewVals []gjson.Result
+	hasState bool
+	// last answer's stability (see Stable)
+	stable bool
+}
+
+// Reset points the index at req, to be built from it on first use. req
+// must not change until the next Reset.
+func (m *Members) Reset(req []byte) {
+	m.SetParts(req)
+	m.built = false
+}
+
+// SetParts points the index at req with no member yet: the encoder of req
+// adds them (Add, AddView) in req's order, and req is scanned only for
+// the paths the index does not answer.
+func (m *Members) SetParts(req []byte) {
+	m.req = unsafe.String(unsafe.SliceData(req), len(req))
+	clear(m.vals)
+	clear(m.viewVals)
+	m.keys, m.vals, m.firm, m.built = m.keys[:0], m.vals[:0], m.firm[:0], true
+	m.viewKeys, m.viewVals, m.hasState, m.stable = m.viewKeys[:0], m.viewVals[:0], false, false
+}
+
+// Add indexes a member whose value v is the one in req. firm says v's
+// bytes outlive the call (they are not in a buffer reused after it).
+func (m *Members) Add(key string, v gjson.Result, firm bool) {
+	m.keys = append(m.keys, key)
+	m.vals = append(m.vals, v)
+	m.firm = append(m.firm, firm)
+}
+
+// AddView indexes one view of the state member, whose bytes outlive the
+// call; the first view added marks the state member as present.
+func (m *Members) AddView(key string, v gjson.Result) {
+	m.hasState = true
+	m.viewKeys = append(m.viewKeys, key)
+	m.viewVals = append(m.viewVals, v)
+}
+
+// StateMember marks a state member present, as an object of the views
+// added by AddView (maybe none).
+func (m *Members) StateMember() { m.hasState = true }
+
+// Value is what gjson makes of a member's raw bytes (valid JSON, maybe
+// with surrounding whitespace): the value Add and AddView take.
+func Value(raw []byte) gjson.Result {
+	i, j := 0, len(raw)
+	for i < j && isSpace(raw[i]) {
+		i++
+	}
+	for j > i && isSpace(raw[j-1]) {
+		j--
+	}
+	s := unsafe.String(unsafe.SliceData(raw[i:j]), j-i)
+	if s != "" && (s[0] == '{' || s[0] == '[') {
+		return gjson.Result{Type: gjson.JSON, Raw: s}
+	}
+	return gjson.Parse(s)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (m *Members) build() {
+	m.built = true
+	gjson.Parse(m.req).ForEach(func(k, v gjson.Result) bool {
+		for _, seen := range m.keys {
+			if seen == k.Str {
+				return true // gjson answers a path with the first of duplicate keys
+			}
+		}
+		m.Add(k.Str, v, false)
+		return true
+	})
+}
+
+// Query is Query on the indexed envelope, without copying the result.
+func (m *Members) Query(path string) (gjson.Result, error) {
+	if err := CheckPath(path); err != nil {
+		return gjson.Result{}, err
+	}
+	return m.get(path), nil
+}
+
+// Stable reports whether the last answer of Query lives in memory that
+// outlives the call (a member added as firm, a view), so that it needs no
+// copy to be kept.
+func (m *Members) Stable() bool { return m.stable }
+
+// get evaluates a checked path.
+func (m *Members) get(path string) gjson.Result {
+	m.stable = false
+	first, rest, ok := firstKey(path)
+	if !ok || len(m.req) == 0 || m.req[0] != '{' {
+		return gjson.Get(m.req, path)
+	}
+	if !m.built {
+		m.build()
+	}
+	if first == "state" && m.hasState {
+		return m.state(path, rest)
+	}
+	for i, k := range m.keys {
+		if k != first {
+			continue
+		}
+		m.stable = m.firm[i]
+		return member(m.vals[i], rest)
+	}
+	return gjson.Result{}
+}
+
+// member evaluates the rest of a path on a member's value.
+func member(v gjson.Result, rest string) gjson.Result {
+	switch {
+	case rest == "":
+		return v
+	case v.Type != gjson.JSON:
+		return gjson.Result{} // a scalar has no members
+	}
+	return gjson.Get(v.Raw, rest)
+}
+
+// state evaluates "state.<view>.…" on the view, and any other path on the
+// state member on the whole envelope.
+func (m *Members) state(path, rest string) gjson.Result {
+	view, sub, ok := escapedKey(rest)
+	if !ok {
+		return gjson.Get(m.req, path)
+	}
+	for i, k := range m.viewKeys {
+		if unescapedIs(view, k) {
+			m.stable = true
+			return member(m.viewVals[i], sub)
+		}
+	}
+	return gjson.Result{}
+}
+
+// firstKey splits a path at the end of its first segment when that segment
+// is a plain key, one gjson matches only literally and that ends at a '.'
+// or at the end of the path, before a plain rest; ok is false for any
+// other path.
+func firstKey(path string) (first, rest string, ok bool) {
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '.':
+			return split(path, i)
+		case !plainKeyByte[c]:
+			return "", "", false
+		}
+	}
+	return path, "", path != ""
+}
+
+// escapedKey is firstKey for a segment that may hold '\'-escaped bytes
+// (a view's name, "state\.evidence"): first is the segment as written.
+func escapedKey(path string) (first, rest string, ok bool) {
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '\\':
+			if i+1 == len(path) {
+				return "", "", false
+			}
+			i++
+		case c == '.':
+			return split(path, i)
+		case !plainKeyByte[c]:
+			return "", "", false
+		}
+	}
+	return path, "", path != ""
+}
+
+// unescapedIs reports whether the segment seg, its '\' escapes removed, is
+// key.
+func unescapedIs(seg, key string) bool {
+	j := 0
+	for i := 0; i < len(seg); i++ {
+		if seg[i] == '\\' {
+			i++
+		}
+		if j >= len(key) || seg[i] != key[j] {
+			return false
+		}
+		j++
+	}
+	return j == len(key)
+}
+
+// split cuts a path at the '.' at i, unless gjson would read what follows
+// as a pipe (a modifier, a multipath, a literal), which it applies even to
+// a missing member.
+func split(path string, i int) (first, rest string, ok bool) {
+	if i == 0 || i == len(path)-1 {
+		return "", "", false
+	}
+	switch path[i+1] {
+	case '@', '[', '{', '!':
+		return "", "", false
+	}
+	return path[:i], path[i+1:], true
+}
+
+// plainKeyByte are the bytes a plain first key is made of: letters, digits,
+// '_' and '-' (every member name of a request envelope).
+var plainKeyByte = func() (m [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		m[c], m[c-'a'+'A'] = true, true
+	}
+	for c := '0'; c <= '9'; c++ {
+		m[c] = true
+	}
+	m['_'], m['-'] = true, true
+	return m
+}()

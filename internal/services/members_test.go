@@ -1,0 +1,82 @@
+package services_test
+
+import (
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/agentwarden/warden/internal/services"
+)
+
+// membersEnvelopes are envelopes the index must answer exactly as a scan
+// of the whole envelope does: valid ones, and a few that are not, on which
+// it happens to agree too for these paths.
+var membersEnvelopes = []string{
+	`{"abi":1,"kind":"guard","phase":"before","tool":"search","callId":"c1","locale":"en","provenance":{"a.b":"USER"},` +
+		`"config":{"maxPayloadBytes":100},"result":{"outcome":"SUCCESS","code":""},"contract":{"args":{"spaceId":{"sources":["MODEL"]}},"sideEffect":"NONE"},` +
+		`"schema":{"type":"object"},"bound":{"spaceId":42,"tags":["x","y"]},"args":{"spaceId":42.50,"tags":["x","y"],"q":"a{\"b\":1}"},` +
+		`"state":{"state.evidence":{"items":[{"id":"ev_1","values":["42"]}]},"state.fingerprints":{"limit":3,"repeatTools":["search"]}},` +
+		`"response":{"code":200,"data":{"records":[{"id":1},{"id":2}]}}}`,
+	`{"tool":"a","tool":"b","args":{"x":1},"args":[1,2]}`, // duplicate keys: the first counts
+	` { "tool" : "spaced" , "args" : [ 1 , { "x" : "y" } ] , "response" : "text{\"x\":1}" } `,
+	`{"argsText":"not json {","tool":"t"}`,
+	`{}`,
+	`[1,2,{"args":1}]`,
+	`"args"`,
+	``,
+	`{"args":{"a":1}`, // truncated
+	`{"args":{"a":1}}}garbage`,
+	`{"a-b":{"c_d":[true,false,null]},"1":{"2":3}}`,
+}
+
+var membersPaths = []string{
+	"tool", "args", "args.spaceId", "args.tags", "args.tags.1", "args.tags.#", "args.@keys", "args.q", "args.q.b",
+	"bound", "response", "response.data.records.#.id", "response.data.records.#(id==2).id", "response.x",
+	"state.state\\.evidence.items", "state.state\\.fingerprints.repeatTools.#(==\"search\")", "state.*",
+	"config.maxPayloadBytes", "result.outcome", "contract.args", "contract.sideEffect", "missing", "missing.x",
+	"tool.x", "argsText", "argsText.x", "args|@keys", "@this", "#", "0", "args.", ".args", "a-b.c_d.2", "1.2",
+	"{tool,args}", "[tool,args]", "ar*", "ar?s", "args\\.x", "provenance.a\\.b", "args.@reverse", "args.tags|#",
+	"response.1", "args.1.x", "abi", "kind",
+}
+
+// TestMembersAnswersAsTheScan checks the index against gjson on the whole
+// envelope, for every path and envelope above.
+func TestMembersAnswersAsTheScan(t *testing.T) {
+	t.Parallel()
+	var m services.Members
+	for _, env := range membersEnvelopes {
+		m.Reset([]byte(env))
+		for _, path := range membersPaths {
+			assertSameAnswer(t, &m, env, path)
+		}
+	}
+}
+
+func assertSameAnswer(t *testing.T, m *services.Members, env, path string) {
+	t.Helper()
+	want, werr := services.Query([]byte(env), path)
+	got, gerr := m.Query(path)
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("%q on %q: error %v, the scan's %v", path, env, gerr, werr)
+	}
+	if got.Raw != want.Raw || got.Type != want.Type || got.Str != want.Str || got.Num != want.Num || got.Exists() != want.Exists() {
+		t.Fatalf("%q on %q: %#v, the scan answers %#v", path, env, got, want)
+	}
+}
+
+func FuzzMembers(f *testing.F) {
+	for _, env := range membersEnvelopes {
+		for _, path := range membersPaths[:8] {
+			f.Add(env, path)
+		}
+	}
+	f.Fuzz(func(t *testing.T, env, path string) {
+		if !gjson.Valid(env) {
+			t.Skip("the host's envelopes are valid JSON")
+		}
+		var m services.Members
+		m.Reset([]byte(env))
+		assertSameAnswer(t, &m, env, path)
+		assertSameAnswer(t, &m, env, path) // built once, asked again
+	})
+}
