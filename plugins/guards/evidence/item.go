@@ -45,6 +45,9 @@ type call struct {
 	rawArgs  gjson.Result // bound arguments
 	args     string       // canonical bound arguments
 	x        *contract.Extraction
+	// compactRaw is whether the response is compact JSON already, and so
+	// every raw value taken from it (set by item).
+	compactRaw bool
 }
 
 // readCall reads what the guard needs of an after-phase request.
@@ -144,14 +147,22 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 	if len(e.resp) > 0 {
 		sum := sha256.Sum256(e.resp)
 		it.ContentHash = hex.EncodeToString(sum[:])
-		// Truncate decides on the first Excerpt+1 bytes, so only those
-		// are compacted.
-		it.Excerpt = contract.Truncate(appendCompact(nil, e.resp, false, Excerpt+1), Excerpt)
 		if len(e.resp) > e.budget {
+			// Truncate decides on the first Excerpt+1 bytes, so only those
+			// are compacted.
+			it.Excerpt = contract.Truncate(appendCompact(nil, e.resp, false, Excerpt+1), Excerpt)
 			it.Truncated = true
 			it.Payload, _ = json.Marshal(contract.Truncate(e.resp, e.budget))
+			e.compactRaw = false
 		} else {
-			it.Payload = json.RawMessage(e.resp)
+			// The response is compacted once: the payload, the excerpt (its
+			// head) and, when compacting left it as it was, every raw value
+			// taken from it (extracts, entity attributes) need no pass of
+			// their own.
+			cr := appendCompact(make([]byte, 0, len(e.resp)), e.resp, false, -1)
+			it.Excerpt = contract.Truncate(cr[:min(len(cr), Excerpt+1)], Excerpt)
+			it.Payload = json.RawMessage(cr)
+			e.compactRaw = len(cr) == len(e.resp)
 		}
 	}
 	entities := 0
@@ -307,13 +318,16 @@ func (e *call) entities() [][]byte {
 		return nil
 	}
 	ents := e.extraction().Entities()
+	// A WRITE tool's entities hold values of its arguments too, which the
+	// response's compactness says nothing about.
+	compact := e.compactRaw && !e.toolSpec.IsWrite()
 	// One buffer holds every payload, each a slice of it capped at its own
 	// end, instead of a buffer grown from nothing per entity.
 	out := make([][]byte, 0, len(ents))
 	buf := make([]byte, 0, len(e.resp)+128*len(ents))
 	for _, ent := range ents {
 		start := len(buf)
-		buf = appendEntity(buf, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)})
+		buf = appendEntity(buf, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)}, compact)
 		out = append(out, buf[start:len(buf):len(buf)])
 	}
 	return out
