@@ -48,6 +48,10 @@ func (x Extraction) Entities() []Entity {
 // that only echoes the key still yields a named entity. A nil tool has no
 // extracts.
 func (t *Tool) Extract(args, resp []byte) Extraction {
+	return t.extract(args, resp, true)
+}
+
+func (t *Tool) extract(args, resp []byte, entities bool) Extraction {
 	if t == nil || len(t.Extracts) == 0 {
 		return Extraction{Empty: emptyShape(resp)}
 	}
@@ -59,7 +63,7 @@ func (t *Tool) Extract(args, resp []byte) Extraction {
 	for _, ex := range t.Extracts {
 		r := GetDot(resp, ex.Path)
 		it := ExtractResult{Key: ex.Key, Path: ex.Path, Value: r, Count: count(r, ex.Fields)}
-		if ex.Entity != nil {
+		if ex.Entity != nil && entities {
 			it.Entities = ex.Entity.entities(r, base)
 		}
 		if it.Count > 0 {
@@ -118,18 +122,85 @@ func (e *EntitySpec) Entities(value []byte) []Entity {
 }
 
 func (e *EntitySpec) entities(r gjson.Result, base gjson.Result) []Entity {
-	if e == nil || !r.Exists() {
-		return nil
-	}
 	var out []Entity
+	// raw holds the attribute values of every entity, each a slice of it
+	// capped at its own end, so that one allocation serves them all.
+	var raw []byte
+	e.each(r, base, func(f *EntityFields) {
+		ent := Entity{Type: f.Type, ID: f.ID.String(), Attrs: make(map[string]json.RawMessage, len(f.Attrs))}
+		if f.ID.Type != gjson.String {
+			ent.IDJSON = json.RawMessage(f.ID.Raw)
+		}
+		if f.Name.Exists() {
+			ent.Name = f.Name.String()
+		}
+		for _, a := range f.Attrs {
+			if cap(raw)-len(raw) < len(a.Value.Raw) {
+				raw = make([]byte, 0, max(len(a.Value.Raw), 2*cap(raw), 256))
+			}
+			start := len(raw)
+			raw = append(raw, a.Value.Raw...)
+			ent.Attrs[a.Key] = json.RawMessage(raw[start:len(raw):len(raw)])
+		}
+		out = append(out, ent)
+	})
+	return out
+}
+
+// EntityFields is one entity as EachEntity gives it, before it becomes an
+// Entity: its id (a string, number or boolean), its name (zero when it has
+// none) and its attributes (the simple-valued fields other than id and
+// name, in the order they first appear).
+type EntityFields struct {
+	Type  string
+	ID    gjson.Result
+	Name  gjson.Result
+	Attrs []EntityAttr
+}
+
+// EntityAttr is one attribute of EntityFields.
+type EntityAttr struct {
+	Key   string
+	Value gjson.Result
+}
+
+// ExtractValues is Extract without the entities (every
+// ExtractResult.Entities nil): EachEntity gives them to a caller that
+// encodes them itself, without an Entity and its map per entity.
+func (t *Tool) ExtractValues(args, resp []byte) Extraction {
+	return t.extract(args, resp, false)
+}
+
+// EachEntity calls fn with every entity Extract would list for x (the
+// extraction of the same arguments and response by this tool), in the same
+// order and with the same fields. f and its Attrs are reused between calls.
+func (t *Tool) EachEntity(args []byte, x Extraction, fn func(f *EntityFields)) {
+	if t == nil {
+		return
+	}
+	var base gjson.Result
+	if t.IsWrite() {
+		base = gjson.ParseBytes(args)
+	}
+	for i, ex := range t.Extracts {
+		if ex.Entity != nil && i < len(x.Items) {
+			ex.Entity.each(x.Items[i].Value, base, fn)
+		}
+	}
+}
+
+// each is the entity rule (§8): the entities of r, a WRITE tool's arguments
+// base merged under each (the value wins), given to fn one by one.
+func (e *EntitySpec) each(r gjson.Result, base gjson.Result, fn func(f *EntityFields)) {
+	if e == nil || !r.Exists() {
+		return
+	}
 	var f entityFields
 	put := func(k, v gjson.Result) bool {
 		f.set(k.Str, v)
 		return true
 	}
-	// raw holds the attribute values of every entity, each a slice of it
-	// capped at its own end, so that one allocation serves them all.
-	var raw []byte
+	ef := EntityFields{Type: e.Type}
 	each := func(it gjson.Result) {
 		f.reset()
 		if base.IsObject() {
@@ -149,33 +220,24 @@ func (e *EntitySpec) entities(r gjson.Result, base gjson.Result) []Entity {
 		if !hasValue(id) || id.IsObject() || id.IsArray() {
 			return
 		}
-		ent := Entity{Type: e.Type, ID: id.String(), Attrs: make(map[string]json.RawMessage, len(f.kv))}
-		if id.Type != gjson.String {
-			ent.IDJSON = json.RawMessage(id.Raw)
-		}
+		ef.ID, ef.Name, ef.Attrs = id, gjson.Result{}, ef.Attrs[:0]
 		if n := f.get(e.Name); hasValue(n) && !n.IsObject() && !n.IsArray() {
-			ent.Name = n.String()
+			ef.Name = n
 		}
 		for _, kv := range f.kv {
 			k, v := kv.k, kv.v
 			if k == e.ID || k == e.Name || v.IsObject() || v.IsArray() || !v.Exists() {
 				continue
 			}
-			if cap(raw)-len(raw) < len(v.Raw) {
-				raw = make([]byte, 0, max(len(v.Raw), 2*cap(raw), 256))
-			}
-			start := len(raw)
-			raw = append(raw, v.Raw...)
-			ent.Attrs[k] = json.RawMessage(raw[start:len(raw):len(raw)])
+			ef.Attrs = append(ef.Attrs, EntityAttr{k, v})
 		}
-		out = append(out, ent)
+		fn(&ef)
 	}
 	if r.IsArray() {
 		r.ForEach(func(_, it gjson.Result) bool { each(it); return true })
 	} else {
 		each(r)
 	}
-	return out
 }
 
 // entityFields are the fields of one entity in the order they first

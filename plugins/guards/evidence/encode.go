@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
+	"github.com/tidwall/gjson"
 )
 
 // The evidence item is written by hand rather than by encoding/json: its
@@ -135,6 +138,41 @@ func appendEntity(b []byte, e *abi.Entity, compact bool) []byte {
 	return append(b, '}')
 }
 
+// appendEntityFields appends the entity f as appendEntity appends the
+// abi.Entity the contract makes of it (contract.Extract): the id as its
+// text and, when it is not a string, its JSON; the name when there is one;
+// the attributes in key order. It sorts f.Attrs.
+func appendEntityFields(b []byte, f *contract.EntityFields, compact bool) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, f.Type)
+	b = append(b, `,"id":`...)
+	b = appendString(b, f.ID.String())
+	if f.ID.Type != gjson.String && f.ID.Raw != "" {
+		b = append(b, `,"idJson":`...)
+		b = appendRawString(b, f.ID.Raw, compact)
+	}
+	if f.Name.Exists() {
+		if name := f.Name.String(); name != "" {
+			b = append(b, `,"name":`...)
+			b = appendString(b, name)
+		}
+	}
+	if len(f.Attrs) > 0 {
+		slices.SortFunc(f.Attrs, func(x, y contract.EntityAttr) int { return strings.Compare(x.Key, y.Key) })
+		b = append(b, `,"attrs":{`...)
+		for i, a := range f.Attrs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a.Key)
+			b = append(b, ':')
+			b = appendRawString(b, a.Value.Raw, compact)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
 // appendRaw appends the raw JSON value v compacted, or as it is when it is
 // compact already.
 func appendRaw(b, v []byte, compact bool) []byte {
@@ -142,6 +180,14 @@ func appendRaw(b, v []byte, compact bool) []byte {
 		return append(b, v...)
 	}
 	return appendCompact(b, v, false, -1)
+}
+
+// appendRawString is appendRaw for a value held in a string.
+func appendRawString(b []byte, v string, compact bool) []byte {
+	if compact {
+		return append(b, v...)
+	}
+	return appendCompact(b, []byte(v), false, -1)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

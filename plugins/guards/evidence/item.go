@@ -126,19 +126,19 @@ func (e *call) evidenceID() string {
 	return "ev_" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// extraction runs the contract's extracts on the response once per call.
+// extraction runs the contract's extracts on the response once per call,
+// without their entities (entities encodes them as it reads them).
 func (e *call) extraction() *contract.Extraction {
 	if e.x == nil {
-		x := e.toolSpec.Extract([]byte(e.rawArgs.Raw), e.resp)
+		x := e.toolSpec.ExtractValues([]byte(e.rawArgs.Raw), e.resp)
 		e.x = &x
 	}
 	return e.x
 }
 
 // item builds the EvidenceItem of the call (the evidence.register payload),
-// retrieved at the given time (RFC 3339), and counts the entities of its
-// extracts.
-func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
+// retrieved at the given time (RFC 3339).
+func (e *call) item(retrievedAt string) abi.EvidenceItem {
 	it := abi.EvidenceItem{
 		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.args), Locator),
 		RetrievedAt: retrievedAt, ToolCallID: e.callID,
@@ -165,7 +165,6 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 			e.compactRaw = len(cr) == len(e.resp)
 		}
 	}
-	entities := 0
 	if e.ok {
 		var l leaves
 		x := e.extraction()
@@ -187,10 +186,9 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 				it.Extracts[name] = json.RawMessage(xi.Value.Raw)
 				it.Values = e.appendLeaves(&l, it.Values, xi)
 			}
-			entities += len(xi.Entities)
 		}
 	}
-	return it, entities
+	return it
 }
 
 // sourceType is the item's FAILURES_AND_EVIDENCE §4 source type: what the
@@ -312,32 +310,28 @@ func (l *leaves) appendLeaves(out []string, r gjson.Result) []string {
 
 // entities are the entity.record payloads (abi.Entity) of the extracts with
 // an entity spec of a business-ok call; a WRITE tool's entities merge its
-// arguments under the response (§6.3). A failed call has none.
+// arguments under the response (§6.3). A failed call has none. The
+// contract's entity rule gives each entity's fields (contract.EachEntity)
+// and they are encoded as they come, without an Entity and a map of
+// attributes per entity.
 func (e *call) entities() [][]byte {
 	if !e.ok {
 		return nil
 	}
-	ents := e.extraction().Entities()
+	x := e.extraction()
 	// A WRITE tool's entities hold values of its arguments too, which the
 	// response's compactness says nothing about.
 	compact := e.compactRaw && !e.toolSpec.IsWrite()
 	// One buffer holds every payload, each a slice of it capped at its own
 	// end, instead of a buffer grown from nothing per entity.
-	out := make([][]byte, 0, len(ents))
-	buf := make([]byte, 0, len(e.resp)+128*len(ents))
-	for _, ent := range ents {
+	var out [][]byte
+	buf := make([]byte, 0, len(e.resp)+256)
+	e.toolSpec.EachEntity([]byte(e.rawArgs.Raw), *x, func(f *contract.EntityFields) {
 		start := len(buf)
-		buf = appendEntity(buf, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)}, compact)
+		buf = appendEntityFields(buf, f, compact)
 		out = append(out, buf[start:len(buf):len(buf)])
-	}
+	})
 	return out
-}
-
-func nonEmpty(m map[string]json.RawMessage) map[string]json.RawMessage {
-	if len(m) == 0 {
-		return nil
-	}
-	return m
 }
 
 // truncated is the observation of a response over the budget: the result's
