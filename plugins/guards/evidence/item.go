@@ -254,7 +254,14 @@ func (e *call) appendLeaves(l *leaves, out []string, xi contract.ExtractResult) 
 	}
 	// The first MaxValues distinct leaves of each extract hold every one
 	// this extract can still add after the earlier extracts' leaves.
-	for _, s := range w.Walk(path, MaxValues).Leaves {
+	got := w.Walk(path, MaxValues).Leaves
+	if len(out) == 0 {
+		// The walk's leaves are distinct already: the first extract's are
+		// taken as they are (a later one searches them, building the set
+		// from them once there are enough).
+		return append(out, got[:min(len(got), MaxValues)]...)
+	}
+	for _, s := range got {
 		if l.has(out, s) {
 			continue
 		}
