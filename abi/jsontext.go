@@ -4,6 +4,33 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
+// Word-at-a-time tests: lo has every byte 0x01, hi every byte 0x80.
+const (
+	lo = 0x0101010101010101
+	hi = 0x8080808080808080
+)
+
+// plainWord reports whether none of the 8 bytes of w needs escaping or
+// decoding: each is ASCII, at least 0x20 and neither '"' nor '\\' (nor,
+// with html, '<', '>' or '&').
+func plainWord(w string, html bool) bool {
+	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	bad := x & hi        // non-ASCII
+	bad |= (x - 0x20*lo) // a byte below 0x20 borrows (ASCII bytes only: with bad set for the others)
+	bad |= hasZero(x ^ '"'*lo)
+	bad |= hasZero(x ^ '\\'*lo)
+	if html {
+		bad |= hasZero(x^'<'*lo) | hasZero(x^'>'*lo) | hasZero(x^'&'*lo)
+	}
+	return bad&hi == 0
+}
+
+// hasZero has a byte's high bit set where x may have a zero byte, and never
+// when x has none; combined with the ASCII test above there are no false
+// alarms for ASCII bytes (it may report more, never fewer).
+func hasZero(x uint64) uint64 { return (x - lo) &^ x & hi }
+
 // AppendJSONString appends s to dst as a JSON string, byte for byte what
 // encoding/json writes: '"', '\\' and control characters escaped (\b \f
 // \n \r \t by name), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped;
@@ -14,6 +41,12 @@ func AppendJSONString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look: inside a guest
+		// every pass of a loop is costly, and most text is plain ASCII.
+		if i+8 <= len(s) && plainWord(s[i:i+8], escapeHTML) {
+			i += 8
+			continue
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
 				i++
