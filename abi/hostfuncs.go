@@ -32,6 +32,7 @@ const (
 	FuncDigest    = "digest"    // (path, buf) -> i64: DigestSize bytes of SHA-256
 	FuncWalk      = "walk"      // (path, limit, buf) -> i64: kind, size and distinct scalar leaves
 	FuncCanonical = "canonical" // (path, buf) -> i64: the canonical JSON digest hashes
+	FuncHash      = "hash"      // (path, buf) -> i64: DigestSize bytes of SHA-256 of the raw text
 )
 
 // HostFuncs are the names of all of ImportModule's functions, in the order
@@ -39,7 +40,7 @@ const (
 var HostFuncs = []string{
 	FuncSuccess, FuncFailed, FuncRejected, FuncDeferred, FuncPass, FuncEffect,
 	FuncNow, FuncRandom, FuncLog,
-	FuncQuery, FuncValidate, FuncDigest, FuncWalk, FuncCanonical,
+	FuncQuery, FuncValidate, FuncDigest, FuncWalk, FuncCanonical, FuncHash,
 }
 
 // The exports a direct-ABI guest provides, besides the WASI reactor's

@@ -30,7 +30,8 @@
 // the plugin can change it without a new host. The host offers a few
 // general primitives (docs/ABI.md) that are cheaper natively: Get and Has
 // evaluate a path and copy in only the result, Validate checks a JSON
-// Schema, Digest hashes a value's canonical JSON without copying it in,
+// Schema, Digest hashes a value's canonical JSON and Hash its raw text
+// without copying it in,
 // Walk answers a value's size and distinct leaf values in one pass. A
 // guest that walks much of the envelope (a tool's contract, a state view)
 // reads Raw with gjson itself; the first-party guards do, and memoise what
@@ -68,6 +69,7 @@ type reporter interface {
 	exists(path string) bool
 	validate(schemaPath, docPath string) []byte
 	digest(path string, out *[DigestSize]byte)
+	hash(path string, out *[DigestSize]byte) bool
 	walk(path string, limit int) string
 	canonical(path string) []byte
 }
@@ -119,6 +121,17 @@ func (c *Call) Digest(path string) [DigestSize]byte {
 	var out [DigestSize]byte
 	c.r.digest(path, &out)
 	return out
+}
+
+// Hash is the SHA-256 of the raw text of the value at a gjson path of the
+// envelope, exactly as the envelope holds it (not its canonical form: a
+// tool's response hashed as it arrived), and false when the path matches
+// nothing. The path is bounded as Get's. The host computes it natively; the
+// value is not copied into the guest.
+func (c *Call) Hash(path string) ([DigestSize]byte, bool) {
+	var out [DigestSize]byte
+	ok := c.r.hash(path, &out)
+	return out, ok
 }
 
 // Canonical is the canonical JSON (package canonical) of the value at a

@@ -178,6 +178,15 @@ func (r nativeReporter) digest(path string, out *[DigestSize]byte) {
 	*out = sum
 }
 
+func (r nativeReporter) hash(path string, out *[DigestSize]byte) bool {
+	v, ok := r.get(path)
+	if !ok || !v.Exists() {
+		return false
+	}
+	*out = sha256.Sum256([]byte(v.Raw))
+	return true
+}
+
 func (r nativeReporter) canonical(path string) []byte {
 	v, ok := r.get(path)
 	if !ok {

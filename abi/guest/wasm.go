@@ -44,6 +44,9 @@ func hostQuery(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap u
 //go:wasmimport warden digest
 func hostDigest(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
+//go:wasmimport warden hash
+func hostHash(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
+
 //go:wasmimport warden canonical
 func hostCanonical(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
@@ -216,6 +219,11 @@ func (wasmReporter) validate(schemaPath, docPath string) []byte {
 func (wasmReporter) digest(path string, out *[DigestSize]byte) {
 	p, pl := sp(path)
 	hostDigest(p, pl, unsafe.Pointer(out), DigestSize)
+}
+
+func (wasmReporter) hash(path string, out *[DigestSize]byte) bool {
+	p, pl := sp(path)
+	return hostHash(p, pl, unsafe.Pointer(out), DigestSize) == DigestSize
 }
 
 func (wasmReporter) walk(path string, limit int) string {

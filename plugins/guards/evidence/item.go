@@ -126,6 +126,25 @@ func (e *call) evidenceID() string {
 	return "ev_" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// hasher is a Reader whose host hashes a value's raw text (*guest.Call:
+// the hash primitive).
+type hasher interface {
+	Hash(path string) ([guest.DigestSize]byte, bool)
+}
+
+// contentHash is the hex SHA-256 of the raw response: from the host when it
+// can (SHA-256 compiled to wasm is several times slower than the host's),
+// else the guest's own.
+func (e *call) contentHash() string {
+	if h, ok := e.req.(hasher); ok {
+		if sum, ok := h.Hash(abi.FieldResponse); ok {
+			return hex.EncodeToString(sum[:])
+		}
+	}
+	sum := sha256.Sum256(e.resp)
+	return hex.EncodeToString(sum[:])
+}
+
 // extraction runs the contract's extracts on the response once per call,
 // without their entities (entities encodes them as it reads them).
 func (e *call) extraction() *contract.Extraction {
@@ -145,8 +164,7 @@ func (e *call) item(retrievedAt string) abi.EvidenceItem {
 		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(e.resp),
 	}
 	if len(e.resp) > 0 {
-		sum := sha256.Sum256(e.resp)
-		it.ContentHash = hex.EncodeToString(sum[:])
+		it.ContentHash = e.contentHash()
 		if len(e.resp) > e.budget {
 			// Truncate decides on the first Excerpt+1 bytes, so only those
 			// are compacted.

@@ -16,6 +16,8 @@ func init() {
 		Handle: func(c *guest.Call) {
 			d := c.Digest("args")
 			w := c.Walk("args", 2)
+			h, hashed := c.Hash("args")
+			_, hashedNone := c.Hash("args.absent")
 			problems, err := c.Validate("!"+`{"type":"object","required":["body"],"properties":{"spaceId":{"type":"string"}}}`, "args")
 			_, bad := c.Validate("!"+`{"type":"nope"}`, "args")
 			out, _ := json.Marshal(map[string]any{
@@ -32,6 +34,7 @@ func init() {
 				"walk":      []any{string(w.Kind), w.Size, w.Leaves},
 				"canonical": string(c.Canonical(`!{"b":1,"a":[1, 2.50]}`)),
 				"walkNone":  c.Walk("args.absent", 10).Kind,
+				"hash":      []any{h[:], hashed, hashedNone},
 			})
 			c.Success("ok", out)
 		},
