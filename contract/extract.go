@@ -171,6 +171,32 @@ func (t *Tool) ExtractValues(args, resp []byte) Extraction {
 	return t.extract(args, resp, false)
 }
 
+// ExtractFound is ExtractValues for a caller that looks each extract's
+// value up itself (a guest asking its host, which scans the response
+// natively, instead of scanning it inside the guest): found(i) is the
+// value GetDot finds at t.Extracts[i].Path of resp and, when it is an
+// array, its number of items.
+func (t *Tool) ExtractFound(resp []byte, found func(i int) (gjson.Result, int)) Extraction {
+	if t == nil || len(t.Extracts) == 0 {
+		return Extraction{Empty: emptyShape(resp)}
+	}
+	x := Extraction{Empty: true}
+	for i, ex := range t.Extracts {
+		r, items := found(i)
+		it := ExtractResult{Key: ex.Key, Path: ex.Path, Value: r}
+		if r.IsArray() {
+			it.Count = items
+		} else {
+			it.Count = count(r, ex.Fields)
+		}
+		if it.Count > 0 {
+			x.Empty = false
+		}
+		x.Items = append(x.Items, it)
+	}
+	return x
+}
+
 // EachEntity calls fn with every entity Extract would list for x (the
 // extraction of the same arguments and response by this tool), in the same
 // order and with the same fields. f and its Attrs are reused between calls.

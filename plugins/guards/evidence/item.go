@@ -45,6 +45,7 @@ type call struct {
 	rawArgs  gjson.Result // bound arguments
 	args     string       // canonical bound arguments
 	x        *contract.Extraction
+	walked   []*guest.Walked // the host's walk of each extract, when it found them
 	// compactRaw is whether the response is compact JSON already, and so
 	// every raw value taken from it (set by item).
 	compactRaw bool
@@ -146,13 +147,52 @@ func (e *call) contentHash() string {
 }
 
 // extraction runs the contract's extracts on the response once per call,
-// without their entities (entities encodes them as it reads them).
+// without their entities (entities encodes them as it reads them). When the
+// host can, it finds each extract's value and walks it once (its items and
+// leaves), so the guest scans none of the response's bytes for them; the
+// contract still decides what each extract counts.
 func (e *call) extraction() *contract.Extraction {
-	if e.x == nil {
-		x := e.toolSpec.ExtractValues([]byte(e.rawArgs.Raw), e.resp)
-		e.x = &x
+	if e.x != nil {
+		return e.x
 	}
+	h, ok := e.req.(hostReader)
+	if ok && e.toolSpec != nil {
+		for _, ex := range e.toolSpec.Extracts {
+			if p := responsePath(ex.Path); len(p) > guest.MaxPathBytes || strings.ContainsAny(ex.Path, pathSyntax) {
+				ok = false
+			}
+		}
+	}
+	var x contract.Extraction
+	if ok {
+		e.walked = make([]*guest.Walked, len(e.toolSpec.Extracts))
+		x = e.toolSpec.ExtractFound(e.resp, func(i int) (gjson.Result, int) {
+			p := responsePath(e.toolSpec.Extracts[i].Path)
+			w := h.Walk(p, MaxValues)
+			e.walked[i] = &w
+			if w.Kind == guest.WalkMissing {
+				return gjson.Result{}, 0
+			}
+			return h.Get(p), w.Size
+		})
+	} else {
+		x = e.toolSpec.ExtractValues([]byte(e.rawArgs.Raw), e.resp)
+	}
+	e.x = &x
 	return e.x
+}
+
+// pathSyntax is what a dot path's segment may hold that gjson reads as
+// syntax (contract.GetDot escapes it); an extract path with any of it is
+// looked up by the contract inside the guest, so that the host's path
+// cannot differ from the contract's.
+const pathSyntax = "\\|#@*?!=<>%(),:{}[]\"~'"
+
+// hostReader is a Reader whose host finds a value and walks it
+// (*guest.Call: the query and walk primitives).
+type hostReader interface {
+	walker
+	Get(path string) gjson.Result
 }
 
 // item builds the EvidenceItem of the call (the evidence.register payload),
@@ -191,7 +231,7 @@ func (e *call) item(retrievedAt string) abi.EvidenceItem {
 		if x.Empty {
 			it.Result = abi.ResultEmpty
 		}
-		for _, xi := range x.Items {
+		for i, xi := range x.Items {
 			name := xi.Key
 			if name == "" {
 				name = xi.Path
@@ -202,7 +242,7 @@ func (e *call) item(retrievedAt string) abi.EvidenceItem {
 			it.Counts[name] = xi.Count
 			if xi.Value.Exists() {
 				it.Extracts[name] = json.RawMessage(xi.Value.Raw)
-				it.Values = e.appendLeaves(&l, it.Values, xi)
+				it.Values = e.appendLeaves(&l, it.Values, i, xi)
 			}
 		}
 	}
@@ -261,18 +301,24 @@ type walker interface {
 // value in the envelope's response when it can (a guest walking the records
 // itself re-parses them leaf by leaf), and the guest keeps the rule —
 // which leaves, how they merge across extracts, how many.
-func (e *call) appendLeaves(l *leaves, out []string, xi contract.ExtractResult) []string {
+func (e *call) appendLeaves(l *leaves, out []string, i int, xi contract.ExtractResult) []string {
 	if len(out) >= MaxValues {
 		return out
 	}
-	w, ok := e.req.(walker)
-	path := responsePath(xi.Path)
-	if !ok || len(path) > guest.MaxPathBytes {
-		return l.appendLeaves(out, xi.Value)
+	var got []string
+	if i < len(e.walked) && e.walked[i] != nil {
+		got = e.walked[i].Leaves // walked when the extract was found
+	} else {
+		w, ok := e.req.(walker)
+		path := responsePath(xi.Path)
+		if !ok || len(path) > guest.MaxPathBytes {
+			return l.appendLeaves(out, xi.Value)
+		}
+		// The first MaxValues distinct leaves of each extract hold every
+		// one this extract can still add after the earlier extracts'
+		// leaves.
+		got = w.Walk(path, MaxValues).Leaves
 	}
-	// The first MaxValues distinct leaves of each extract hold every one
-	// this extract can still add after the earlier extracts' leaves.
-	got := w.Walk(path, MaxValues).Leaves
 	if len(out) == 0 {
 		// The walk's leaves are distinct already: the first extract's are
 		// taken as they are (a later one searches them, building the set

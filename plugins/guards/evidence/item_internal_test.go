@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -228,5 +229,65 @@ func TestEntityPayloads(t *testing.T) {
 				t.Fatalf("entities\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
+	}
+}
+
+// TestHostLookupAgrees: the item and entities a guest builds from its
+// host's lookups (guest.Call: query and walk) are the bytes it builds
+// scanning the response itself (contract.ExtractValues), for arrays,
+// objects with and without fields, scalars, missing and nested paths, a
+// path with gjson syntax in a segment, and extracts whose leaves overlap.
+func TestHostLookupAgrees(t *testing.T) {
+	t.Parallel()
+	const plain = `[{"key":"rows","path":"data.rows","entity":{"type":"row"}},` +
+		`{"key":"one","path":"data.one","fields":["x","y"]},{"path":"data.n"},{"key":"gone","path":"data.none"},` +
+		`{"key":"deep","path":"data.a.b"}`
+	// a segment with gjson syntax: the contract looks every extract up
+	odd := plain + `,{"key":"odd","path":"data.k#1"}]`
+	resps := []string{
+		`{"data":{"rows":[{"id":1,"name":"A","v":"x"},{"id":"2","v":1.50}],"one":{"x":null,"y":"y"},"n":3,"a":{"b":[["x"],{"z":"A"}]},"k#1":[1,2]}}`,
+		`{"data":{"rows":[],"one":{"x":""},"n":0,"a":{"b":{}},"k#1":[]}}`,
+		`{ "data" : { "rows" : { "id" : 7 , "name" : "seven" } , "one" : "s" , "n" : null } }`,
+		`{"data":null}`,
+		`[1,2]`,
+	}
+	for i := range 2 * len(resps) {
+		resp, extracts := resps[i/2], plain+"]"
+		if i%2 == 1 {
+			extracts = odd
+		}
+		req := []byte(`{"tool":"s","callId":"c1","bound":{"q":1},"contract":{"extracts":` + extracts +
+			`},"result":{"outcome":"SUCCESS"},"response":` + resp + `}`)
+		build := func(r envelope.Reader) string {
+			e, err := readCall(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it := e.item("T")
+			out := string(appendItem(nil, &it, e.compactRaw))
+			for _, ent := range e.entities() {
+				out += "\n" + string(ent)
+			}
+			return out
+		}
+		want := build(envelope.Bytes(req))
+		var got string
+		var fromHost bool
+		n, err := guest.NewNative(guest.Plugin{Manifest: Plugin.Manifest, Handle: func(c *guest.Call) {
+			got = build(c)
+			e, _ := readCall(c)
+			e.extraction()
+			fromHost = e.walked != nil
+			c.Pass(nil)
+		}}, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Call(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if got != want || fromHost != (i%2 == 0) {
+			t.Errorf("case %d (from the host %v): got\n%s\nscanned in the guest\n%s", i, fromHost, got, want)
+		}
 	}
 }
