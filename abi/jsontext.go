@@ -10,20 +10,23 @@ const (
 	hi = 0x8080808080808080
 )
 
-// plainWord reports whether none of the 8 bytes of w needs escaping or
-// decoding: each is ASCII, at least 0x20 and neither '"' nor '\\' (nor,
-// with html, '<', '>' or '&').
-func plainWord(w string, html bool) bool {
-	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-	bad := x & hi        // non-ASCII
-	bad |= (x - 0x20*lo) // a byte below 0x20 borrows (ASCII bytes only: with bad set for the others)
-	bad |= hasZero(x ^ '"'*lo)
-	bad |= hasZero(x ^ '\\'*lo)
-	if html {
-		bad |= hasZero(x^'<'*lo) | hasZero(x^'>'*lo) | hasZero(x^'&'*lo)
-	}
-	return bad&hi == 0
+// word is the 8 bytes of s at i, little-endian.
+func word(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plain reports whether none of the 8 bytes of x needs escaping or
+// decoding: each is ASCII, at least 0x20 and neither '"' nor '\\'. A byte
+// below 0x20 borrows in x-0x20*lo (the ASCII test covers the others).
+func plain(x uint64) bool {
+	return (x&hi|(x-0x20*lo)|hasZero(x^'"'*lo)|hasZero(x^'\\'*lo))&hi == 0
+}
+
+// plainHTML is plain that also finds '<', '>' and '&'.
+func plainHTML(x uint64) bool {
+	return plain(x) && (hasZero(x^'<'*lo)|hasZero(x^'>'*lo)|hasZero(x^'&'*lo))&hi == 0
 }
 
 // hasZero has a byte's high bit set where x may have a zero byte, and never
@@ -40,12 +43,18 @@ func hasZero(x uint64) uint64 { return (x - lo) &^ x & hi }
 func AppendJSONString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
 	start := 0
+	bytewise := 0 // below it, bytes are looked at one by one
 	for i := 0; i < len(s); {
 		// Eight bytes at a time while none needs a look: inside a guest
 		// every pass of a loop is costly, and most text is plain ASCII.
-		if i+8 <= len(s) && plainWord(s[i:i+8], escapeHTML) {
-			i += 8
-			continue
+		// A word that does need a look is then gone through byte by byte,
+		// so text dense with escapes pays the word test once per word.
+		if i >= bytewise && i+8 <= len(s) {
+			if x := word(s, i); plain(x) && (!escapeHTML || plainHTML(x)) {
+				i += 8
+				continue
+			}
+			bytewise = i + 8
 		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
