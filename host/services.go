@@ -19,8 +19,9 @@ import (
 // Host primitives: general-purpose reads a guest asks the host to do on the
 // request of the call in progress — path query and exists (query), JSON
 // Schema validation (validate), the canonical JSON of a value and its
-// digest (canonical, digest), the hash of a value's raw text (hash) and one walk over a value's leaves (walk). They
-// decide nothing: the rules of the spec are decided inside the plugins, so
+// digest (canonical, digest), the hash of a value's raw text (hash), one
+// walk over a value's leaves (walk) and the members of a value's items
+// (items). They decide nothing: the rules of the spec are decided inside the plugins, so
 // that swapping a plugin can change any of them. Each reads only the request
 // of the call in progress, so it grants nothing new. docs/ABI.md documents
 // their signatures and encodings.
@@ -310,6 +311,29 @@ func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, 
 // services.MaxWalkLeaves); see services.Walk for the encoding. The length
 // protocol is query's.
 func hostWalk(ctx context.Context, m api.Module, stack []uint64) {
+	limitedAnswer(ctx, m, stack, "w", services.MaxWalkLeaves, func(st *callState, v gjson.Result, limit int) []byte {
+		st.charge(2 * len(v.Raw)) // gjson's result, the walk's set of leaves
+		return services.WalkValue(v, limit)
+	})
+}
+
+// items(pathPtr, pathLen, limit, bufPtr, bufCap) -> i64: the kind, raw
+// text, text and members of each item of the value at a gjson path of the
+// request (at most limit items, capped at services.MaxItems); see
+// services.Items for the encoding. The length protocol is query's.
+func hostItems(ctx context.Context, m api.Module, stack []uint64) {
+	limitedAnswer(ctx, m, stack, "i", services.MaxItems, func(st *callState, v gjson.Result, limit int) []byte {
+		st.charge(len(v.Raw)) // gjson's result
+		return services.ItemsValue(v, limit)
+	})
+}
+
+// limitedAnswer answers walk and items, whose arguments are
+// (pathPtr, pathLen, limit, bufPtr, bufCap): the value at a gjson path of
+// the request made into the answer by form under a limit capped at most,
+// the answer charged and cached per call under kind, the limit and the
+// path.
+func limitedAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, most uint32, form func(*callState, gjson.Result, int) []byte) {
 	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
@@ -324,8 +348,8 @@ func hostWalk(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = serviceBadArgs
 		return
 	}
-	limit := min(uint32(stack[2]), services.MaxWalkLeaves)
-	key := "w\x00" + strconv.FormatUint(uint64(limit), 10) + "\x00" + string(pb)
+	limit := min(uint32(stack[2]), most)
+	key := kind + "\x00" + strconv.FormatUint(uint64(limit), 10) + "\x00" + string(pb)
 	var refused error
 	out, _ := st.cached(key, func() ([]byte, bool) {
 		st.charge(len(pb))
@@ -334,9 +358,7 @@ func hostWalk(ctx context.Context, m api.Module, stack []uint64) {
 			refused = err
 			return nil, false
 		}
-		// gjson's result, the walk's set of leaves and the answer
-		st.charge(2 * len(v.Raw))
-		out := services.WalkValue(v, int(limit))
+		out := form(st, v, int(limit))
 		st.charge(len(out))
 		return out, true
 	})

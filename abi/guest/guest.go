@@ -71,6 +71,7 @@ type reporter interface {
 	digest(path string, out *[DigestSize]byte)
 	hash(path string, out *[DigestSize]byte) bool
 	walk(path string, limit int) string
+	items(path string, limit int) string
 	canonical(path string) []byte
 }
 
@@ -215,6 +216,123 @@ func parseWalked(b string) Walked {
 		i += l
 	}
 	return w
+}
+
+// Items lists the items of the value at a gjson path of the envelope
+// (bounded as Get's) — an array's items, or the value itself when it is not
+// an array —, each with its kind, raw JSON, text and, for an object, its
+// members, at most limit of them (capped at 10,000). The host parses the
+// value: a guest reading records field by field reads them from one answer
+// instead of parsing them itself; keys, raw texts and texts are substrings
+// of the answer.
+func (c *Call) Items(path string, limit int) Items {
+	return parseItems(c.r.items(path, limit))
+}
+
+// MaxItems is the most items Call.Items lists.
+const MaxItems = 10000
+
+// Items is what Call.Items answers.
+type Items struct {
+	// Kind is the value's kind (WalkMissing when the path matches nothing).
+	Kind byte
+	// List are the items.
+	List []Item
+	// Members holds every item's members, each item's a run of it.
+	Members []Member
+}
+
+// Item is one item of Items.
+type Item struct {
+	ItemValue
+	// First and N are where the item's members are in Items.Members (N is
+	// 0 for an item that is not an object).
+	First, N int
+}
+
+// Member is one member of an object item.
+type Member struct {
+	Key string
+	ItemValue
+}
+
+// ItemValue is a value of Items: its kind (WalkNull … WalkObject), its raw
+// JSON as the envelope holds it and its text (a string unescaped, an
+// integer as written, another number in its shortest decimal form, true or
+// false); Raw and Text are empty for an array or an object, Text for null.
+type ItemValue struct {
+	Kind      byte
+	Raw, Text string
+}
+
+// MembersOf are the members of the i-th item.
+func (its *Items) MembersOf(i int) []Member {
+	it := its.List[i]
+	return its.Members[it.First : it.First+it.N]
+}
+
+// parseItems decodes the items answer (docs/ABI.md, "items"); a cut or
+// corrupted answer ends the list where it stops making sense.
+func parseItems(b string) Items {
+	if len(b) < 5 {
+		return Items{}
+	}
+	its := Items{Kind: b[0]}
+	n := le32(b, 1)
+	i := 5
+	field := func() (string, bool) {
+		if i+4 > len(b) {
+			return "", false
+		}
+		l := le32(b, i)
+		i += 4
+		if l > len(b)-i {
+			return "", false
+		}
+		s := b[i : i+l]
+		i += l
+		return s, true
+	}
+	value := func() (ItemValue, bool) {
+		if i >= len(b) {
+			return ItemValue{}, false
+		}
+		v := ItemValue{Kind: b[i]}
+		i++
+		var ok1, ok2 bool
+		v.Raw, ok1 = field()
+		v.Text, ok2 = field()
+		return v, ok1 && ok2
+	}
+	its.List = make([]Item, 0, min(n, len(b)/9))
+	for len(its.List) < n {
+		v, ok := value()
+		if !ok {
+			break
+		}
+		it := Item{ItemValue: v, First: len(its.Members)}
+		if v.Kind == WalkObject {
+			if i+4 > len(b) {
+				break
+			}
+			m := le32(b, i)
+			i += 4
+			for range m {
+				k, ok := field()
+				if !ok {
+					break
+				}
+				mv, ok := value()
+				if !ok {
+					break
+				}
+				its.Members = append(its.Members, Member{Key: k, ItemValue: mv})
+			}
+			it.N = len(its.Members) - it.First
+		}
+		its.List = append(its.List, it)
+	}
+	return its
 }
 
 // SchemaError is one field-level problem found by Validate.

@@ -204,6 +204,15 @@ func (r nativeReporter) walk(path string, limit int) string {
 	return string(out)
 }
 
+func (r nativeReporter) items(path string, limit int) string {
+	out, err := services.Items(r.n.req, path, limit)
+	if err != nil {
+		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+		return ""
+	}
+	return string(out)
+}
+
 func (r nativeReporter) log(_ int32, msg string) {
 	if len(r.n.Logs) < 100 {
 		r.n.Logs = append(r.n.Logs, msg)

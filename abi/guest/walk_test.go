@@ -1,12 +1,9 @@
 package guest
 
 import (
-	"context"
-	"crypto/sha256"
 	"reflect"
 	"testing"
 
-	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/services"
 )
 
@@ -52,29 +49,4 @@ func FuzzParseWalked(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestHashNative: Hash is the SHA-256 of the raw text the envelope holds,
-// spacing and key order as they are, and false for a path that matches
-// nothing.
-func TestHashNative(t *testing.T) {
-	t.Parallel()
-	raw := `{ "b" : 1, "a":[1, 2.50] }`
-	var got [DigestSize]byte
-	var ok, none bool
-	m := abi.Manifest{Name: "hashes", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleGuard, Phases: []abi.Phase{abi.PhaseAfter}}
-	n, err := NewNative(Plugin{Manifest: m, Handle: func(c *Call) {
-		got, ok = c.Hash("response")
-		_, none = c.Hash("response.absent")
-		c.Pass(nil)
-	}}, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.Call(context.Background(), []byte(`{"tool":"t","response":`+raw+`}`)); err != nil {
-		t.Fatal(err)
-	}
-	if want := sha256.Sum256([]byte(raw)); got != want || !ok || none {
-		t.Fatalf("Hash = %x, %v, missing %v; want %x, true, false", got, ok, none, want)
-	}
 }

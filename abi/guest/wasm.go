@@ -53,6 +53,9 @@ func hostCanonical(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufC
 //go:wasmimport warden walk
 func hostWalk(path unsafe.Pointer, pathLen uint32, limit uint32, buf unsafe.Pointer, bufCap uint32) int64
 
+//go:wasmimport warden items
+func hostItems(path unsafe.Pointer, pathLen uint32, limit uint32, buf unsafe.Pointer, bufCap uint32) int64
+
 //go:wasmimport warden validate
 func hostValidate(schemaPath unsafe.Pointer, schemaPathLen uint32, docPath unsafe.Pointer, docPathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
@@ -231,6 +234,21 @@ func (wasmReporter) walk(path string, limit int) string {
 	for {
 		b, n := bp(svcBuf)
 		got := hostWalk(p, pl, uint32(max(limit, 0)), b, n)
+		switch {
+		case got < 0:
+			return ""
+		case got <= int64(len(svcBuf)):
+			return string(svcBuf[:got])
+		}
+		svcBuf = make([]byte, got)
+	}
+}
+
+func (wasmReporter) items(path string, limit int) string {
+	p, pl := sp(path)
+	for {
+		b, n := bp(svcBuf)
+		got := hostItems(p, pl, uint32(max(limit, 0)), b, n)
 		switch {
 		case got < 0:
 			return ""

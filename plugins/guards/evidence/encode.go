@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/contract"
-	"github.com/tidwall/gjson"
 )
 
 // The evidence item is written by hand rather than by encoding/json: its
@@ -146,16 +145,14 @@ func appendEntityFields(b []byte, f *contract.EntityFields, compact bool) []byte
 	b = append(b, `{"type":`...)
 	b = appendString(b, f.Type)
 	b = append(b, `,"id":`...)
-	b = appendString(b, f.ID.String())
-	if f.ID.Type != gjson.String && f.ID.Raw != "" {
+	b = appendString(b, f.ID)
+	if f.IDJSON != "" {
 		b = append(b, `,"idJson":`...)
-		b = appendRawString(b, f.ID.Raw, compact)
+		b = appendRawString(b, f.IDJSON, compact)
 	}
-	if f.Name.Exists() {
-		if name := f.Name.String(); name != "" {
-			b = append(b, `,"name":`...)
-			b = appendString(b, name)
-		}
+	if f.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendString(b, f.Name)
 	}
 	if len(f.Attrs) > 0 {
 		slices.SortFunc(f.Attrs, func(x, y contract.EntityAttr) int { return strings.Compare(x.Key, y.Key) })
@@ -166,7 +163,7 @@ func appendEntityFields(b []byte, f *contract.EntityFields, compact bool) []byte
 			}
 			b = appendString(b, a.Key)
 			b = append(b, ':')
-			b = appendRawString(b, a.Value.Raw, compact)
+			b = appendRawString(b, a.Raw, compact)
 		}
 		b = append(b, '}')
 	}

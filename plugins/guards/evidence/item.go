@@ -397,12 +397,59 @@ func (e *call) entities() [][]byte {
 	// end, instead of a buffer grown from nothing per entity.
 	var out [][]byte
 	buf := make([]byte, 0, len(e.resp)+256)
-	e.toolSpec.EachEntity([]byte(e.rawArgs.Raw), *x, func(f *contract.EntityFields) {
+	e.toolSpec.EachEntityOf([]byte(e.rawArgs.Raw), *x, e.listItems, func(f *contract.EntityFields) {
 		start := len(buf)
 		buf = appendEntityFields(buf, f, compact)
 		out = append(out, buf[start:len(buf):len(buf)])
 	})
 	return out
+}
+
+// listItemsBytes bounds the extract values whose items the host lists for
+// the entities: the list is about twice the value, and an answer is held to
+// the plugin's output limit; a larger value is parsed in the guest.
+const listItemsBytes = 64 << 10
+
+// listItems is the host's list of extract i's items (the items primitive),
+// when the host found the extract (extraction) and can list it whole.
+func (e *call) listItems(i int) (contract.ItemList, bool) {
+	l, ok := e.req.(itemLister)
+	if !ok || i >= len(e.walked) || e.walked[i] == nil || i >= len(e.x.Items) || len(e.x.Items[i].Value.Raw) > listItemsBytes {
+		return nil, false
+	}
+	n := 1
+	if e.walked[i].Kind == guest.WalkArray {
+		n = e.walked[i].Size
+	}
+	if n > guest.MaxItems {
+		return nil, false
+	}
+	its := l.Items(responsePath(e.toolSpec.Extracts[i].Path), n)
+	if len(its.List) != n {
+		return nil, false // not the value the extract found
+	}
+	return itemList{&its}, true
+}
+
+// itemLister is a Reader whose host lists a value's items (*guest.Call).
+type itemLister interface {
+	Items(path string, limit int) guest.Items
+}
+
+// itemList is a host's items answer as the contract reads it.
+type itemList struct{ its *guest.Items }
+
+func (l itemList) Len() int { return len(l.its.List) }
+
+func (l itemList) Item(i int) (byte, string, string) {
+	it := l.its.List[i]
+	return it.Kind, it.Raw, it.Text
+}
+
+func (l itemList) EachMember(i int, fn func(key string, kind byte, raw, text string)) {
+	for _, m := range l.its.MembersOf(i) {
+		fn(m.Key, m.Kind, m.Raw, m.Text)
+	}
 }
 
 // truncated is the observation of a response over the budget: the result's

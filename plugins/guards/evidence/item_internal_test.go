@@ -256,7 +256,11 @@ func TestHostLookupAgrees(t *testing.T) {
 		if i%2 == 1 {
 			extracts = odd
 		}
-		req := []byte(`{"tool":"s","callId":"c1","bound":{"q":1},"contract":{"extracts":` + extracts +
+		side := `"sideEffect":"NONE"`
+		if i%4 == 2 { // a write: its arguments merged under each entity
+			side = `"sideEffect":"WRITE","success":{"path":"data","op":"EXISTS"}`
+		}
+		req := []byte(`{"tool":"s","callId":"c1","bound":{"q":1,"id":"from-args","v":"args"},"contract":{` + side + `,"extracts":` + extracts +
 			`},"result":{"outcome":"SUCCESS"},"response":` + resp + `}`)
 		build := func(r envelope.Reader) string {
 			e, err := readCall(r)
@@ -278,6 +282,9 @@ func TestHostLookupAgrees(t *testing.T) {
 			e, _ := readCall(c)
 			e.extraction()
 			fromHost = e.walked != nil
+			if _, listed := e.listItems(0); i == 0 && !listed {
+				t.Error("the records' items were not listed by the host")
+			}
 			c.Pass(nil)
 		}}, 1<<20)
 		if err != nil {

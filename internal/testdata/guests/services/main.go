@@ -18,6 +18,11 @@ func init() {
 			w := c.Walk("args", 2)
 			h, hashed := c.Hash("args")
 			_, hashedNone := c.Hash("args.absent")
+			its := c.Items("args", 5)
+			var members []string
+			for _, m := range its.MembersOf(0) {
+				members = append(members, m.Key+"="+string(m.Kind)+m.Raw+"|"+m.Text)
+			}
 			problems, err := c.Validate("!"+`{"type":"object","required":["body"],"properties":{"spaceId":{"type":"string"}}}`, "args")
 			_, bad := c.Validate("!"+`{"type":"nope"}`, "args")
 			out, _ := json.Marshal(map[string]any{
@@ -35,6 +40,7 @@ func init() {
 				"canonical": string(c.Canonical(`!{"b":1,"a":[1, 2.50]}`)),
 				"walkNone":  c.Walk("args.absent", 10).Kind,
 				"hash":      []any{h[:], hashed, hashedNone},
+				"items":     []any{string(its.Kind), len(its.List), string(its.List[0].Kind), members},
 			})
 			c.Success("ok", out)
 		},
