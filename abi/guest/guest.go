@@ -280,36 +280,17 @@ func parseItems(b string) Items {
 	its := Items{Kind: b[0]}
 	n := le32(b, 1)
 	i := 5
-	field := func() (string, bool) {
-		if i+4 > len(b) {
-			return "", false
-		}
-		l := le32(b, i)
-		i += 4
-		if l > len(b)-i {
-			return "", false
-		}
-		s := b[i : i+l]
-		i += l
-		return s, true
-	}
-	value := func() (ItemValue, bool) {
-		if i >= len(b) {
-			return ItemValue{}, false
-		}
-		v := ItemValue{Kind: b[i]}
-		i++
-		var ok1, ok2 bool
-		v.Raw, ok1 = field()
-		v.Text, ok2 = field()
-		return v, ok1 && ok2
-	}
+	// an item takes at least 9 bytes, a member 14 (the members grow past
+	// a first guess rather than reserving for the most the answer could
+	// hold)
 	its.List = make([]Item, 0, min(n, len(b)/9))
+	its.Members = make([]Member, 0, min(len(b)/14, 256))
 	for len(its.List) < n {
-		v, ok := value()
+		v, next, ok := itemValue(b, i)
 		if !ok {
 			break
 		}
+		i = next
 		it := Item{ItemValue: v, First: len(its.Members)}
 		if v.Kind == WalkObject {
 			if i+4 > len(b) {
@@ -318,14 +299,15 @@ func parseItems(b string) Items {
 			m := le32(b, i)
 			i += 4
 			for range m {
-				k, ok := field()
+				k, next, ok := lenField(b, i)
 				if !ok {
 					break
 				}
-				mv, ok := value()
+				mv, next, ok := itemValue(b, next)
 				if !ok {
 					break
 				}
+				i = next
 				its.Members = append(its.Members, Member{Key: k, ItemValue: mv})
 			}
 			it.N = len(its.Members) - it.First
@@ -333,6 +315,35 @@ func parseItems(b string) Items {
 		its.List = append(its.List, it)
 	}
 	return its
+}
+
+// lenField reads a 4-byte little-endian length at b[i:] and that many
+// bytes, and where the next field starts.
+func lenField(b string, i int) (string, int, bool) {
+	if i+4 > len(b) {
+		return "", i, false
+	}
+	l := le32(b, i)
+	i += 4
+	if l > len(b)-i {
+		return "", i, false
+	}
+	return b[i : i+l], i + l, true
+}
+
+// itemValue reads one value of an items answer: kind, raw, text.
+func itemValue(b string, i int) (ItemValue, int, bool) {
+	if i >= len(b) {
+		return ItemValue{}, i, false
+	}
+	v := ItemValue{Kind: b[i]}
+	raw, i, ok := lenField(b, i+1)
+	if !ok {
+		return v, i, false
+	}
+	text, i, ok := lenField(b, i)
+	v.Raw, v.Text = raw, text
+	return v, i, ok
 }
 
 // SchemaError is one field-level problem found by Validate.
