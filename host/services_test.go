@@ -68,7 +68,7 @@ func TestServices(t *testing.T) {
 	if !reflect.DeepEqual(got.Hash, []any{base64.StdEncoding.EncodeToString(raw[:]), true, false}) {
 		t.Errorf("hash = %v, want %x, true, false", got.Hash, raw)
 	}
-	if want := []any{"{", 1.0, "{", []any{`title=s"Q3"|Q3`, "spaceId=#7|7"}}; !reflect.DeepEqual(got.Items, want) {
+	if want := []any{"[", 1.0, "{", []any{`title=s"Q3"|Q3`, "spaceId=#7|7"}}; !reflect.DeepEqual(got.Items, want) {
 		t.Errorf("items = %v, want %v", got.Items, want)
 	}
 	if got.Canonical != `{"a":[1,2.5],"b":1}` {
