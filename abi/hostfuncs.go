@@ -32,6 +32,8 @@ const (
 	FuncDigest    = "digest"    // (path, buf) -> i64: DigestSize bytes of SHA-256
 	FuncWalk      = "walk"      // (path, limit, buf) -> i64: kind, size and distinct scalar leaves
 	FuncCanonical = "canonical" // (path, buf) -> i64: the canonical JSON digest hashes
+	FuncHash      = "hash"      // (path, buf) -> i64: DigestSize bytes of SHA-256 of the raw text
+	FuncItems     = "items"     // (path, limit, buf) -> i64: each item's kind, text and members
 )
 
 // HostFuncs are the names of all of ImportModule's functions, in the order
@@ -39,7 +41,7 @@ const (
 var HostFuncs = []string{
 	FuncSuccess, FuncFailed, FuncRejected, FuncDeferred, FuncPass, FuncEffect,
 	FuncNow, FuncRandom, FuncLog,
-	FuncQuery, FuncValidate, FuncDigest, FuncWalk, FuncCanonical,
+	FuncQuery, FuncValidate, FuncDigest, FuncWalk, FuncCanonical, FuncHash, FuncItems,
 }
 
 // The exports a direct-ABI guest provides, besides the WASI reactor's

@@ -57,7 +57,10 @@ func TestAppendJSONString(t *testing.T) {
 // FuzzAppendJSONString checks the bytes against encoding/json in both
 // modes.
 func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "a\"b", "\x00\b\f\n", "<&>", "\xff\xfe", "\u2028", "市场部"} {
+	for _, s := range []string{"", "a\"b", "\x00\b\f\n", "<&>", "\xff\xfe", "\u2028", "市场部",
+		// long runs, each kind of byte at every position of a word
+		"plain ASCII text of some length, then \" and \\ and <b>&amp;</b>, a \x1f, a \x7f and 中文 and \xff ok",
+		"01234567\x0089abcdef", "0123456\"89abcdef", "012345678\\abcdef", "01234567<>&9abcdef\u2029xyzxyzxyz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -49,6 +49,10 @@ func (x Extraction) Entities() []Entity {
 // extracts. The extraction's values are read in resp's own bytes, not
 // copied: resp must not change while the extraction is in use.
 func (t *Tool) Extract(args, resp []byte) Extraction {
+	return t.extract(args, resp, true)
+}
+
+func (t *Tool) extract(args, resp []byte, entities bool) Extraction {
 	if t == nil || len(t.Extracts) == 0 {
 		return Extraction{Empty: emptyShape(resp)}
 	}
@@ -60,7 +64,7 @@ func (t *Tool) Extract(args, resp []byte) Extraction {
 	for _, ex := range t.Extracts {
 		r := getDotView(resp, ex.Path)
 		it := ExtractResult{Key: ex.Key, Path: ex.Path, Value: r, Count: count(r, ex.Fields)}
-		if ex.Entity != nil {
+		if ex.Entity != nil && entities {
 			it.Entities = ex.Entity.entities(r, base, it.Count)
 		}
 		if it.Count > 0 {
@@ -121,68 +125,282 @@ func (e *EntitySpec) Entities(value []byte) []Entity {
 // entities builds the entities of r; n is how many items r holds when the
 // caller counted them (0 when not), the room made for them at once.
 func (e *EntitySpec) entities(r gjson.Result, base gjson.Result, n int) []Entity {
-	if e == nil || !r.Exists() {
-		return nil
-	}
 	var out []Entity
 	if n > 0 && r.IsArray() {
 		out = make([]Entity, 0, n)
 	}
-	var f entityFields
-	put := func(k, v gjson.Result) bool {
-		f.set(k.Str, v)
-		return true
-	}
 	// raw holds the attribute values of every entity, each a slice of it
 	// capped at its own end, so that one allocation serves them all.
 	var raw []byte
-	each := func(it gjson.Result) {
-		f.reset()
-		if base.IsObject() {
-			base.ForEach(put)
+	e.each(r, base, func(f *EntityFields) {
+		ent := Entity{Type: f.Type, ID: f.ID, Name: f.Name, Attrs: make(map[string]json.RawMessage, len(f.Attrs))}
+		if f.IDJSON != "" {
+			ent.IDJSON = json.RawMessage(f.IDJSON)
 		}
+		for _, a := range f.Attrs {
+			if cap(raw)-len(raw) < len(a.Raw) {
+				raw = make([]byte, 0, max(len(a.Raw), 2*cap(raw), 256))
+			}
+			start := len(raw)
+			raw = append(raw, a.Raw...)
+			ent.Attrs[a.Key] = json.RawMessage(raw[start:len(raw):len(raw)])
+		}
+		out = append(out, ent)
+	})
+	return out
+}
+
+// EntityFields is one entity as EachEntity gives it, before it becomes an
+// Entity: its id's text and, when the id is not a string (a number or a
+// boolean), its JSON; its name ("" when it has none); its attributes (the
+// simple-valued fields other than id and name, in the order they first
+// appear, each with its raw JSON).
+type EntityFields struct {
+	Type   string
+	ID     string
+	IDJSON string
+	Name   string
+	Attrs  []EntityAttr
+}
+
+// EntityAttr is one attribute of EntityFields.
+type EntityAttr struct {
+	Key string
+	Raw string
+}
+
+// ExtractValues is Extract without the entities (every
+// ExtractResult.Entities nil): EachEntity gives them to a caller that
+// encodes them itself, without an Entity and its map per entity.
+func (t *Tool) ExtractValues(args, resp []byte) Extraction {
+	return t.extract(args, resp, false)
+}
+
+// ExtractFound is ExtractValues for a caller that looks each extract's
+// value up itself (a guest asking its host, which scans the response
+// natively, instead of scanning it inside the guest): found(i) is the
+// value GetDot finds at t.Extracts[i].Path of resp and, when it is an
+// array, its number of items.
+func (t *Tool) ExtractFound(resp []byte, found func(i int) (gjson.Result, int)) Extraction {
+	if t == nil || len(t.Extracts) == 0 {
+		return Extraction{Empty: emptyShape(resp)}
+	}
+	x := Extraction{Empty: true}
+	for i, ex := range t.Extracts {
+		r, items := found(i)
+		it := ExtractResult{Key: ex.Key, Path: ex.Path, Value: r}
+		if r.IsArray() {
+			it.Count = items
+		} else {
+			it.Count = count(r, ex.Fields)
+		}
+		if it.Count > 0 {
+			x.Empty = false
+		}
+		x.Items = append(x.Items, it)
+	}
+	return x
+}
+
+// EachEntity calls fn with every entity Extract would list for x (the
+// extraction of the same arguments and response by this tool), in the same
+// order and with the same fields. f and its Attrs are reused between calls.
+func (t *Tool) EachEntity(args []byte, x Extraction, fn func(f *EntityFields)) {
+	t.EachEntityOf(args, x, nil, fn)
+}
+
+// ItemList is an extract's value item by item as a host lists it (an
+// array's items, or the value itself when it is not an array; abi/guest's
+// Items answers one): each item's kind ('n' null, 'f', 't', '#' number, 's'
+// string, '[' array, '{' object), raw JSON and text (a string unescaped,
+// another scalar as gjson's String gives it), and an object's members.
+type ItemList interface {
+	Len() int
+	Item(i int) (kind byte, raw, text string)
+	EachMember(i int, fn func(key string, kind byte, raw, text string))
+}
+
+// EachEntityOf is EachEntity for a caller whose host lists the items of
+// extract i's value (list(i), ok false to read the value from x instead),
+// so that the records are not parsed again to find their fields. The rule
+// is the same; only where the fields come from differs.
+func (t *Tool) EachEntityOf(args []byte, x Extraction, list func(i int) (ItemList, bool), fn func(f *EntityFields)) {
+	if t == nil {
+		return
+	}
+	var base gjson.Result
+	if t.IsWrite() {
+		base = gjson.ParseBytes(args)
+	}
+	for i, ex := range t.Extracts {
+		if ex.Entity == nil || i >= len(x.Items) {
+			continue
+		}
+		if list != nil {
+			if l, ok := list(i); ok {
+				ex.Entity.eachListed(l, base, fn)
+				continue
+			}
+		}
+		ex.Entity.each(x.Items[i].Value, base, fn)
+	}
+}
+
+// each is the entity rule (§8) over a gjson value: the entities of r, a
+// WRITE tool's arguments base merged under each (the value wins), given to
+// fn one by one.
+func (e *EntitySpec) each(r gjson.Result, base gjson.Result, fn func(f *EntityFields)) {
+	if e == nil || !r.Exists() {
+		return
+	}
+	b := e.builder(base, fn)
+	item := func(it gjson.Result) {
+		b.start()
 		switch {
 		case it.IsObject():
-			it.ForEach(put)
+			it.ForEach(b.put)
 		case it.IsArray() || it.Type == gjson.Null:
 			return
 		case e.Scalar != "":
-			f.set(e.Scalar, it)
+			b.f.set(e.Scalar, gjsonValue(it))
 		default:
 			return
 		}
-		id := f.get(e.ID)
-		if !hasValue(id) || id.IsObject() || id.IsArray() {
-			return
-		}
-		ent := Entity{Type: e.Type, ID: id.String(), Attrs: make(map[string]json.RawMessage, len(f.kv))}
-		if id.Type != gjson.String {
-			ent.IDJSON = json.RawMessage(id.Raw)
-		}
-		if n := f.get(e.Name); hasValue(n) && !n.IsObject() && !n.IsArray() {
-			ent.Name = n.String()
-		}
-		for _, kv := range f.kv {
-			k, v := kv.k, kv.v
-			if k == e.ID || k == e.Name || v.IsObject() || v.IsArray() || !v.Exists() {
-				continue
-			}
-			if cap(raw)-len(raw) < len(v.Raw) {
-				raw = make([]byte, 0, max(len(v.Raw), 2*cap(raw), 256))
-			}
-			start := len(raw)
-			raw = append(raw, v.Raw...)
-			ent.Attrs[k] = json.RawMessage(raw[start:len(raw):len(raw)])
-		}
-		out = append(out, ent)
+		b.finish()
 	}
 	if r.IsArray() {
-		r.ForEach(func(_, it gjson.Result) bool { each(it); return true })
+		r.ForEach(func(_, it gjson.Result) bool { item(it); return true })
 	} else {
-		each(r)
+		item(r)
 	}
-	return out
 }
+
+// eachListed is each over a host's list of the value's items.
+func (e *EntitySpec) eachListed(l ItemList, base gjson.Result, fn func(f *EntityFields)) {
+	if e == nil {
+		return
+	}
+	b := e.builder(base, fn)
+	for i := range l.Len() {
+		kind, raw, text := l.Item(i)
+		b.start()
+		switch {
+		case kind == '{':
+			l.EachMember(i, b.putListed)
+		case kind == '[' || kind == 'n' || kind == 0:
+			continue
+		case e.Scalar != "":
+			b.f.set(e.Scalar, fieldValue{kind: kind, raw: raw, text: text})
+		default:
+			continue
+		}
+		b.finish()
+	}
+}
+
+// entityBuilder applies the rule to one item's fields at a time.
+type entityBuilder struct {
+	e         *EntitySpec
+	base      gjson.Result
+	f         entityFields
+	ef        EntityFields
+	fn        func(*EntityFields)
+	put       func(k, v gjson.Result) bool
+	putListed func(key string, kind byte, raw, text string)
+}
+
+func (e *EntitySpec) builder(base gjson.Result, fn func(*EntityFields)) *entityBuilder {
+	b := &entityBuilder{e: e, base: base, fn: fn, ef: EntityFields{Type: e.Type}}
+	b.put = func(k, v gjson.Result) bool {
+		b.f.set(k.Str, gjsonValue(v))
+		return true
+	}
+	b.putListed = func(key string, kind byte, raw, text string) {
+		b.f.set(key, fieldValue{kind: kind, raw: raw, text: text})
+	}
+	return b
+}
+
+// start begins an item: the WRITE tool's arguments first.
+func (b *entityBuilder) start() {
+	b.f.reset()
+	if b.base.IsObject() {
+		b.base.ForEach(b.put)
+	}
+}
+
+// finish makes the item's fields an entity when its id has a simple value.
+func (b *entityBuilder) finish() {
+	e, ef := b.e, &b.ef
+	id := b.f.get(e.ID)
+	if !id.has() || !id.simple() {
+		return
+	}
+	ef.ID, ef.IDJSON, ef.Name, ef.Attrs = id.String(), "", "", ef.Attrs[:0]
+	if id.kind != 's' {
+		ef.IDJSON = id.raw
+	}
+	if n := b.f.get(e.Name); n.has() && n.simple() {
+		ef.Name = n.String()
+	}
+	for _, kv := range b.f.kv {
+		k, v := kv.k, kv.v
+		if k == e.ID || k == e.Name || v.kind == 0 || !v.simple() {
+			continue
+		}
+		ef.Attrs = append(ef.Attrs, EntityAttr{k, v.raw})
+	}
+	b.fn(ef)
+}
+
+// fieldValue is what the entity rule reads of a field's value: its kind
+// (as ItemList's, 0 for none), raw JSON and text, from gjson (the text read
+// when asked) or from a host's list.
+type fieldValue struct {
+	kind  byte
+	raw   string
+	text  string
+	r     gjson.Result
+	fromR bool
+}
+
+func gjsonValue(r gjson.Result) fieldValue {
+	v := fieldValue{raw: r.Raw, r: r, fromR: true}
+	switch {
+	case !r.Exists():
+	case r.IsObject():
+		v.kind = '{'
+	case r.IsArray():
+		v.kind = '['
+	case r.Type == gjson.Null:
+		v.kind = 'n'
+	case r.Type == gjson.False:
+		v.kind = 'f'
+	case r.Type == gjson.True:
+		v.kind = 't'
+	case r.Type == gjson.Number:
+		v.kind = '#'
+	default:
+		v.kind = 's'
+	}
+	return v
+}
+
+// String is the value's text (gjson's String).
+func (v fieldValue) String() string {
+	if v.fromR {
+		return v.r.String()
+	}
+	return v.text
+}
+
+// has is hasValue: present, not null and not the empty string.
+func (v fieldValue) has() bool {
+	return v.kind != 0 && v.kind != 'n' && !(v.kind == 's' && v.String() == "")
+}
+
+// simple is a value that is neither an object nor an array.
+func (v fieldValue) simple() bool { return v.kind != '{' && v.kind != '[' }
 
 // entityFields are the fields of one entity in the order they first
 // appear, a later value of a key replacing the earlier: a slice searched
@@ -194,7 +412,7 @@ type entityFields struct {
 
 type entityField struct {
 	k string
-	v gjson.Result
+	v fieldValue
 }
 
 // linearFields is how many fields are searched in order before the index
@@ -221,7 +439,7 @@ func (f *entityFields) find(k string) int {
 	return -1
 }
 
-func (f *entityFields) set(k string, v gjson.Result) {
+func (f *entityFields) set(k string, v fieldValue) {
 	if i := f.find(k); i >= 0 {
 		f.kv[i].v = v
 		return
@@ -238,9 +456,9 @@ func (f *entityFields) set(k string, v gjson.Result) {
 	}
 }
 
-func (f *entityFields) get(k string) gjson.Result {
+func (f *entityFields) get(k string) fieldValue {
 	if i := f.find(k); i >= 0 {
 		return f.kv[i].v
 	}
-	return gjson.Result{}
+	return fieldValue{}
 }

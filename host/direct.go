@@ -91,6 +91,8 @@ var directHostFuncs = map[string]struct {
 	abi.FuncDigest:    {hostDigest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 	abi.FuncWalk:      {hostWalk, []api.ValueType{i32, i32, i32, i32, i32}, []api.ValueType{i64}},
 	abi.FuncCanonical: {hostCanonical, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncHash:      {hostHash, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncItems:     {hostItems, []api.ValueType{i32, i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
 func instantiateDirectHost(ctx context.Context, rt wazero.Runtime) error {

@@ -13,13 +13,15 @@ import (
 	"github.com/agentwarden/warden/internal/services"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
+	"github.com/tidwall/gjson"
 )
 
 // Host primitives: general-purpose reads a guest asks the host to do on the
 // request of the call in progress — path query and exists (query), JSON
 // Schema validation (validate), the canonical JSON of a value and its
-// digest (canonical, digest) and one walk over a value's leaves (walk). They
-// decide nothing: the rules of the spec are decided inside the plugins, so
+// digest (canonical, digest), the hash of a value's raw text (hash), one
+// walk over a value's leaves (walk) and the members of a value's items
+// (items). They decide nothing: the rules of the spec are decided inside the plugins, so
 // that swapping a plugin can change any of them. Each reads only the request
 // of the call in progress, so it grants nothing new. docs/ABI.md documents
 // their signatures and encodings.
@@ -230,9 +232,10 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 // length protocol is query's: with bufCap < 32 nothing is written and 32 is
 // returned.
 func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
-	pathAnswer(ctx, m, stack, "d", func(canonical []byte) []byte {
-		sum := sha256.Sum256(canonical)
-		return sum[:]
+	pathAnswer(ctx, m, stack, "d", func(st *callState, v gjson.Result) ([]byte, bool) {
+		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
+		sum := sha256.Sum256(services.Canonical(v))
+		return sum[:], true
 	})
 }
 
@@ -241,14 +244,32 @@ func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
 // nothing), the form digest hashes; see services.Canonical. The length
 // protocol is query's.
 func hostCanonical(ctx context.Context, m api.Module, stack []uint64) {
-	pathAnswer(ctx, m, stack, "c", func(canonical []byte) []byte { return canonical })
+	pathAnswer(ctx, m, stack, "c", func(st *callState, v gjson.Result) ([]byte, bool) {
+		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
+		return services.Canonical(v), true
+	})
 }
 
-// pathAnswer answers digest and canonical, whose arguments are
-// (pathPtr, pathLen, bufPtr, bufCap): the canonical JSON of the value at a
-// gjson path of the request, made into the answer by form, which is
-// cached per call under kind and the path.
-func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, form func([]byte) []byte) {
+// hash(pathPtr, pathLen, bufPtr, bufCap) -> i64: the SHA-256 of the raw
+// text of the value at a gjson path of the request, exactly as the request
+// holds it, as 32 raw bytes; abi.AnswerNotFound when the path matches
+// nothing. The length protocol is digest's.
+func hostHash(ctx context.Context, m api.Module, stack []uint64) {
+	pathAnswer(ctx, m, stack, "h", func(st *callState, v gjson.Result) ([]byte, bool) {
+		if !v.Exists() {
+			return nil, false
+		}
+		st.charge(len(v.Raw)) // gjson's result; the hash reads it in place
+		sum := sha256.Sum256([]byte(v.Raw))
+		return sum[:], true
+	})
+}
+
+// pathAnswer answers digest, canonical and hash, whose arguments are
+// (pathPtr, pathLen, bufPtr, bufCap): the value at a gjson path of the
+// request, made into the answer by form (which charges what it spends and
+// says whether there is one), cached per call under kind and the path.
+func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, form func(*callState, gjson.Result) ([]byte, bool)) {
 	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
@@ -264,18 +285,21 @@ func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, 
 		return
 	}
 	var refused error
-	out, _ := st.cached(kind+"\x00"+string(pb), func() ([]byte, bool) {
+	out, found := st.cached(kind+"\x00"+string(pb), func() ([]byte, bool) {
 		st.charge(len(pb))
 		v, err := services.Query(st.req, string(pb))
 		if err != nil {
 			refused = err
 			return nil, false
 		}
-		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
-		return form(services.Canonical(v)), true
+		return form(st, v)
 	})
 	if refused != nil {
 		stack[0] = refuse(st, refused)
+		return
+	}
+	if !found {
+		stack[0] = serviceNotFound
 		return
 	}
 	stack[0] = answer(ctx, st, m, out, uint32(stack[2]), uint32(stack[3]))
@@ -287,6 +311,29 @@ func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, 
 // services.MaxWalkLeaves); see services.Walk for the encoding. The length
 // protocol is query's.
 func hostWalk(ctx context.Context, m api.Module, stack []uint64) {
+	limitedAnswer(ctx, m, stack, "w", services.MaxWalkLeaves, func(st *callState, v gjson.Result, limit int) []byte {
+		st.charge(2 * len(v.Raw)) // gjson's result, the walk's set of leaves
+		return services.WalkValue(v, limit)
+	})
+}
+
+// items(pathPtr, pathLen, limit, bufPtr, bufCap) -> i64: the kind, raw
+// text, text and members of each item of the value at a gjson path of the
+// request (at most limit items, capped at services.MaxItems); see
+// services.Items for the encoding. The length protocol is query's.
+func hostItems(ctx context.Context, m api.Module, stack []uint64) {
+	limitedAnswer(ctx, m, stack, "i", services.MaxItems, func(st *callState, v gjson.Result, limit int) []byte {
+		st.charge(len(v.Raw)) // gjson's result
+		return services.ItemsValue(v, limit)
+	})
+}
+
+// limitedAnswer answers walk and items, whose arguments are
+// (pathPtr, pathLen, limit, bufPtr, bufCap): the value at a gjson path of
+// the request made into the answer by form under a limit capped at most,
+// the answer charged and cached per call under kind, the limit and the
+// path.
+func limitedAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, most uint32, form func(*callState, gjson.Result, int) []byte) {
 	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
@@ -301,8 +348,8 @@ func hostWalk(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = serviceBadArgs
 		return
 	}
-	limit := min(uint32(stack[2]), services.MaxWalkLeaves)
-	key := "w\x00" + strconv.FormatUint(uint64(limit), 10) + "\x00" + string(pb)
+	limit := min(uint32(stack[2]), most)
+	key := kind + "\x00" + strconv.FormatUint(uint64(limit), 10) + "\x00" + string(pb)
 	var refused error
 	out, _ := st.cached(key, func() ([]byte, bool) {
 		st.charge(len(pb))
@@ -311,9 +358,7 @@ func hostWalk(ctx context.Context, m api.Module, stack []uint64) {
 			refused = err
 			return nil, false
 		}
-		// gjson's result, the walk's set of leaves and the answer
-		st.charge(2 * len(v.Raw))
-		out := services.WalkValue(v, int(limit))
+		out := form(st, v, int(limit))
 		st.charge(len(out))
 		return out, true
 	})

@@ -2,6 +2,8 @@ package host_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"reflect"
@@ -13,7 +15,7 @@ import (
 )
 
 // TestServices checks the host primitives as a guest sees them (query,
-// exists, digest, canonical, validate, walk), against the same primitives called in-process.
+// exists, digest, canonical, hash, validate, walk, items), against the same primitives called in-process.
 func TestServices(t *testing.T) {
 	t.Parallel()
 	h := newHost(t)
@@ -37,6 +39,8 @@ func TestServices(t *testing.T) {
 		Walk      []any
 		WalkNone  int
 		Canonical string
+		Hash      []any
+		Items     []any
 	}
 	if err := json.Unmarshal(v.Observation.Data, &got); err != nil {
 		t.Fatal(err)
@@ -58,6 +62,14 @@ func TestServices(t *testing.T) {
 	}
 	if got.BadSchema == "" {
 		t.Error("an invalid schema validated")
+	}
+	// hash: the raw text as the request holds it, not its canonical form.
+	raw := sha256.Sum256([]byte(`{"title":"Q3","spaceId":7}`))
+	if !reflect.DeepEqual(got.Hash, []any{base64.StdEncoding.EncodeToString(raw[:]), true, false}) {
+		t.Errorf("hash = %v, want %x, true, false", got.Hash, raw)
+	}
+	if want := []any{"[", 1.0, "{", []any{`title=s"Q3"|Q3`, "spaceId=#7|7"}}; !reflect.DeepEqual(got.Items, want) {
+		t.Errorf("items = %v, want %v", got.Items, want)
 	}
 	if got.Canonical != `{"a":[1,2.5],"b":1}` {
 		t.Errorf("canonical = %s", got.Canonical)

@@ -30,7 +30,8 @@
 // the plugin can change it without a new host. The host offers a few
 // general primitives (docs/ABI.md) that are cheaper natively: Get and Has
 // evaluate a path and copy in only the result, Validate checks a JSON
-// Schema, Digest hashes a value's canonical JSON without copying it in,
+// Schema, Digest hashes a value's canonical JSON and Hash its raw text
+// without copying it in,
 // Walk answers a value's size and distinct leaf values in one pass. A
 // guest that walks much of the envelope (a tool's contract, a state view)
 // reads Raw with gjson itself; the first-party guards do, and memoise what
@@ -68,7 +69,9 @@ type reporter interface {
 	exists(path string) bool
 	validate(schemaPath, docPath string) []byte
 	digest(path string, out *[DigestSize]byte)
+	hash(path string, out *[DigestSize]byte) bool
 	walk(path string, limit int) string
+	items(path string, limit int) string
 	canonical(path string) []byte
 }
 
@@ -119,6 +122,17 @@ func (c *Call) Digest(path string) [DigestSize]byte {
 	var out [DigestSize]byte
 	c.r.digest(path, &out)
 	return out
+}
+
+// Hash is the SHA-256 of the raw text of the value at a gjson path of the
+// envelope, exactly as the envelope holds it (not its canonical form: a
+// tool's response hashed as it arrived), and false when the path matches
+// nothing. The path is bounded as Get's. The host computes it natively; the
+// value is not copied into the guest.
+func (c *Call) Hash(path string) ([DigestSize]byte, bool) {
+	var out [DigestSize]byte
+	ok := c.r.hash(path, &out)
+	return out, ok
 }
 
 // Canonical is the canonical JSON (package canonical) of the value at a
@@ -202,6 +216,134 @@ func parseWalked(b string) Walked {
 		i += l
 	}
 	return w
+}
+
+// Items lists the items of the value at a gjson path of the envelope
+// (bounded as Get's) — an array's items, or the value itself when it is not
+// an array —, each with its kind, raw JSON, text and, for an object, its
+// members, at most limit of them (capped at 10,000). The host parses the
+// value: a guest reading records field by field reads them from one answer
+// instead of parsing them itself; keys, raw texts and texts are substrings
+// of the answer.
+func (c *Call) Items(path string, limit int) Items {
+	return parseItems(c.r.items(path, limit))
+}
+
+// MaxItems is the most items Call.Items lists.
+const MaxItems = 10000
+
+// Items is what Call.Items answers.
+type Items struct {
+	// Kind is the value's kind (WalkMissing when the path matches nothing).
+	Kind byte
+	// List are the items.
+	List []Item
+	// Members holds every item's members, each item's a run of it.
+	Members []Member
+}
+
+// Item is one item of Items.
+type Item struct {
+	ItemValue
+	// First and N are where the item's members are in Items.Members (N is
+	// 0 for an item that is not an object).
+	First, N int
+}
+
+// Member is one member of an object item.
+type Member struct {
+	Key string
+	ItemValue
+}
+
+// ItemValue is a value of Items: its kind (WalkNull … WalkObject), its raw
+// JSON as the envelope holds it and its text (a string unescaped, an
+// integer as written, another number in its shortest decimal form, true or
+// false); Raw and Text are empty for an array or an object, Text for null.
+type ItemValue struct {
+	Kind      byte
+	Raw, Text string
+}
+
+// MembersOf are the members of the i-th item.
+func (its *Items) MembersOf(i int) []Member {
+	it := its.List[i]
+	return its.Members[it.First : it.First+it.N]
+}
+
+// parseItems decodes the items answer (docs/ABI.md, "items"); a cut or
+// corrupted answer ends the list where it stops making sense.
+func parseItems(b string) Items {
+	if len(b) < 5 {
+		return Items{}
+	}
+	its := Items{Kind: b[0]}
+	n := le32(b, 1)
+	i := 5
+	// an item takes at least 9 bytes, a member 14 (the members grow past
+	// a first guess rather than reserving for the most the answer could
+	// hold)
+	its.List = make([]Item, 0, min(n, len(b)/9))
+	its.Members = make([]Member, 0, min(len(b)/14, 256))
+	for len(its.List) < n {
+		v, next, ok := itemValue(b, i)
+		if !ok {
+			break
+		}
+		i = next
+		it := Item{ItemValue: v, First: len(its.Members)}
+		if v.Kind == WalkObject {
+			if i+4 > len(b) {
+				break
+			}
+			m := le32(b, i)
+			i += 4
+			for range m {
+				k, next, ok := lenField(b, i)
+				if !ok {
+					break
+				}
+				mv, next, ok := itemValue(b, next)
+				if !ok {
+					break
+				}
+				i = next
+				its.Members = append(its.Members, Member{Key: k, ItemValue: mv})
+			}
+			it.N = len(its.Members) - it.First
+		}
+		its.List = append(its.List, it)
+	}
+	return its
+}
+
+// lenField reads a 4-byte little-endian length at b[i:] and that many
+// bytes, and where the next field starts.
+func lenField(b string, i int) (string, int, bool) {
+	if i+4 > len(b) {
+		return "", i, false
+	}
+	l := le32(b, i)
+	i += 4
+	if l > len(b)-i {
+		return "", i, false
+	}
+	return b[i : i+l], i + l, true
+}
+
+// itemValue reads one value of an items answer: kind, raw, text.
+func itemValue(b string, i int) (ItemValue, int, bool) {
+	if i >= len(b) {
+		return ItemValue{}, i, false
+	}
+	v := ItemValue{Kind: b[i]}
+	raw, i, ok := lenField(b, i+1)
+	if !ok {
+		return v, i, false
+	}
+	text, i, ok := lenField(b, i)
+	v.Raw, v.Text = raw, text
+	return v, i, ok
 }
 
 // SchemaError is one field-level problem found by Validate.

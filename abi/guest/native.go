@@ -203,6 +203,15 @@ func (r nativeReporter) digest(path string, out *[DigestSize]byte) {
 	*out = services.DigestIn(r.n.ctx, v, r.n.members.Stable())
 }
 
+func (r nativeReporter) hash(path string, out *[DigestSize]byte) bool {
+	v, ok := r.get(path)
+	if !ok || !v.Exists() {
+		return false
+	}
+	*out = sha256.Sum256([]byte(v.Raw))
+	return true
+}
+
 func (r nativeReporter) canonical(path string) []byte {
 	v, ok := r.get(path)
 	if !ok {
@@ -220,6 +229,15 @@ func (r nativeReporter) walk(path string, limit int) string {
 	}
 	out := services.WalkValue(v, limit) // fresh, and only read from here on
 	return unsafe.String(unsafe.SliceData(out), len(out))
+}
+
+func (r nativeReporter) items(path string, limit int) string {
+	out, err := services.Items(r.n.req, path, limit)
+	if err != nil {
+		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+		return ""
+	}
+	return string(out)
 }
 
 func (r nativeReporter) log(_ int32, msg string) {

@@ -44,11 +44,17 @@ func hostQuery(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap u
 //go:wasmimport warden digest
 func hostDigest(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
+//go:wasmimport warden hash
+func hostHash(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
+
 //go:wasmimport warden canonical
 func hostCanonical(path unsafe.Pointer, pathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
 
 //go:wasmimport warden walk
 func hostWalk(path unsafe.Pointer, pathLen uint32, limit uint32, buf unsafe.Pointer, bufCap uint32) int64
+
+//go:wasmimport warden items
+func hostItems(path unsafe.Pointer, pathLen uint32, limit uint32, buf unsafe.Pointer, bufCap uint32) int64
 
 //go:wasmimport warden validate
 func hostValidate(schemaPath unsafe.Pointer, schemaPathLen uint32, docPath unsafe.Pointer, docPathLen uint32, buf unsafe.Pointer, bufCap uint32) int64
@@ -218,11 +224,31 @@ func (wasmReporter) digest(path string, out *[DigestSize]byte) {
 	hostDigest(p, pl, unsafe.Pointer(out), DigestSize)
 }
 
+func (wasmReporter) hash(path string, out *[DigestSize]byte) bool {
+	p, pl := sp(path)
+	return hostHash(p, pl, unsafe.Pointer(out), DigestSize) == DigestSize
+}
+
 func (wasmReporter) walk(path string, limit int) string {
 	p, pl := sp(path)
 	for {
 		b, n := bp(svcBuf)
 		got := hostWalk(p, pl, uint32(max(limit, 0)), b, n)
+		switch {
+		case got < 0:
+			return ""
+		case got <= int64(len(svcBuf)):
+			return string(svcBuf[:got])
+		}
+		svcBuf = make([]byte, got)
+	}
+}
+
+func (wasmReporter) items(path string, limit int) string {
+	p, pl := sp(path)
+	for {
+		b, n := bp(svcBuf)
+		got := hostItems(p, pl, uint32(max(limit, 0)), b, n)
 		switch {
 		case got < 0:
 			return ""

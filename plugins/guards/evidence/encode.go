@@ -1,10 +1,13 @@
 package evidence
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/contract"
 )
 
 // The evidence item is written by hand rather than by encoding/json: its
@@ -16,8 +19,10 @@ import (
 // the host only builds from valid JSON, so they need compacting, not
 // validating.
 
-// appendItem appends it as abi.Marshal encodes an abi.EvidenceItem.
-func appendItem(b []byte, it *abi.EvidenceItem) []byte {
+// appendItem appends it as abi.Marshal encodes an abi.EvidenceItem. With
+// compact, its payload and extracts are compact JSON already and are
+// copied as they are.
+func appendItem(b []byte, it *abi.EvidenceItem, compact bool) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, it.ID)
 	b = append(b, `,"sourceType":`...)
@@ -65,7 +70,7 @@ func appendItem(b []byte, it *abi.EvidenceItem) []byte {
 			}
 			b = appendString(b, k)
 			b = append(b, ':')
-			b = appendCompact(b, it.Extracts[k], false, -1)
+			b = appendRaw(b, it.Extracts[k], compact)
 		}
 		b = append(b, '}')
 	}
@@ -93,20 +98,21 @@ func appendItem(b []byte, it *abi.EvidenceItem) []byte {
 	}
 	if len(it.Payload) > 0 {
 		b = append(b, `,"payload":`...)
-		b = appendCompact(b, it.Payload, false, -1)
+		b = appendRaw(b, it.Payload, compact)
 	}
 	return append(b, '}')
 }
 
-// appendEntity appends e as abi.Marshal encodes an abi.Entity.
-func appendEntity(b []byte, e *abi.Entity) []byte {
+// appendEntity appends e as abi.Marshal encodes an abi.Entity; with
+// compact, its raw values are compact JSON already.
+func appendEntity(b []byte, e *abi.Entity, compact bool) []byte {
 	b = append(b, `{"type":`...)
 	b = appendString(b, e.Type)
 	b = append(b, `,"id":`...)
 	b = appendString(b, e.ID)
 	if len(e.IDJSON) > 0 {
 		b = append(b, `,"idJson":`...)
-		b = appendCompact(b, e.IDJSON, false, -1)
+		b = appendRaw(b, e.IDJSON, compact)
 	}
 	if e.Name != "" {
 		b = append(b, `,"name":`...)
@@ -120,7 +126,7 @@ func appendEntity(b []byte, e *abi.Entity) []byte {
 			}
 			b = appendString(b, k)
 			b = append(b, ':')
-			b = appendCompact(b, e.Attrs[k], false, -1)
+			b = appendRaw(b, e.Attrs[k], compact)
 		}
 		b = append(b, '}')
 	}
@@ -129,6 +135,56 @@ func appendEntity(b []byte, e *abi.Entity) []byte {
 		b = appendString(b, e.TaskID)
 	}
 	return append(b, '}')
+}
+
+// appendEntityFields appends the entity f as appendEntity appends the
+// abi.Entity the contract makes of it (contract.Extract): the id as its
+// text and, when it is not a string, its JSON; the name when there is one;
+// the attributes in key order. It sorts f.Attrs.
+func appendEntityFields(b []byte, f *contract.EntityFields, compact bool) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, f.Type)
+	b = append(b, `,"id":`...)
+	b = appendString(b, f.ID)
+	if f.IDJSON != "" {
+		b = append(b, `,"idJson":`...)
+		b = appendRawString(b, f.IDJSON, compact)
+	}
+	if f.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendString(b, f.Name)
+	}
+	if len(f.Attrs) > 0 {
+		slices.SortFunc(f.Attrs, func(x, y contract.EntityAttr) int { return strings.Compare(x.Key, y.Key) })
+		b = append(b, `,"attrs":{`...)
+		for i, a := range f.Attrs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a.Key)
+			b = append(b, ':')
+			b = appendRawString(b, a.Raw, compact)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// appendRaw appends the raw JSON value v compacted, or as it is when it is
+// compact already.
+func appendRaw(b, v []byte, compact bool) []byte {
+	if compact {
+		return append(b, v...)
+	}
+	return appendCompact(b, v, false, -1)
+}
+
+// appendRawString is appendRaw for a value held in a string.
+func appendRawString(b []byte, v string, compact bool) []byte {
+	if compact {
+		return append(b, v...)
+	}
+	return appendCompact(b, []byte(v), false, -1)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -181,6 +237,17 @@ func appendCompact(b, src []byte, html bool, limit int) []byte {
 			}
 			continue
 		}
+		if !html && !escaped {
+			// Nothing inside a string changes without HTML escapes: skip
+			// to its closing quote (bytes.IndexByte is assembly in wasm,
+			// where a byte loop in Go is what costs most).
+			j := closingQuote(src, i)
+			if j < 0 {
+				break // not valid JSON: the rest is copied as it is
+			}
+			i, inString = j, false
+			continue
+		}
 		switch {
 		case escaped:
 			escaped = false
@@ -205,6 +272,27 @@ func appendCompact(b, src []byte, html bool, limit int) []byte {
 	}
 	flush(run, len(src))
 	return b
+}
+
+// closingQuote is the index of the quote that closes the string src[i:]
+// is inside of (i at or after its opening quote), or -1: the first quote
+// not escaped, that is not preceded by an odd run of backslashes.
+func closingQuote(src []byte, i int) int {
+	for {
+		j := bytes.IndexByte(src[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		j += i
+		k := j
+		for k > i && src[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
+			return j
+		}
+		i = j + 1
+	}
 }
 
 const hexDigits = "0123456789abcdef"

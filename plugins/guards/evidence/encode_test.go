@@ -34,8 +34,16 @@ func TestEncodeItem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendItem(nil, &it); !bytes.Equal(got, want) {
+		if got := appendItem(nil, &it, false); !bytes.Equal(got, want) {
 			t.Errorf("item %q:\ngot  %s\nwant %s", it.ID, got, want)
+		}
+		// Compact raw values are copied as they are, to the same bytes.
+		compact := isCompact(it.Payload)
+		for _, v := range it.Extracts {
+			compact = compact && isCompact(v)
+		}
+		if got := appendItem(nil, &it, true); compact && !bytes.Equal(got, want) {
+			t.Errorf("item %q with compact values:\ngot  %s\nwant %s", it.ID, got, want)
 		}
 	}
 }
@@ -51,8 +59,16 @@ func TestEncodeEntity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendEntity(nil, &e); !bytes.Equal(got, want) {
+		if got := appendEntity(nil, &e, false); !bytes.Equal(got, want) {
 			t.Errorf("entity %q:\ngot  %s\nwant %s", s, got, want)
+		}
+		e.Attrs = map[string]json.RawMessage{s: json.RawMessage(`{"x":"<y>"}`), "n": json.RawMessage(`1`)}
+		want, err = abi.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendEntity(nil, &e, true); !bytes.Equal(got, want) {
+			t.Errorf("entity %q with compact values:\ngot  %s\nwant %s", s, got, want)
 		}
 	}
 }
@@ -73,6 +89,12 @@ func TestCompactExcerpt(t *testing.T) {
 			t.Errorf("excerpt of %q = %q, want %q", src, got, want)
 		}
 	}
+}
+
+// isCompact reports whether raw is compact JSON (or empty).
+func isCompact(raw []byte) bool {
+	var b bytes.Buffer
+	return len(raw) == 0 || json.Compact(&b, raw) == nil && bytes.Equal(b.Bytes(), raw)
 }
 
 // compactByByte is appendCompact as first written, one byte at a time: the

@@ -67,12 +67,10 @@ func handle(c *guest.Call) {
 	if err != nil {
 		panic(err) // the host turns it into a trap: the guard fails closed
 	}
-	it, entities := e.item(c.Now().Format(time.RFC3339Nano))
-	c.Effect(abi.EffectEvidenceRegister, appendItem(make([]byte, 0, 512+2*len(e.resp)), &it))
-	if entities > 0 {
-		for _, ent := range e.entities() {
-			c.Effect(abi.EffectEntityRecord, ent)
-		}
+	it := e.item(c.Now().Format(time.RFC3339Nano))
+	c.Effect(abi.EffectEvidenceRegister, appendItem(make([]byte, 0, 512+2*len(e.resp)), &it, e.compactRaw))
+	for _, ent := range e.entities() {
+		c.Effect(abi.EffectEntityRecord, ent)
 	}
 	if !it.Truncated {
 		c.Pass(nil)

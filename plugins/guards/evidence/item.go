@@ -45,6 +45,10 @@ type call struct {
 	rawArgs  gjson.Result // bound arguments
 	args     string       // canonical bound arguments
 	x        *contract.Extraction
+	walked   []*guest.Walked // the host's walk of each extract, when it found them
+	// compactRaw is whether the response is compact JSON already, and so
+	// every raw value taken from it (set by item).
+	compactRaw bool
 }
 
 // readCall reads what the guard needs of an after-phase request.
@@ -123,38 +127,102 @@ func (e *call) evidenceID() string {
 	return "ev_" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// extraction runs the contract's extracts on the response once per call.
-func (e *call) extraction() *contract.Extraction {
-	if e.x == nil {
-		x := e.toolSpec.Extract([]byte(e.rawArgs.Raw), e.resp)
-		e.x = &x
+// hasher is a Reader whose host hashes a value's raw text (*guest.Call:
+// the hash primitive).
+type hasher interface {
+	Hash(path string) ([guest.DigestSize]byte, bool)
+}
+
+// contentHash is the hex SHA-256 of the raw response: from the host when it
+// can (SHA-256 compiled to wasm is several times slower than the host's),
+// else the guest's own.
+func (e *call) contentHash() string {
+	if h, ok := e.req.(hasher); ok {
+		if sum, ok := h.Hash(abi.FieldResponse); ok {
+			return hex.EncodeToString(sum[:])
+		}
 	}
+	sum := sha256.Sum256(e.resp)
+	return hex.EncodeToString(sum[:])
+}
+
+// extraction runs the contract's extracts on the response once per call,
+// without their entities (entities encodes them as it reads them). When the
+// host can, it finds each extract's value and walks it once (its items and
+// leaves), so the guest scans none of the response's bytes for them; the
+// contract still decides what each extract counts.
+func (e *call) extraction() *contract.Extraction {
+	if e.x != nil {
+		return e.x
+	}
+	h, ok := e.req.(hostReader)
+	if ok && e.toolSpec != nil {
+		for _, ex := range e.toolSpec.Extracts {
+			if p := responsePath(ex.Path); len(p) > guest.MaxPathBytes || strings.ContainsAny(ex.Path, pathSyntax) {
+				ok = false
+			}
+		}
+	}
+	var x contract.Extraction
+	if ok {
+		e.walked = make([]*guest.Walked, len(e.toolSpec.Extracts))
+		x = e.toolSpec.ExtractFound(e.resp, func(i int) (gjson.Result, int) {
+			p := responsePath(e.toolSpec.Extracts[i].Path)
+			w := h.Walk(p, MaxValues)
+			e.walked[i] = &w
+			if w.Kind == guest.WalkMissing {
+				return gjson.Result{}, 0
+			}
+			return h.Get(p), w.Size
+		})
+	} else {
+		x = e.toolSpec.ExtractValues([]byte(e.rawArgs.Raw), e.resp)
+	}
+	e.x = &x
 	return e.x
 }
 
+// pathSyntax is what a dot path's segment may hold that gjson reads as
+// syntax (contract.GetDot escapes it); an extract path with any of it is
+// looked up by the contract inside the guest, so that the host's path
+// cannot differ from the contract's.
+const pathSyntax = "\\|#@*?!=<>%(),:{}[]\"~'"
+
+// hostReader is a Reader whose host finds a value and walks it
+// (*guest.Call: the query and walk primitives).
+type hostReader interface {
+	walker
+	Get(path string) gjson.Result
+}
+
 // item builds the EvidenceItem of the call (the evidence.register payload),
-// retrieved at the given time (RFC 3339), and counts the entities of its
-// extracts.
-func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
+// retrieved at the given time (RFC 3339).
+func (e *call) item(retrievedAt string) abi.EvidenceItem {
 	it := abi.EvidenceItem{
 		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.args), Locator),
 		RetrievedAt: retrievedAt, ToolCallID: e.callID,
 		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(e.resp),
 	}
 	if len(e.resp) > 0 {
-		sum := sha256.Sum256(e.resp)
-		it.ContentHash = hex.EncodeToString(sum[:])
-		// Truncate decides on the first Excerpt+1 bytes, so only those
-		// are compacted.
-		it.Excerpt = contract.Truncate(appendCompact(nil, e.resp, false, Excerpt+1), Excerpt)
+		it.ContentHash = e.contentHash()
 		if len(e.resp) > e.budget {
+			// Truncate decides on the first Excerpt+1 bytes, so only those
+			// are compacted.
+			it.Excerpt = contract.Truncate(appendCompact(nil, e.resp, false, Excerpt+1), Excerpt)
 			it.Truncated = true
 			it.Payload, _ = json.Marshal(contract.Truncate(e.resp, e.budget))
+			e.compactRaw = false
 		} else {
-			it.Payload = json.RawMessage(e.resp)
+			// The response is compacted once: the payload, the excerpt (its
+			// head) and, when compacting left it as it was, every raw value
+			// taken from it (extracts, entity attributes) need no pass of
+			// their own.
+			cr := appendCompact(make([]byte, 0, len(e.resp)), e.resp, false, -1)
+			it.Excerpt = contract.Truncate(cr[:min(len(cr), Excerpt+1)], Excerpt)
+			it.Payload = json.RawMessage(cr)
+			e.compactRaw = len(cr) == len(e.resp)
 		}
 	}
-	entities := 0
 	if e.ok {
 		var l leaves
 		x := e.extraction()
@@ -163,7 +231,7 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 		if x.Empty {
 			it.Result = abi.ResultEmpty
 		}
-		for _, xi := range x.Items {
+		for i, xi := range x.Items {
 			name := xi.Key
 			if name == "" {
 				name = xi.Path
@@ -174,12 +242,11 @@ func (e *call) item(retrievedAt string) (abi.EvidenceItem, int) {
 			it.Counts[name] = xi.Count
 			if xi.Value.Exists() {
 				it.Extracts[name] = json.RawMessage(xi.Value.Raw)
-				it.Values = e.appendLeaves(&l, it.Values, xi)
+				it.Values = e.appendLeaves(&l, it.Values, i, xi)
 			}
-			entities += len(xi.Entities)
 		}
 	}
-	return it, entities
+	return it
 }
 
 // sourceType is the item's FAILURES_AND_EVIDENCE §4 source type: what the
@@ -234,18 +301,31 @@ type walker interface {
 // value in the envelope's response when it can (a guest walking the records
 // itself re-parses them leaf by leaf), and the guest keeps the rule —
 // which leaves, how they merge across extracts, how many.
-func (e *call) appendLeaves(l *leaves, out []string, xi contract.ExtractResult) []string {
+func (e *call) appendLeaves(l *leaves, out []string, i int, xi contract.ExtractResult) []string {
 	if len(out) >= MaxValues {
 		return out
 	}
-	w, ok := e.req.(walker)
-	path := responsePath(xi.Path)
-	if !ok || len(path) > guest.MaxPathBytes {
-		return l.appendLeaves(out, xi.Value)
+	var got []string
+	if i < len(e.walked) && e.walked[i] != nil {
+		got = e.walked[i].Leaves // walked when the extract was found
+	} else {
+		w, ok := e.req.(walker)
+		path := responsePath(xi.Path)
+		if !ok || len(path) > guest.MaxPathBytes {
+			return l.appendLeaves(out, xi.Value)
+		}
+		// The first MaxValues distinct leaves of each extract hold every
+		// one this extract can still add after the earlier extracts'
+		// leaves.
+		got = w.Walk(path, MaxValues).Leaves
 	}
-	// The first MaxValues distinct leaves of each extract hold every one
-	// this extract can still add after the earlier extracts' leaves.
-	for _, s := range w.Walk(path, MaxValues).Leaves {
+	if len(out) == 0 {
+		// The walk's leaves are distinct already: the first extract's are
+		// taken as they are (a later one searches them, building the set
+		// from them once there are enough).
+		return append(out, got[:min(len(got), MaxValues)]...)
+	}
+	for _, s := range got {
 		if l.has(out, s) {
 			continue
 		}
@@ -301,29 +381,75 @@ func (l *leaves) appendLeaves(out []string, r gjson.Result) []string {
 
 // entities are the entity.record payloads (abi.Entity) of the extracts with
 // an entity spec of a business-ok call; a WRITE tool's entities merge its
-// arguments under the response (§6.3). A failed call has none.
+// arguments under the response (§6.3). A failed call has none. The
+// contract's entity rule gives each entity's fields (contract.EachEntity)
+// and they are encoded as they come, without an Entity and a map of
+// attributes per entity.
 func (e *call) entities() [][]byte {
 	if !e.ok {
 		return nil
 	}
-	ents := e.extraction().Entities()
+	x := e.extraction()
+	// A WRITE tool's entities hold values of its arguments too, which the
+	// response's compactness says nothing about.
+	compact := e.compactRaw && !e.toolSpec.IsWrite()
 	// One buffer holds every payload, each a slice of it capped at its own
 	// end, instead of a buffer grown from nothing per entity.
-	out := make([][]byte, 0, len(ents))
-	buf := make([]byte, 0, len(e.resp)+128*len(ents))
-	for _, ent := range ents {
+	var out [][]byte
+	buf := make([]byte, 0, len(e.resp)+256)
+	e.toolSpec.EachEntityOf([]byte(e.rawArgs.Raw), *x, e.listItems, func(f *contract.EntityFields) {
 		start := len(buf)
-		buf = appendEntity(buf, &abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: nonEmpty(ent.Attrs)})
+		buf = appendEntityFields(buf, f, compact)
 		out = append(out, buf[start:len(buf):len(buf)])
-	}
+	})
 	return out
 }
 
-func nonEmpty(m map[string]json.RawMessage) map[string]json.RawMessage {
-	if len(m) == 0 {
-		return nil
+// listItemsBytes bounds the extract values whose items the host lists for
+// the entities: the list is about twice the value, and an answer is held to
+// the plugin's output limit; a larger value is parsed in the guest.
+const listItemsBytes = 64 << 10
+
+// listItems is the host's list of extract i's items (the items primitive),
+// when the host found the extract (extraction) and can list it whole.
+func (e *call) listItems(i int) (contract.ItemList, bool) {
+	l, ok := e.req.(itemLister)
+	if !ok || i >= len(e.walked) || e.walked[i] == nil || i >= len(e.x.Items) || len(e.x.Items[i].Value.Raw) > listItemsBytes {
+		return nil, false
 	}
-	return m
+	n := 1
+	if e.walked[i].Kind == guest.WalkArray {
+		n = e.walked[i].Size
+	}
+	if n > guest.MaxItems {
+		return nil, false
+	}
+	its := l.Items(responsePath(e.toolSpec.Extracts[i].Path), n)
+	if len(its.List) != n {
+		return nil, false // not the value the extract found
+	}
+	return itemList{&its}, true
+}
+
+// itemLister is a Reader whose host lists a value's items (*guest.Call).
+type itemLister interface {
+	Items(path string, limit int) guest.Items
+}
+
+// itemList is a host's items answer as the contract reads it.
+type itemList struct{ its *guest.Items }
+
+func (l itemList) Len() int { return len(l.its.List) }
+
+func (l itemList) Item(i int) (byte, string, string) {
+	it := l.its.List[i]
+	return it.Kind, it.Raw, it.Text
+}
+
+func (l itemList) EachMember(i int, fn func(key string, kind byte, raw, text string)) {
+	for _, m := range l.its.MembersOf(i) {
+		fn(m.Key, m.Kind, m.Raw, m.Text)
+	}
 }
 
 // truncated is the observation of a response over the budget: the result's

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ func TestItem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			it, entities := e.item("T")
+			it, entities := e.item("T"), len(e.entities())
 			if e.id != id || it.Truncated != tt.truncated || len(e.resp) != tt.size || entities != tt.entities || e.budget != tt.budget {
 				t.Errorf("id %s truncated %v size %d entities %d budget %d; want %s %v %d %d %d",
 					e.id, it.Truncated, len(e.resp), entities, e.budget, id, tt.truncated, tt.size, tt.entities, tt.budget)
@@ -150,7 +151,7 @@ func TestWalkedLeaves(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			it, _ := e.item("T")
+			it := e.item("T")
 			if len(it.Values) == 0 {
 				t.Fatal("no leaves")
 			}
@@ -176,5 +177,124 @@ func TestWalkedLeaves(t *testing.T) {
 				t.Fatalf("walked leaves %d %.200q\nguest's leaves %d %.200q", len(got.Values), got.Values, len(it.Values), it.Values)
 			}
 		})
+	}
+}
+
+// TestEntityPayloads: the payloads encoded from the contract's entity
+// fields are the bytes abi.Marshal gives the contract's entities
+// (contract.Extract), for reads and writes, compact responses and not.
+func TestEntityPayloads(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, side, entity, args, resp string
+	}{
+		{"records", "NONE", `{"type":"article","id":"id","name":"title"}`, `{"q":1}`,
+			`{"data":{"records":[{"id":1001,"title":"A","status":"OK","n":1.50},{"id":"x","title":7,"z":null,"o":{"a":1}},{"title":"no id"},{"id":""},[1],null]}}`},
+		{"spaced", "NONE", `{"type":"a"}`, `{}`, `{"data":{"records":[ {"id" : "s 1" , "name" : "N <&>" , "b" : true , "c" : [1] } , {"id":true,"id":"dup","k":"v\"q"} ]}}`},
+		{"one object", "NONE", `{"type":"a"}`, `{}`, `{"data":{"records":{"id":"o1","name":"","zz":"1","aa":"2"}}}`},
+		{"scalars", "NONE", `{"type":"tag","scalar":"id"}`, `{}`, `{"data":{"records":["t1",2,null,"",false]}}`},
+		{"write", "WRITE", `{"type":"site","id":"siteId","name":"title"}`, `{"siteId": 7, "title":"from args", "owner":"me", "nested":{"x":1}}`,
+			`{"data":{"records":{"title":"from response","state":"NEW"}}}`},
+		{"write array", "WRITE", `{"type":"site","id":"siteId"}`, `{"siteId":"s","a":1}`, `{"data":{"records":[{"a":2},{"siteId":"t"}]}}`},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := `{"sideEffect":"` + tt.side + `","success":{"path":"data","op":"EXISTS"},"extracts":[{"key":"k","path":"data.records","entity":` + tt.entity + `}]}`
+			req := envelope.Bytes(`{"tool":"s","callId":"c1","bound":` + tt.args + `,"contract":` + c +
+				`,"result":{"outcome":"SUCCESS"},"response":` + tt.resp + `}`)
+			e, err := readCall(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.item("T")
+			x := e.toolSpec.Extract([]byte(e.rawArgs.Raw), e.resp)
+			var want []string
+			for _, ent := range x.Entities() {
+				a := abi.Entity{Type: ent.Type, ID: ent.ID, IDJSON: ent.IDJSON, Name: ent.Name, Attrs: ent.Attrs}
+				if len(a.Attrs) == 0 {
+					a.Attrs = nil
+				}
+				b, err := abi.Marshal(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, string(b))
+			}
+			var got []string
+			for _, p := range e.entities() {
+				got = append(got, string(p))
+			}
+			if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("entities\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// TestHostLookupAgrees: the item and entities a guest builds from its
+// host's lookups (guest.Call: query and walk) are the bytes it builds
+// scanning the response itself (contract.ExtractValues), for arrays,
+// objects with and without fields, scalars, missing and nested paths, a
+// path with gjson syntax in a segment, and extracts whose leaves overlap.
+func TestHostLookupAgrees(t *testing.T) {
+	t.Parallel()
+	const plain = `[{"key":"rows","path":"data.rows","entity":{"type":"row"}},` +
+		`{"key":"one","path":"data.one","fields":["x","y"]},{"path":"data.n"},{"key":"gone","path":"data.none"},` +
+		`{"key":"deep","path":"data.a.b"}`
+	// a segment with gjson syntax: the contract looks every extract up
+	odd := plain + `,{"key":"odd","path":"data.k#1"}]`
+	resps := []string{
+		`{"data":{"rows":[{"id":1,"name":"A","v":"x"},{"id":"2","v":1.50}],"one":{"x":null,"y":"y"},"n":3,"a":{"b":[["x"],{"z":"A"}]},"k#1":[1,2]}}`,
+		`{"data":{"rows":[],"one":{"x":""},"n":0,"a":{"b":{}},"k#1":[]}}`,
+		`{ "data" : { "rows" : { "id" : 7 , "name" : "seven" } , "one" : "s" , "n" : null } }`,
+		`{"data":null}`,
+		`[1,2]`,
+	}
+	for i := range 2 * len(resps) {
+		resp, extracts := resps[i/2], plain+"]"
+		if i%2 == 1 {
+			extracts = odd
+		}
+		side := `"sideEffect":"NONE"`
+		if i%4 == 2 { // a write: its arguments merged under each entity
+			side = `"sideEffect":"WRITE","success":{"path":"data","op":"EXISTS"}`
+		}
+		req := []byte(`{"tool":"s","callId":"c1","bound":{"q":1,"id":"from-args","v":"args"},"contract":{` + side + `,"extracts":` + extracts +
+			`},"result":{"outcome":"SUCCESS"},"response":` + resp + `}`)
+		build := func(r envelope.Reader) string {
+			e, err := readCall(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it := e.item("T")
+			out := string(appendItem(nil, &it, e.compactRaw))
+			for _, ent := range e.entities() {
+				out += "\n" + string(ent)
+			}
+			return out
+		}
+		want := build(envelope.Bytes(req))
+		var got string
+		var fromHost bool
+		n, err := guest.NewNative(guest.Plugin{Manifest: Plugin.Manifest, Handle: func(c *guest.Call) {
+			got = build(c)
+			e, _ := readCall(c)
+			e.extraction()
+			fromHost = e.walked != nil
+			if _, listed := e.listItems(0); i == 0 && !listed {
+				t.Error("the records' items were not listed by the host")
+			}
+			c.Pass(nil)
+		}}, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Call(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if got != want || fromHost != (i%2 == 0) {
+			t.Errorf("case %d (from the host %v): got\n%s\nscanned in the guest\n%s", i, fromHost, got, want)
+		}
 	}
 }

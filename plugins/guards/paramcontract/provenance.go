@@ -295,6 +295,16 @@ func Normalise(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
+		if r < utf8.RuneSelf { // ASCII without the unicode tables' calls
+			switch {
+			case r == ' ' || r >= '\t' && r <= '\r':
+			case r >= 'A' && r <= 'Z':
+				b.WriteByte(byte(r) + 'a' - 'A')
+			default:
+				b.WriteByte(byte(r))
+			}
+			continue
+		}
 		switch {
 		case r == 0x3000:
 			continue

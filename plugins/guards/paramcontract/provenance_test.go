@@ -3,6 +3,8 @@ package paramcontract
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
@@ -118,5 +120,15 @@ func TestNormalise(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+	// Every ASCII byte as the unicode tables treat it.
+	for c := range rune(utf8.RuneSelf) {
+		want := ""
+		if !unicode.IsSpace(c) {
+			want = string(unicode.ToLower(c))
+		}
+		if got := Normalise(string(c)); got != want {
+			t.Errorf("Normalise(%q) = %q, want %q", c, got, want)
+		}
 	}
 }

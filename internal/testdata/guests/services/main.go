@@ -16,6 +16,15 @@ func init() {
 		Handle: func(c *guest.Call) {
 			d := c.Digest("args")
 			w := c.Walk("args", 2)
+			h, hashed := c.Hash("args")
+			_, hashedNone := c.Hash("args.absent")
+			// a literal, so that a test's large arguments stay out of the
+			// answer (TestExistsCopiesNothing holds the output limit low)
+			its := c.Items("!"+`[{"title":"Q3","spaceId":7}]`, 5)
+			var members []string
+			for _, m := range its.MembersOf(0) {
+				members = append(members, m.Key+"="+string(m.Kind)+m.Raw+"|"+m.Text)
+			}
 			problems, err := c.Validate("!"+`{"type":"object","required":["body"],"properties":{"spaceId":{"type":"string"}}}`, "args")
 			_, bad := c.Validate("!"+`{"type":"nope"}`, "args")
 			out, _ := json.Marshal(map[string]any{
@@ -32,6 +41,8 @@ func init() {
 				"walk":      []any{string(w.Kind), w.Size, w.Leaves},
 				"canonical": string(c.Canonical(`!{"b":1,"a":[1, 2.50]}`)),
 				"walkNone":  c.Walk("args.absent", 10).Kind,
+				"hash":      []any{h[:], hashed, hashedNone},
+				"items":     []any{string(its.Kind), len(its.List), string(its.List[0].Kind), members},
 			})
 			c.Success("ok", out)
 		},

@@ -1,0 +1,106 @@
+//go:build !wasip1
+
+package guest
+
+import (
+	"context"
+	"crypto/sha256"
+	"reflect"
+	"testing"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/services"
+)
+
+// TestHashNative: Hash is the SHA-256 of the raw text the envelope holds,
+// spacing and key order as they are, and false for a path that matches
+// nothing.
+func TestHashNative(t *testing.T) {
+	t.Parallel()
+	raw := `{ "b" : 1, "a":[1, 2.50] }`
+	var got [DigestSize]byte
+	var ok, none bool
+	m := abi.Manifest{Name: "hashes", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleGuard, Phases: []abi.Phase{abi.PhaseAfter}}
+	n, err := NewNative(Plugin{Manifest: m, Handle: func(c *Call) {
+		got, ok = c.Hash("response")
+		_, none = c.Hash("response.absent")
+		c.Pass(nil)
+	}}, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Call(context.Background(), []byte(`{"tool":"t","response":`+raw+`}`)); err != nil {
+		t.Fatal(err)
+	}
+	if want := sha256.Sum256([]byte(raw)); got != want || !ok || none {
+		t.Fatalf("Hash = %x, %v, missing %v; want %x, true, false", got, ok, none, want)
+	}
+}
+
+// TestParseItems decodes the host's items answers as the SDK sees them:
+// an array's object items with their members, scalar and nested items, a
+// single object, a missing path and a limit.
+func TestParseItems(t *testing.T) {
+	t.Parallel()
+	req := []byte(`{"a":[{"id":1,"t":"x\ty","n":null,"o":{"z":1},"f":1.50},"s",[2],false],"o":{"k":"v"}}`)
+	type want struct {
+		kind    byte
+		items   []ItemValue
+		members [][]Member
+	}
+	tests := []struct {
+		path  string
+		limit int
+		want  want
+	}{
+		{"a", 10, want{WalkArray,
+			[]ItemValue{{WalkObject, "", ""}, {WalkString, `"s"`, "s"}, {WalkArray, "", ""}, {WalkFalse, "false", "false"}},
+			[][]Member{{{"id", ItemValue{WalkNumber, "1", "1"}}, {"t", ItemValue{WalkString, `"x\ty"`, "x\ty"}},
+				{"n", ItemValue{WalkNull, "null", ""}}, {"o", ItemValue{WalkObject, "", ""}}, {"f", ItemValue{WalkNumber, "1.50", "1.5"}}},
+				nil, nil, nil}}},
+		{"a", 2, want{WalkArray, []ItemValue{{WalkObject, "", ""}, {WalkString, `"s"`, "s"}}, nil}},
+		{"o", 10, want{WalkObject, []ItemValue{{WalkObject, "", ""}}, [][]Member{{{"k", ItemValue{WalkString, `"v"`, "v"}}}}}},
+		{"none", 10, want{WalkMissing, nil, nil}},
+	}
+	for _, tt := range tests {
+		out, err := services.Items(req, tt.path, tt.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		its := parseItems(string(out))
+		var items []ItemValue
+		var members [][]Member
+		for i, it := range its.List {
+			items = append(items, it.ItemValue)
+			if tt.want.members != nil {
+				members = append(members, its.MembersOf(i))
+				if len(members[i]) == 0 {
+					members[i] = nil
+				}
+			}
+		}
+		if its.Kind != tt.want.kind || !reflect.DeepEqual(items, tt.want.items) || !reflect.DeepEqual(members, tt.want.members) {
+			t.Errorf("%s/%d: %c %+v %+v, want %c %+v %+v", tt.path, tt.limit, its.Kind, items, members, tt.want.kind, tt.want.items, tt.want.members)
+		}
+	}
+}
+
+// FuzzParseItems: no answer, however cut or corrupted, panics the guest,
+// and every string it reads lies inside the answer.
+func FuzzParseItems(f *testing.F) {
+	good, _ := services.Items([]byte(`{"a":[{"id":1,"t":"x"},"s",null]}`), "a", 10)
+	f.Add(string(good))
+	f.Add(string(good[:14]))
+	f.Add("[\x01\x00\x00\x00{\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\x7f")
+	f.Fuzz(func(t *testing.T, b string) {
+		its := parseItems(b)
+		for _, m := range its.Members {
+			if len(m.Key)+len(m.Raw)+len(m.Text) > len(b) {
+				t.Fatalf("a member longer than the answer")
+			}
+		}
+		for i := range its.List {
+			_ = its.MembersOf(i)
+		}
+	})
+}
