@@ -115,16 +115,17 @@ type swapPlan struct {
 	duration time.Duration
 	// cold makes every swap install a module no host has compiled (the
 	// first-party module with a custom section naming the swap and the
-	// run), through a host whose compile worker is this test binary;
-	// otherwise the swaps alternate between two builds compiled before
-	// the load.
-	cold bool
+	// run), through a host whose compile worker is this test binary
+	// unless inProcess; otherwise the swaps alternate between two builds
+	// compiled before the load.
+	cold, inProcess bool
 }
 
 // swapEnv reads the knobs of a longer run for the figures into p:
 // WARDEN_SWAPLOAD_SCALE=n runs n times the swaps and steady requests;
 // WARDEN_SWAPLOAD_INTERVAL paces each worker (a Go duration, "0" runs them
-// back to back).
+// back to back); WARDEN_SWAPLOAD_WORKER=off compiles a cold swap's module
+// in the serving process, for the figures without the compile worker.
 func swapEnv(t testing.TB, p *swapPlan) {
 	if v := os.Getenv("WARDEN_SWAPLOAD_SCALE"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -132,6 +133,13 @@ func swapEnv(t testing.TB, p *swapPlan) {
 			t.Fatalf("WARDEN_SWAPLOAD_SCALE=%q: want a positive integer", v)
 		}
 		p.swaps, p.steady, p.requests, p.duration = n*p.swaps, n*p.steady, n*p.requests, time.Duration(n)*p.duration
+	}
+	switch v := os.Getenv("WARDEN_SWAPLOAD_WORKER"); v {
+	case "", "on":
+	case "off":
+		p.inProcess = true
+	default:
+		t.Fatalf("WARDEN_SWAPLOAD_WORKER=%q: want on or off", v)
 	}
 	if v := os.Getenv("WARDEN_SWAPLOAD_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -316,7 +324,7 @@ type swapOutcome struct {
 func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	ctx := context.Background()
 	opts := host.Options{CacheDir: testdata.CacheDir(t)}
-	if p.cold {
+	if p.cold && !p.inProcess {
 		exe, err := os.Executable()
 		if err != nil {
 			t.Fatal(err)
@@ -578,6 +586,10 @@ func TestColdSwapUnderHTTPLoad(t *testing.T) {
 		requests: 100000, duration: 10 * time.Minute, cold: true}
 	swapEnv(t, &p)
 	out := swapLoad(t, p)
+	if p.inProcess {
+		t.Logf("compiled in the serving process (WARDEN_SWAPLOAD_WORKER=off)")
+		return
+	}
 	if c := out.compiles; c.Worker != uint64(p.swaps) || c.WorkerFailed+c.WorkerRefused+c.Fallback != 0 {
 		t.Fatalf("compiles during the load %+v, want %d in the worker, none failed, refused or in the serving process", c, p.swaps)
 	}
