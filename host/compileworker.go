@@ -126,7 +126,7 @@ func (h *Host) offload(ctx context.Context, name, digest string, bin []byte, pag
 	h.mu.Lock()
 	_, held := h.modules[moduleKey{pages, digest}]
 	h.mu.Unlock()
-	if held || h.compiledBefore(bin, pages) {
+	if held || h.compiledBefore(digest, pages) {
 		return nil
 	}
 	select {
@@ -135,7 +135,7 @@ func (h *Host) offload(ctx context.Context, name, digest string, bin []byte, pag
 		return fmt.Errorf("host: compile %s: waiting for the compile worker: %w", name, ctx.Err())
 	}
 	defer func() { <-w.sem }()
-	if h.compiledBefore(bin, pages) {
+	if h.compiledBefore(digest, pages) {
 		// The compile this one waited for was of the same module.
 		return nil
 	}
@@ -316,26 +316,26 @@ func ServeCompileWorker(ctx context.Context, in io.Reader, out io.Writer) error 
 // compiledMarker is the file that says a module was compiled into the
 // cache directory for a memory class: named by what its compiled code
 // depends on (the rewrite, wazero's version, the engine's settings).
-func (h *Host) compiledMarker(bin []byte, pages uint32) string {
-	k := newRewriteKey(bin, callStackBudget(pages))
-	return filepath.Join(h.opts.CacheDir, "warden-compiled", fmt.Sprintf("%s-%t-%s.ok", wazeroVersion(), closeOnContextDone, strings.TrimSuffix(k.file(), ".wasm")))
+func (h *Host) compiledMarker(digest string, pages uint32) string {
+	return filepath.Join(h.opts.CacheDir, "warden-compiled", fmt.Sprintf("%s-%t-%s-%s-%d-%t-%t.ok",
+		wazeroVersion(), closeOnContextDone, rewriteVersion, digest, callStackBudget(pages), metering, stackBound))
 }
 
 // compiledBefore reports whether the cache directory holds the module's
 // compiled code, by its marker.
-func (h *Host) compiledBefore(bin []byte, pages uint32) bool {
-	_, err := os.Stat(h.compiledMarker(bin, pages))
+func (h *Host) compiledBefore(digest string, pages uint32) bool {
+	_, err := os.Stat(h.compiledMarker(digest, pages))
 	return err == nil
 }
 
 // markCompiled records that the module's compiled code is in the cache
 // directory. A marker that cannot be written costs the next process a
 // worker's compile, which finds the code in the cache.
-func (h *Host) markCompiled(bin []byte, pages uint32) {
+func (h *Host) markCompiled(digest string, pages uint32) {
 	if h.opts.CacheDir == "" || h.opts.Profile != nil {
 		return
 	}
-	p := h.compiledMarker(bin, pages)
+	p := h.compiledMarker(digest, pages)
 	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
 		_ = os.WriteFile(p, nil, 0o644)
 	}

@@ -44,7 +44,6 @@ func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte)
 	// A module the rewriters refuse never reaches wazero: Load and
 	// Precompile refuse it earlier with their own message, and wazero's
 	// decoder is not safe on every input the rewriters refuse.
-	orig := b
 	inst, err := boundCallStack(b, callStackBudget(cls.pages))
 	if err != nil {
 		return nil, k, err
@@ -73,7 +72,7 @@ func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte)
 	}
 	h.modules[k] = &sharedModule{cm: cm, refs: 1}
 	h.mu.Unlock()
-	h.markCompiled(orig, cls.pages)
+	h.markCompiled(digest, cls.pages)
 	return cm, k, nil
 }
 

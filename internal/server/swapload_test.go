@@ -469,8 +469,35 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 				return err
 			}
 			g.SetPhase("swapping")
+			// A cold install is "compiling" while the compile worker
+			// runs, then "loading" while the server loads the compiled
+			// module, starts, self-tests and swaps it.
+			watched := make(chan struct{})
+			stop := make(chan struct{})
+			if p.cold && method == "PUT" {
+				g.SetPhase("compiling")
+				go func() {
+					defer close(watched)
+					for ran := h.CompileStats().Worker; ; {
+						select {
+						case <-stop:
+							return
+						case <-time.After(time.Millisecond):
+						}
+						if h.CompileStats().Worker > ran {
+							g.SetPhase("loading")
+							return
+						}
+					}
+				}()
+			} else {
+				close(watched)
+			}
 			var got server.SlotInfo
-			if err := rig.call(ctx, method, path, swapAdminKey, body, http.StatusOK, &got); err != nil {
+			err := rig.call(ctx, method, path, swapAdminKey, body, http.StatusOK, &got)
+			close(stop)
+			<-watched
+			if err != nil {
 				return err
 			}
 			number, serving, prev = number+1, next, serving
@@ -636,8 +663,10 @@ func swapLoad(t *testing.T, p swapPlan) swapOutcome {
 
 	steady, _ := r.Phase("steady")
 	swapping, _ := r.Phase("swapping")
+	compiling, _ := r.Phase("compiling")
+	loading, _ := r.Phase("loading")
 	after, _ := r.Phase("after swap")
-	window := r.Merge("swap window", "swapping", "after swap")
+	window := r.Merge("swap window", "swapping", "compiling", "loading", "after swap")
 	// A window holds the requests its wait counted, less those still in
 	// flight when the phase changed: they count where they started.
 	if steady.Requests < (ops+1)*(p.steady-p.workers) || after.Requests < ops*(p.between-p.workers) {
@@ -645,10 +674,19 @@ func swapLoad(t *testing.T, p swapPlan) swapOutcome {
 	}
 	t.Logf("%d requests by %d workers (paced at %s), %d swaps + %d rollbacks (%d generations): 0 failed, 0 lost, 0 doubled; run %s, test %s",
 		r.Total.Requests, p.workers, p.interval, out.swaps, out.rollback, generations, r.Elapsed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	for _, s := range []loadgen.Stats{steady, swapping, after, window} {
-		t.Logf("%s", s)
+	for _, s := range []loadgen.Stats{steady, swapping, compiling, loading, after, window} {
+		if s.Requests > 0 {
+			t.Logf("%s", s)
+		}
 	}
 	t.Logf("added in the swap window: p50 %s, p99 %s (target p99 ≤ 10ms)", window.P50-steady.P50, window.P99-steady.P99)
+	if p.cold {
+		// The server's own part of a cold swap, without the compile's
+		// long window around it.
+		own := r.Merge("loading and after swap", "loading", "after swap")
+		t.Logf("%s", own)
+		t.Logf("added while the server loads and swaps: p50 %s, p99 %s", own.P50-steady.P50, own.P99-steady.P99)
+	}
 	var calls, started uint64
 	for n := range out.served {
 		calls, started = calls+out.served[n], started+out.started[n]
