@@ -147,3 +147,9 @@ func (e *CallError) Unwrap() error { return e.Err }
 // trapped, timed out or broke the contract on a request a tenant could send,
 // or answered the same request twice differently.
 var ErrLoadCheck = errors.New("plugin failed the load check")
+
+// ErrCompileWorker is returned when the compile worker that was to compile
+// a module ran and failed (crashed, timed out, or answered out of
+// protocol): the module is refused, never compiled in the serving process
+// instead.
+var ErrCompileWorker = errors.New("compile worker failed")

@@ -56,6 +56,10 @@ type Options struct {
 	// modules this host compiles (GuestProfile); such a host compiles
 	// without the compilation cache and runs slower. For measuring only.
 	Profile *GuestProfile
+	// CompileWorker, when set, compiles every module the host has never
+	// compiled in a separate low-priority process, into CacheDir, which
+	// it requires (see CompileWorker).
+	CompileWorker *CompileWorker
 }
 
 // Host loads and runs plugins. It is safe for concurrent use.
@@ -75,6 +79,8 @@ type Host struct {
 	budgets *budgets
 	// instances is the instance budget and the idle list.
 	instances *instanceBudget
+	// worker is the compile worker; nil: modules compile in-process.
+	worker *workerState
 }
 
 // New returns a Host. Close it to release compiled code and runtimes.
@@ -100,6 +106,14 @@ func New(opts Options) (*Host, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	var worker *workerState
+	if w := opts.CompileWorker; w != nil {
+		if opts.CacheDir == "" || opts.Profile != nil || w.Path == "" {
+			instances.close()
+			return nil, fmt.Errorf("host: compile worker %q: it needs a cache directory, an executable and no profile", w.Path)
+		}
+		worker = &workerState{cfg: *w, sem: make(chan struct{}, 1)}
+	}
 	var cache wazero.CompilationCache
 	if opts.CacheDir != "" && opts.Profile == nil {
 		c, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
@@ -112,7 +126,7 @@ func New(opts Options) (*Host, error) {
 		cache = wazero.NewCompilationCache()
 	}
 	return &Host{opts: opts, log: log, cache: cache, classes: map[uint32]*class{}, plugins: map[*Plugin]struct{}{},
-		modules: map[moduleKey]*sharedModule{}, budgets: budgets, instances: instances}, nil
+		modules: map[moduleKey]*sharedModule{}, budgets: budgets, instances: instances, worker: worker}, nil
 }
 
 // Close closes every plugin loaded by h and the runtimes behind them.

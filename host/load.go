@@ -65,6 +65,9 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	if err != nil {
 		return nil, err
 	}
+	if err := h.offload(ctx, name, digest, src.Bytes, cls.pages); err != nil {
+		return nil, err
+	}
 	if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 	}
@@ -102,6 +105,9 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 		impl.close(ctx)
 		h.releaseModule(ctx, key)
 		if cls, err = h.class(ctx, uint32(limits.MemoryPages)); err != nil {
+			return nil, err
+		}
+		if err := h.offload(ctx, name, digest, src.Bytes, cls.pages); err != nil {
 			return nil, err
 		}
 		if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {

@@ -72,6 +72,7 @@ func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte)
 	}
 	h.modules[k] = &sharedModule{cm: cm, refs: 1}
 	h.mu.Unlock()
+	h.markCompiled(digest, cls.pages)
 	return cm, k, nil
 }
 
@@ -139,11 +140,15 @@ func (h *Host) Precompile(ctx context.Context, src Source, pol Policy) error {
 	if err != nil {
 		return err
 	}
+	digest := Digest(src.Bytes)
+	if err := h.offload(ctx, src.Name, digest, src.Bytes, cls.pages); err != nil {
+		return err
+	}
 	// As in Load: a module the rewriters refuse never reaches wazero.
 	if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {
 		return fmt.Errorf("host: compile %s: %w: %w", src.Name, ErrCompile, err)
 	}
-	_, key, err := h.compile(ctx, cls, Digest(src.Bytes), src.Bytes)
+	_, key, err := h.compile(ctx, cls, digest, src.Bytes)
 	if err != nil {
 		return fmt.Errorf("host: compile %s: %w: %w", src.Name, ErrCompile, err)
 	}

@@ -74,6 +74,10 @@ the key, and the file when the value came from it.
                           bearer-token-file, connect-timeout, call-timeout, roots
   --plugin-cache DIR      compiled plugin cache (default: compiled/ under --cache-dir; in memory
                           with --native)
+  --compile-worker[=BOOL] compile a module this process has never compiled in a separate
+                          low-priority process (this binary), into --plugin-cache, so that
+                          its compile does not slow the calls in flight (default true; false
+                          with --native unless --plugin-cache is set)
   --store KIND            memory, sqlite:PATH or postgres:URL (default memory)
   --run-timeout D         bound on one task run (default 5m)
   --shutdown-grace D      time given to requests in flight on SIGTERM (default 10s)
@@ -190,6 +194,9 @@ type serveConfig struct {
 	Store       string
 	RunTimeout  time.Duration
 	Grace       time.Duration
+	// CompileWorker compiles never-seen modules in a worker process
+	// (host.CompileWorker); its default depends on --native.
+	CompileWorker bool
 
 	// Plugins is a directory of first-party wasm modules (argpolicy.wasm,
 	// writegate.wasm, …, control.wasm, node.wasm, env.wasm); empty takes
@@ -348,6 +355,7 @@ func (c *serveConfig) settings() []setting {
 		{name: "mcp-url", str: &c.MCPURL},
 		{name: "mcp-servers", list: &c.MCPServers},
 		{name: "plugin-cache", str: &c.PluginCache},
+		{name: "compile-worker", boolean: &c.CompileWorker},
 		{name: "store", str: &c.Store},
 		{name: "run-timeout", dur: &c.RunTimeout},
 		{name: "shutdown-grace", dur: &c.Grace},
@@ -877,6 +885,12 @@ func (c *serveConfig) validateLimits(bad badValue) error {
 	}
 	if c.PluginTime > 0 && c.PluginBurst == 0 {
 		return bad("tenant-plugin-burst", "must be more than 0 with a tenant-plugin-time (0 turns the plugin time budget off: set tenant-plugin-time 0)")
+	}
+	switch {
+	case c.origins["compile-worker"] == fromDefault:
+		c.CompileWorker = !c.Native || c.PluginCache != ""
+	case c.CompileWorker && c.Native && c.PluginCache == "":
+		return bad("compile-worker", "needs a compiled cache on disk: --plugin-cache DIR with --native")
 	}
 	switch {
 	case c.origins["feedback"] == fromDefault:

@@ -7,9 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/agentwarden/warden/host"
 )
 
 func main() {
+	if worker, code := host.CompileWorkerMain(); worker {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/testdata"
 )
 
@@ -18,6 +19,10 @@ var tempRoot string
 // share (internal/testdata.CacheDir), for the commands run in-process and
 // the ones started as child processes alike, unless the caller chose one.
 func TestMain(m *testing.M) {
+	// serve, run in-process, starts this binary as its compile worker.
+	if worker, code := host.CompileWorkerMain(); worker {
+		os.Exit(code)
+	}
 	if os.Getenv(cacheEnv) == "" {
 		dir := filepath.Join(testdata.Root(), "bin", "cache")
 		if err := os.MkdirAll(dir, 0o755); err == nil {

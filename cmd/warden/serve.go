@@ -103,8 +103,16 @@ func serve(ctx context.Context, c serveConfig, stdout, stderr io.Writer) error {
 	}
 	// Always a host: the tenants' own plugins (PUT /v1/plugins) load in
 	// it, as the admin's slots and the plugin directory's modules do.
-	h, err := host.New(host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst,
-		MaxInstances: c.instances.Max, MaxInstanceBytes: c.instances.bytes, InstanceIdle: c.instances.Idle})
+	hopts := host.Options{CacheDir: c.PluginCache, Logger: log, PluginTime: c.PluginTime, PluginBurst: c.PluginBurst,
+		MaxInstances: c.instances.Max, MaxInstanceBytes: c.instances.bytes, InstanceIdle: c.instances.Idle}
+	if c.CompileWorker {
+		w, err := compileWorker()
+		if err != nil {
+			return &configError{"compile-worker", err.Error()}
+		}
+		hopts.CompileWorker = w
+	}
+	h, err := host.New(hopts)
 	if err != nil {
 		return &configError{"plugin-cache", err.Error()}
 	}
@@ -337,6 +345,11 @@ func observe(c serveConfig, db *sqlstore.DB, opts *server.Options, srv **server.
 			return nil
 		}
 		return opts.Host.PluginTimeRefused()
+	}, Compiles: func() host.CompileStats {
+		if opts.Host == nil {
+			return host.CompileStats{}
+		}
+		return opts.Host.CompileStats()
 	}})
 	if err != nil {
 		return nil, nil, err
@@ -492,4 +505,14 @@ func listen(ctx context.Context, c serveConfig, srv *server.Server, metrics *tel
 	}
 	fmt.Fprintln(stdout, "warden: stopped")
 	return drained, nil
+}
+
+// compileWorker is this binary as the host's compile worker: main runs it
+// as one when host.CompileWorkerEnv is set.
+func compileWorker() (*host.CompileWorker, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("this executable, to run as the compile worker: %w", err)
+	}
+	return &host.CompileWorker{Path: exe, Args: []string{"compile-worker"}}, nil
 }

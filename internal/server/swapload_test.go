@@ -113,12 +113,19 @@ type swapPlan struct {
 	interval time.Duration
 	requests int
 	duration time.Duration
+	// cold makes every swap install a module no host has compiled (the
+	// first-party module with a custom section naming the swap and the
+	// run), through a host whose compile worker is this test binary
+	// unless inProcess; otherwise the swaps alternate between two builds
+	// compiled before the load.
+	cold, inProcess bool
 }
 
 // swapEnv reads the knobs of a longer run for the figures into p:
 // WARDEN_SWAPLOAD_SCALE=n runs n times the swaps and steady requests;
 // WARDEN_SWAPLOAD_INTERVAL paces each worker (a Go duration, "0" runs them
-// back to back).
+// back to back); WARDEN_SWAPLOAD_WORKER=off compiles a cold swap's module
+// in the serving process, for the figures without the compile worker.
 func swapEnv(t testing.TB, p *swapPlan) {
 	if v := os.Getenv("WARDEN_SWAPLOAD_SCALE"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -126,6 +133,13 @@ func swapEnv(t testing.TB, p *swapPlan) {
 			t.Fatalf("WARDEN_SWAPLOAD_SCALE=%q: want a positive integer", v)
 		}
 		p.swaps, p.steady, p.requests, p.duration = n*p.swaps, n*p.steady, n*p.requests, time.Duration(n)*p.duration
+	}
+	switch v := os.Getenv("WARDEN_SWAPLOAD_WORKER"); v {
+	case "", "on":
+	case "off":
+		p.inProcess = true
+	default:
+		t.Fatalf("WARDEN_SWAPLOAD_WORKER=%q: want on or off", v)
 	}
 	if v := os.Getenv("WARDEN_SWAPLOAD_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -211,8 +225,9 @@ func newSwapRig(t *testing.T, h *host.Host) *swapRig {
 	t.Cleanup(srv.Close)
 	hs := httptest.NewServer(checkAPI(t, srv.Handler()))
 	t.Cleanup(hs.Close)
-	// The timeout only keeps a hung request from hanging the test.
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
+	// The timeout only keeps a hung request from hanging the test (a
+	// cold compile on a busy machine takes minutes).
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 10 * time.Minute}
 	t.Cleanup(client.CloseIdleConnections)
 	return &swapRig{url: hs.URL, client: client, tools: toolSrv}
 }
@@ -298,6 +313,8 @@ type swapOutcome struct {
 	// its replacement was requested; the last one at the end), by
 	// generation number.
 	served, started map[uint64]uint64
+	// compiles is how the host compiled the modules it had not compiled.
+	compiles host.CompileStats
 }
 
 // runSwapLoad installs WriteGate as a wasm slot, opens the sessions, runs
@@ -306,7 +323,17 @@ type swapOutcome struct {
 // the caller checks the counts and reports the figures.
 func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	ctx := context.Background()
-	h, err := host.New(host.Options{CacheDir: testdata.CacheDir(t)})
+	opts := host.Options{CacheDir: testdata.CacheDir(t)}
+	if p.cold && !p.inProcess {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// TestMain serves as the worker; -test.run=^$ makes a binary
+		// that would not run no test and answer out of protocol.
+		opts.CompileWorker = &host.CompileWorker{Path: exe, Args: []string{"-test.run=^$"}}
+	}
+	h, err := host.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,13 +352,27 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	// and no JSON scan of several MiB in the swap.
 	bodies := map[string][]byte{"a": modA, "b": modB}
 	installPath := func(build string) string { return "/admin/v1/slots/WriteGate?sha256=" + digest[build] }
-	// Compile build b once before the load, so that every swap loads from
-	// the compilation cache as build a's do after the first install: the
-	// windows compare swapping, not a cold compile.
-	if pb, err := h.Load(ctx, host.Source{Name: "writegate-b", Bytes: modB}, host.Policy{Capabilities: writegate.Plugin.Manifest.Capabilities}); err != nil {
-		t.Fatal(err)
-	} else {
-		_ = pb.Close(ctx)
+	if !p.cold {
+		// Compile build b once before the load, so that every swap loads
+		// from the compilation cache as build a's do after the first
+		// install: the windows compare swapping, not a cold compile.
+		if pb, err := h.Load(ctx, host.Source{Name: "writegate-b", Bytes: modB}, host.Policy{Capabilities: writegate.Plugin.Manifest.Capabilities}); err != nil {
+			t.Fatal(err)
+		} else {
+			_ = pb.Close(ctx)
+		}
+	}
+	// next is the build swap i installs: the other of a and b, or, cold,
+	// a build no host has seen, named by the swap and the run.
+	run := time.Now().UnixNano()
+	next := func(i int, serving string) string {
+		if !p.cold {
+			return map[string]string{"a": "b", "b": "a"}[serving]
+		}
+		name := fmt.Sprintf("cold%d", i+1)
+		bodies[name] = withCustomSection(modA, "warden.loadtest", fmt.Sprintf("%s of run %d", name, run))
+		digest[name] = host.Digest(bodies[name])
+		return name
 	}
 
 	rig := newSwapRig(t, h)
@@ -345,9 +386,10 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 		t.Fatalf("first install serves #%d %s", info.Current.Number, info.Current.Digest)
 	}
 	out := swapOutcome{written: map[string]int{}, served: map[uint64]uint64{}, started: map[uint64]uint64{}}
-	number, serving := uint64(1), "a"
+	number, serving, prev := uint64(1), "a", ""
 	digests := []string{digest["a"]}
 
+	compiled := h.CompileStats()
 	g, err := loadgen.New(loadgen.Options{Requests: p.requests, Duration: p.duration, Interval: p.interval, Phase: "steady"})
 	if err != nil {
 		t.Fatal(err)
@@ -427,11 +469,38 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 				return err
 			}
 			g.SetPhase("swapping")
+			// A cold install is "compiling" while the compile worker
+			// runs, then "loading" while the server loads the compiled
+			// module, starts, self-tests and swaps it.
+			watched := make(chan struct{})
+			stop := make(chan struct{})
+			if p.cold && method == "PUT" {
+				g.SetPhase("compiling")
+				go func() {
+					defer close(watched)
+					for ran := h.CompileStats().Worker; ; {
+						select {
+						case <-stop:
+							return
+						case <-time.After(time.Millisecond):
+						}
+						if h.CompileStats().Worker > ran {
+							g.SetPhase("loading")
+							return
+						}
+					}
+				}()
+			} else {
+				close(watched)
+			}
 			var got server.SlotInfo
-			if err := rig.call(ctx, method, path, swapAdminKey, body, http.StatusOK, &got); err != nil {
+			err := rig.call(ctx, method, path, swapAdminKey, body, http.StatusOK, &got)
+			close(stop)
+			<-watched
+			if err != nil {
 				return err
 			}
-			number, serving = number+1, next
+			number, serving, prev = number+1, next, serving
 			digests = append(digests, digest[next])
 			if got.Current.Number != number || got.Current.Digest != digest[next] {
 				return fmt.Errorf("%s %s: serving #%d %s, want #%d (build %s)", method, path, got.Current.Number, got.Current.Digest, number, next)
@@ -446,17 +515,16 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 		if err := wait(p.steady); err != nil {
 			return err
 		}
-		other := map[string]string{"a": "b", "b": "a"}
 		for i := range p.swaps {
-			next := other[serving]
-			if err := op("PUT", installPath(next), bodies[next], next); err != nil {
+			build := next(i, serving)
+			if err := op("PUT", installPath(build), bodies[build], build); err != nil {
 				return fmt.Errorf("swap %d: %w", i+1, err)
 			}
 			out.swaps++
 			// A rollback after every 7th swap brings the build before
 			// back, as a new generation.
 			if (i+1)%7 == 0 {
-				if err := op("POST", "/admin/v1/slots/WriteGate/rollback", nil, other[serving]); err != nil {
+				if err := op("POST", "/admin/v1/slots/WriteGate/rollback", nil, prev); err != nil {
 					return fmt.Errorf("rollback after swap %d: %w", i+1, err)
 				}
 				out.rollback++
@@ -466,6 +534,9 @@ func runSwapLoad(t *testing.T, p swapPlan) swapOutcome {
 	}
 	ctrlErr := control()
 	g.Stop()
+	st := h.CompileStats()
+	out.compiles = host.CompileStats{Worker: st.Worker - compiled.Worker, WorkerFailed: st.WorkerFailed - compiled.WorkerFailed,
+		WorkerRefused: st.WorkerRefused - compiled.WorkerRefused, WorkerTime: st.WorkerTime - compiled.WorkerTime, Fallback: st.Fallback - compiled.Fallback}
 	res := <-done
 	if res.err != nil {
 		t.Fatal(res.err)
@@ -523,6 +594,37 @@ func TestSwapUnderHTTPLoad(t *testing.T) {
 	p := swapPlan{workers: 4, swaps: 20, steady: 20, between: 10, perSession: 50, interval: 20 * time.Millisecond,
 		requests: 10000, duration: 90 * time.Second}
 	swapEnv(t, &p)
+	swapLoad(t, p)
+}
+
+// TestColdSwapUnderHTTPLoad is TestSwapUnderHTTPLoad where every swap
+// installs a module no host has compiled, so that its compile runs while
+// the load does: in the host's compile worker, this test binary at the
+// lowest CPU priority, writing the compiled code to the cache directory
+// the serving host then loads it from. The swapping window spans the whole
+// compile; the steady windows are longer than the warm test's, so that
+// their p99 rests on as many requests. make test runs one swap;
+// WARDEN_SWAPLOAD_SCALE runs more.
+func TestColdSwapUnderHTTPLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cold compile of a Go guest under HTTP load: about 30 s on a quiet 2-core machine")
+	}
+	p := swapPlan{workers: 4, swaps: 1, steady: 400, between: 10, perSession: 50, interval: 20 * time.Millisecond,
+		requests: 100000, duration: 10 * time.Minute, cold: true}
+	swapEnv(t, &p)
+	out := swapLoad(t, p)
+	if p.inProcess {
+		t.Logf("compiled in the serving process (WARDEN_SWAPLOAD_WORKER=off)")
+		return
+	}
+	if c := out.compiles; c.Worker != uint64(p.swaps) || c.WorkerFailed+c.WorkerRefused+c.Fallback != 0 {
+		t.Fatalf("compiles during the load %+v, want %d in the worker, none failed, refused or in the serving process", c, p.swaps)
+	}
+	t.Logf("compile worker: %d compiles, %s each on average", out.compiles.Worker, (out.compiles.WorkerTime / time.Duration(out.compiles.Worker)).Round(time.Millisecond))
+}
+
+// swapLoad runs one swap-under-load test and checks and logs its figures.
+func swapLoad(t *testing.T, p swapPlan) swapOutcome {
 	start := time.Now()
 	out := runSwapLoad(t, p)
 	r := out.result
@@ -561,8 +663,10 @@ func TestSwapUnderHTTPLoad(t *testing.T) {
 
 	steady, _ := r.Phase("steady")
 	swapping, _ := r.Phase("swapping")
+	compiling, _ := r.Phase("compiling")
+	loading, _ := r.Phase("loading")
 	after, _ := r.Phase("after swap")
-	window := r.Merge("swap window", "swapping", "after swap")
+	window := r.Merge("swap window", "swapping", "compiling", "loading", "after swap")
 	// A window holds the requests its wait counted, less those still in
 	// flight when the phase changed: they count where they started.
 	if steady.Requests < (ops+1)*(p.steady-p.workers) || after.Requests < ops*(p.between-p.workers) {
@@ -570,14 +674,24 @@ func TestSwapUnderHTTPLoad(t *testing.T) {
 	}
 	t.Logf("%d requests by %d workers (paced at %s), %d swaps + %d rollbacks (%d generations): 0 failed, 0 lost, 0 doubled; run %s, test %s",
 		r.Total.Requests, p.workers, p.interval, out.swaps, out.rollback, generations, r.Elapsed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	for _, s := range []loadgen.Stats{steady, swapping, after, window} {
-		t.Logf("%s", s)
+	for _, s := range []loadgen.Stats{steady, swapping, compiling, loading, after, window} {
+		if s.Requests > 0 {
+			t.Logf("%s", s)
+		}
 	}
 	t.Logf("added in the swap window: p50 %s, p99 %s (target p99 ≤ 10ms)", window.P50-steady.P50, window.P99-steady.P99)
+	if p.cold {
+		// The server's own part of a cold swap, without the compile's
+		// long window around it.
+		own := r.Merge("loading and after swap", "loading", "after swap")
+		t.Logf("%s", own)
+		t.Logf("added while the server loads and swaps: p50 %s, p99 %s", own.P50-steady.P50, own.P99-steady.P99)
+	}
 	var calls, started uint64
 	for n := range out.served {
 		calls, started = calls+out.served[n], started+out.started[n]
 	}
 	t.Logf("per generation: %.0f WriteGate calls, %.1f instances started (the pre-warmed one included)",
 		float64(calls)/float64(generations), float64(started)/float64(generations))
+	return out
 }

@@ -17,6 +17,12 @@
 //   - warden_tenant_plugin_time_refused_total: per tenant, the plugin calls
 //     not started because the tenant had spent its plugin time, read at
 //     each scrape through MetricsOptions.PluginTimeRefused.
+//   - warden_plugin_compile_worker_*: the modules the host had never
+//     compiled that its compile worker compiled, by result (compiled,
+//     refused: the module does not compile, failed: the worker crashed or
+//     timed out), the worker's seconds, and the compiles done in the
+//     serving process because the worker could not be started, read at each
+//     scrape through MetricsOptions.Compiles.
 //   - warden_loop_*: per tenant, from a session's trace events through the
 //     loop.Sink that Metrics.Sink returns: tool calls by tool, outcome and
 //     code name, no-progress turns (stalls), suspensions by kind, nodes and

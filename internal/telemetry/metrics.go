@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/agentwarden/warden/host"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -26,6 +27,9 @@ type MetricsOptions struct {
 	// because the tenant had spent its plugin time
 	// (host.Host.PluginTimeRefused), at each scrape; nil reports none.
 	PluginTimeRefused func() map[string]uint64
+	// Compiles returns how the host compiled the modules it had never
+	// compiled (host.Host.CompileStats), at each scrape; nil reports none.
+	Compiles func() host.CompileStats
 }
 
 // Metrics holds Warden's Prometheus metrics in a registry of its own: the
@@ -89,7 +93,7 @@ func NewMetrics(o MetricsOptions) (*Metrics, error) {
 		Help:        "The running binary's version, VCS revision and Go version (always 1).",
 		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion}})
 	buildInfo.Set(1)
-	cs := []prometheus.Collector{newPluginCollector(o.Plugins), newPluginTimeCollector(o.PluginTimeRefused), m.toolCalls, m.stalls, m.suspensions, m.nodes, m.tasks, m.guardPolicy,
+	cs := []prometheus.Collector{newPluginCollector(o.Plugins), newPluginTimeCollector(o.PluginTimeRefused), newCompileCollector(o.Compiles), m.toolCalls, m.stalls, m.suspensions, m.nodes, m.tasks, m.guardPolicy,
 		m.httpRequests, m.httpDuration, m.httpInFlight, buildInfo}
 	if o.Runtime {
 		cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
