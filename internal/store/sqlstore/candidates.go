@@ -44,23 +44,7 @@ func scanSlotCandidate(r rowScanner) (store.SlotCandidate, error) {
 }
 
 func (s *DB) slotCandidates(ctx context.Context, what, q string, args ...any) ([]store.SlotCandidate, error) {
-	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
-	}
-	defer rows.Close()
-	out := []store.SlotCandidate{}
-	for rows.Next() {
-		c, err := scanSlotCandidate(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
-	}
-	return out, nil
+	return queryAll(ctx, s, what, scanSlotCandidate, q, args...)
 }
 
 // lockSlots serialises, on PostgreSQL, the transactions that number or

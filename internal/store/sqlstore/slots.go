@@ -162,18 +162,24 @@ func scanSlotGeneration(r rowScanner) (store.SlotGeneration, error) {
 }
 
 func (s *DB) slotGenerations(ctx context.Context, what, q string, args ...any) ([]store.SlotGeneration, error) {
+	return queryAll(ctx, s, what, scanSlotGeneration, q, args...)
+}
+
+// queryAll runs q and scans each of its rows with scan; what names the
+// query in its errors.
+func queryAll[T any](ctx context.Context, s *DB, what string, scan func(rowScanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
 	}
 	defer rows.Close()
-	out := []store.SlotGeneration{}
+	out := []T{}
 	for rows.Next() {
-		g, err := scanSlotGeneration(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
 		}
-		out = append(out, g)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlstore: %s: %w", what, err)
