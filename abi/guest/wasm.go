@@ -230,25 +230,21 @@ func (wasmReporter) hash(path string, out *[DigestSize]byte) bool {
 }
 
 func (wasmReporter) walk(path string, limit int) string {
-	p, pl := sp(path)
-	for {
-		b, n := bp(svcBuf)
-		got := hostWalk(p, pl, uint32(max(limit, 0)), b, n)
-		switch {
-		case got < 0:
-			return ""
-		case got <= int64(len(svcBuf)):
-			return string(svcBuf[:got])
-		}
-		svcBuf = make([]byte, got)
-	}
+	return askLimited(hostWalk, path, limit)
 }
 
 func (wasmReporter) items(path string, limit int) string {
+	return askLimited(hostItems, path, limit)
+}
+
+// askLimited asks a host function that answers a path under a limit (walk,
+// items) into svcBuf, growing it to the size the host says the answer
+// needs; "" when the host has no answer.
+func askLimited(ask func(path unsafe.Pointer, pathLen, limit uint32, buf unsafe.Pointer, bufCap uint32) int64, path string, limit int) string {
 	p, pl := sp(path)
 	for {
 		b, n := bp(svcBuf)
-		got := hostItems(p, pl, uint32(max(limit, 0)), b, n)
+		got := ask(p, pl, uint32(max(limit, 0)), b, n)
 		switch {
 		case got < 0:
 			return ""
