@@ -122,19 +122,8 @@ func answer(ctx context.Context, st *callState, m api.Module, out []byte, ptr, c
 // written and the length is returned: the guest retries with a larger buffer
 // and the host answers from its one-entry cache.
 func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
-	st := begin(ctx)
-	if st == nil {
-		stack[0] = serviceBadArgs
-		return
-	}
-	if n := uint32(stack[1]); n > services.MaxPathBytes {
-		// refused before the host copies anything
-		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
-		return
-	}
-	pb, ok := read(st, m, stack[0], stack[1])
+	st, pb, ok := pathArg(ctx, m, stack)
 	if !ok {
-		stack[0] = serviceBadArgs
 		return
 	}
 	key := "q\x00" + string(pb)
@@ -265,23 +254,35 @@ func hostHash(ctx context.Context, m api.Module, stack []uint64) {
 	})
 }
 
+// pathArg reads the path a host function's first two arguments
+// (pathPtr, pathLen) point at, bounded before the host copies anything;
+// when there is none to read it has set the function's answer (stack[0])
+// and says false.
+func pathArg(ctx context.Context, m api.Module, stack []uint64) (*callState, []byte, bool) {
+	st := begin(ctx)
+	if st == nil {
+		stack[0] = serviceBadArgs
+		return nil, nil, false
+	}
+	if n := uint32(stack[1]); n > services.MaxPathBytes {
+		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
+		return nil, nil, false
+	}
+	pb, ok := read(st, m, stack[0], stack[1])
+	if !ok {
+		stack[0] = serviceBadArgs
+		return nil, nil, false
+	}
+	return st, pb, true
+}
+
 // pathAnswer answers digest, canonical and hash, whose arguments are
 // (pathPtr, pathLen, bufPtr, bufCap): the value at a gjson path of the
 // request, made into the answer by form (which charges what it spends and
 // says whether there is one), cached per call under kind and the path.
 func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, form func(*callState, gjson.Result) ([]byte, bool)) {
-	st := begin(ctx)
-	if st == nil {
-		stack[0] = serviceBadArgs
-		return
-	}
-	if n := uint32(stack[1]); n > services.MaxPathBytes {
-		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
-		return
-	}
-	pb, ok := read(st, m, stack[0], stack[1])
+	st, pb, ok := pathArg(ctx, m, stack)
 	if !ok {
-		stack[0] = serviceBadArgs
 		return
 	}
 	var refused error
@@ -334,18 +335,8 @@ func hostItems(ctx context.Context, m api.Module, stack []uint64) {
 // the answer charged and cached per call under kind, the limit and the
 // path.
 func limitedAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, most uint32, form func(*callState, gjson.Result, int) []byte) {
-	st := begin(ctx)
-	if st == nil {
-		stack[0] = serviceBadArgs
-		return
-	}
-	if n := uint32(stack[1]); n > services.MaxPathBytes {
-		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
-		return
-	}
-	pb, ok := read(st, m, stack[0], stack[1])
+	st, pb, ok := pathArg(ctx, m, stack)
 	if !ok {
-		stack[0] = serviceBadArgs
 		return
 	}
 	limit := min(uint32(stack[2]), most)
