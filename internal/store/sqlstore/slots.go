@@ -39,10 +39,8 @@ func (s *DB) PutSlotGeneration(ctx context.Context, g store.SlotGeneration, modu
 		return fail(err)
 	}
 	defer tx.Rollback()
-	if s.dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, `LOCK TABLE slot_generations IN SHARE ROW EXCLUSIVE MODE`); err != nil {
-			return fail(err)
-		}
+	if err := s.lockSlots(ctx, tx); err != nil {
+		return fail(err)
 	}
 	last, err := scanSlotGeneration(tx.QueryRowContext(ctx, s.rebind(slotGenerationSelect+` WHERE slot = ? ORDER BY number DESC LIMIT 1`), g.Slot))
 	switch {
