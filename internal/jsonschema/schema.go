@@ -42,6 +42,7 @@ type Schema struct {
 	s    *js.Schema
 	text gjson.Result // the schema text, parsed, for quoting bounds in messages
 	size int64        // estimated bytes the compiled form retains
+	fast *fastNode    // the fast form (fast.go), nil when the schema has none
 }
 
 // Compile compiles a JSON Schema of draft 4, 6, 7, 2019-09 or 2020-12 (the
@@ -94,7 +95,7 @@ func compile(text string) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(text, err)
 	}
-	return &Schema{s: s, text: gjson.Parse(text), size: estimate(len(text), d.nodes)}, nil
+	return &Schema{s: s, text: gjson.Parse(text), size: estimate(len(text), d.nodes), fast: compileFast(doc)}, nil
 }
 
 // denyLoader refuses every document the compiler asks for: the drafts'

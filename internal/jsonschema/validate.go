@@ -50,6 +50,18 @@ func (s *Schema) ValidateString(doc string) []Error {
 	if len(doc) > MaxDocBytes {
 		return []Error{{Keyword: "limit", Message: "document is " + strconv.Itoa(len(doc)) + " bytes, more than the limit of " + strconv.Itoa(MaxDocBytes)}}
 	}
+	if s.fast != nil && s.fast.validFast(doc) {
+		return nil
+	}
+	return s.validateFull(doc)
+}
+
+// validateFull is ValidateString without the fast path: the document
+// decoded and checked by the library.
+func (s *Schema) validateFull(doc string) []Error {
+	if len(doc) > MaxDocBytes {
+		return []Error{{Keyword: "limit", Message: "document is " + strconv.Itoa(len(doc)) + " bytes, more than the limit of " + strconv.Itoa(MaxDocBytes)}}
+	}
 	v, err := decode(doc)
 	if err != nil {
 		var de *decodeError

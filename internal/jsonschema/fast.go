@@ -1,0 +1,462 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// The fast path. Most tool schemas use a handful of keywords (type,
+// properties, required, additionalProperties, items, bounds on lengths,
+// counts and integers, enums of strings), and most documents a model sends
+// are valid. For such a schema a compiled fast form walks the document's
+// text in place and answers "valid" without decoding it into Go values or
+// running the library's validator. It only ever answers "valid" or "not
+// sure": a document it does not accept, for any reason, goes through the
+// full path (decode and the library), which also writes the errors. So the
+// fast path changes no answer: it accepts a subset of what the full path
+// accepts (FuzzFastAgrees), and the full path is what reports.
+//
+// A schema gets a fast form only when every keyword in it is one the fast
+// form implements, exactly as the library does for the schema's draft;
+// anything else ($ref, combinators, formats, patterns, unknown keywords,
+// bounds that are not integers) leaves the schema on the full path.
+
+// Value types, as bits.
+const (
+	tNull uint8 = 1 << iota
+	tBool
+	tObject
+	tArray
+	tNumber
+	tString
+	tInteger // numbers that are integers
+)
+
+// fastNode is one subschema's fast form.
+type fastNode struct {
+	any       bool  // the schema true or {}: every value (still checked as the decoder would)
+	types     uint8 // allowed types; 0: any
+	props     map[string]*fastNode
+	required  []string
+	addl      *fastNode // additionalProperties as a schema; nil with addlFalse unset: any
+	addlFalse bool
+	items     *fastNode
+
+	minItems, maxItems int // -1: none
+	minLen, maxLen     int
+	minProps, maxProps int
+
+	// Integer bounds on numbers.
+	min, max, exMin, exMax             int64
+	hasMin, hasMax, hasExMin, hasExMax bool
+
+	hasEnum  bool
+	enumStr  []string // the enum's strings (const: one)
+	enumRest bool     // the enum has members that are not strings
+}
+
+// Drafts whose meaning of the fast keywords is the same as 2020-12's.
+var fastDrafts = map[string]bool{
+	"https://json-schema.org/draft/2020-12/schema":  true,
+	"https://json-schema.org/draft/2020-12/schema#": true,
+	"https://json-schema.org/draft/2019-09/schema":  true,
+	"https://json-schema.org/draft/2019-09/schema#": true,
+	"http://json-schema.org/draft-07/schema":        true,
+	"http://json-schema.org/draft-07/schema#":       true,
+}
+
+// compileFast builds the fast form of a decoded schema that the library
+// compiled, or nil when the schema uses anything the fast form does not
+// implement.
+func compileFast(doc any) *fastNode {
+	if m, ok := doc.(map[string]any); ok {
+		if d, has := m["$schema"]; has {
+			s, ok := d.(string)
+			if !ok || !fastDrafts[s] {
+				return nil
+			}
+		}
+	}
+	return fastSchema(doc, true)
+}
+
+// annotations are keywords that assert nothing.
+var annotations = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true, "$comment": true,
+	"readOnly": true, "writeOnly": true, "deprecated": true,
+}
+
+func fastSchema(v any, root bool) *fastNode {
+	n := &fastNode{minItems: -1, maxItems: -1, minLen: -1, maxLen: -1, minProps: -1, maxProps: -1}
+	switch v := v.(type) {
+	case bool:
+		if !v {
+			return nil // false: every value fails, the full path reports
+		}
+		n.any = true
+		return n
+	case map[string]any:
+		for k, x := range v {
+			ok := true
+			switch {
+			case annotations[k]:
+			case k == "$schema":
+				ok = root
+			case k == "type":
+				n.types, ok = fastTypes(x)
+			case k == "properties":
+				ps, isMap := x.(map[string]any)
+				ok = isMap
+				n.props = make(map[string]*fastNode, len(ps))
+				for name, p := range ps {
+					if n.props[name] = fastSchema(p, false); n.props[name] == nil {
+						return nil
+					}
+				}
+			case k == "required":
+				list, isList := x.([]any)
+				ok = isList
+				for _, r := range list {
+					s, isStr := r.(string)
+					if !isStr {
+						return nil
+					}
+					n.required = append(n.required, s)
+				}
+			case k == "additionalProperties":
+				if b, isBool := x.(bool); isBool && !b {
+					n.addlFalse = true
+				} else if n.addl = fastSchema(x, false); n.addl == nil {
+					return nil
+				}
+			case k == "items":
+				if _, isList := x.([]any); isList {
+					return nil // draft 7's tuple form
+				}
+				if n.items = fastSchema(x, false); n.items == nil {
+					return nil
+				}
+			case k == "minItems":
+				n.minItems, ok = fastCount(x)
+			case k == "maxItems":
+				n.maxItems, ok = fastCount(x)
+			case k == "minLength":
+				n.minLen, ok = fastCount(x)
+			case k == "maxLength":
+				n.maxLen, ok = fastCount(x)
+			case k == "minProperties":
+				n.minProps, ok = fastCount(x)
+			case k == "maxProperties":
+				n.maxProps, ok = fastCount(x)
+			case k == "minimum":
+				n.min, ok = fastInt(x)
+				n.hasMin = ok
+			case k == "maximum":
+				n.max, ok = fastInt(x)
+				n.hasMax = ok
+			case k == "exclusiveMinimum":
+				n.exMin, ok = fastInt(x)
+				n.hasExMin = ok
+			case k == "exclusiveMaximum":
+				n.exMax, ok = fastInt(x)
+				n.hasExMax = ok
+			case k == "enum", k == "const":
+				if n.hasEnum {
+					return nil // both: left to the library
+				}
+				list := []any{x}
+				if k == "enum" {
+					var isList bool
+					if list, isList = x.([]any); !isList {
+						return nil
+					}
+				}
+				n.hasEnum = true
+				for _, e := range list {
+					if s, isStr := e.(string); isStr {
+						n.enumStr = append(n.enumStr, s)
+					} else {
+						n.enumRest = true
+					}
+				}
+			default:
+				ok = false
+			}
+			if !ok {
+				return nil
+			}
+		}
+		if n.types == 0 && len(v) == 0 {
+			n.any = true
+		}
+		return n
+	}
+	return nil
+}
+
+func fastTypes(x any) (uint8, bool) {
+	one := func(s any) uint8 {
+		switch s {
+		case "null":
+			return tNull
+		case "boolean":
+			return tBool
+		case "object":
+			return tObject
+		case "array":
+			return tArray
+		case "number":
+			return tNumber
+		case "string":
+			return tString
+		case "integer":
+			return tInteger
+		}
+		return 0
+	}
+	if list, ok := x.([]any); ok {
+		var t uint8
+		for _, s := range list {
+			b := one(s)
+			if b == 0 {
+				return 0, false
+			}
+			t |= b
+		}
+		return t, t != 0
+	}
+	t := one(x)
+	return t, t != 0
+}
+
+func fastCount(x any) (int, bool) {
+	n, ok := x.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(string(n))
+	return i, err == nil && i >= 0
+}
+
+func fastInt(x any) (int64, bool) {
+	n, ok := x.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	return i, err == nil
+}
+
+// validFast reports whether the fast form is sure doc is valid: valid JSON
+// the decoder accepts (no repeated key, depth and numbers in bounds) that
+// matches the schema. false means "not sure", never "invalid".
+func (n *fastNode) validFast(doc string) bool {
+	if !gjson.Valid(doc) {
+		return false
+	}
+	return n.valid(gjson.Parse(doc), 0)
+}
+
+// valid checks r at depth (the containers above it).
+func (n *fastNode) valid(r gjson.Result, depth int) bool {
+	if n.any {
+		return sound(r, depth)
+	}
+	if n.types != 0 && n.types&typeOf(r) == 0 {
+		return false
+	}
+	if n.hasEnum {
+		if r.Type != gjson.String {
+			return false // equality of other values is left to the library
+		}
+		found := false
+		for _, s := range n.enumStr {
+			if s == r.Str {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	switch {
+	case r.Type == gjson.String:
+		if n.minLen >= 0 || n.maxLen >= 0 {
+			l := utf8.RuneCountInString(r.Str)
+			if (n.minLen >= 0 && l < n.minLen) || (n.maxLen >= 0 && l > n.maxLen) {
+				return false
+			}
+		}
+		return true
+	case r.Type == gjson.Number:
+		if !numberInRange(r.Raw) {
+			return false
+		}
+		if n.hasMin || n.hasMax || n.hasExMin || n.hasExMax {
+			i, err := strconv.ParseInt(r.Raw, 10, 64)
+			if err != nil {
+				return false // not an integer literal: the library compares exactly
+			}
+			if (n.hasMin && i < n.min) || (n.hasMax && i > n.max) || (n.hasExMin && i <= n.exMin) || (n.hasExMax && i >= n.exMax) {
+				return false
+			}
+		}
+		return true
+	case r.IsArray():
+		if depth >= MaxDepth {
+			return false
+		}
+		count, ok := 0, true
+		r.ForEach(func(_, v gjson.Result) bool {
+			count++
+			if n.items != nil {
+				ok = n.items.valid(v, depth+1)
+			} else {
+				ok = sound(v, depth+1)
+			}
+			return ok
+		})
+		return ok && (n.minItems < 0 || count >= n.minItems) && (n.maxItems < 0 || count <= n.maxItems)
+	case r.IsObject():
+		if depth >= MaxDepth {
+			return false
+		}
+		var seen keySet
+		ok := true
+		r.ForEach(func(k, v gjson.Result) bool {
+			if !seen.add(k.Str) {
+				ok = false
+				return false
+			}
+			switch p, declared := n.props[k.Str]; {
+			case declared:
+				ok = p.valid(v, depth+1)
+			case n.addlFalse:
+				ok = false
+			case n.addl != nil:
+				ok = n.addl.valid(v, depth+1)
+			default:
+				ok = sound(v, depth+1)
+			}
+			return ok
+		})
+		if !ok {
+			return false
+		}
+		for _, name := range n.required {
+			if !seen.has(name) {
+				return false
+			}
+		}
+		return (n.minProps < 0 || seen.n >= n.minProps) && (n.maxProps < 0 || seen.n <= n.maxProps)
+	}
+	return true // null, true, false
+}
+
+// typeOf is a value's type bits; an integer number is both number and
+// integer. Only literals of digits count as integers here: 2.0 and 1e3 are
+// integers to the library too, and fall to it.
+func typeOf(r gjson.Result) uint8 {
+	switch r.Type {
+	case gjson.Null:
+		return tNull
+	case gjson.True, gjson.False:
+		return tBool
+	case gjson.String:
+		return tString
+	case gjson.Number:
+		if isIntLiteral(r.Raw) {
+			return tNumber | tInteger
+		}
+		return tNumber
+	}
+	if r.IsArray() {
+		return tArray
+	}
+	return tObject
+}
+
+func isIntLiteral(s string) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// sound reports whether the decoder accepts r at depth: no repeated key,
+// nesting and numbers within bounds.
+func sound(r gjson.Result, depth int) bool {
+	switch {
+	case r.Type == gjson.Number:
+		return numberInRange(r.Raw)
+	case r.IsArray():
+		if depth >= MaxDepth {
+			return false
+		}
+		ok := true
+		r.ForEach(func(_, v gjson.Result) bool {
+			ok = sound(v, depth+1)
+			return ok
+		})
+		return ok
+	case r.IsObject():
+		if depth >= MaxDepth {
+			return false
+		}
+		var seen keySet
+		ok := true
+		r.ForEach(func(k, v gjson.Result) bool {
+			ok = seen.add(k.Str) && sound(v, depth+1)
+			return ok
+		})
+		return ok
+	}
+	return true
+}
+
+// keySet holds an object's keys, to find a repeated one: the first few in
+// place, compared pairwise, the rest in a map.
+type keySet struct {
+	n     int
+	small [16]string
+	more  map[string]struct{}
+}
+
+func (s *keySet) has(k string) bool {
+	for i := 0; i < s.n && i < len(s.small); i++ {
+		if s.small[i] == k {
+			return true
+		}
+	}
+	_, ok := s.more[k]
+	return ok
+}
+
+// add adds k, false when it is there already.
+func (s *keySet) add(k string) bool {
+	if s.has(k) {
+		return false
+	}
+	if s.n < len(s.small) {
+		s.small[s.n] = k
+	} else {
+		if s.more == nil {
+			s.more = make(map[string]struct{})
+		}
+		s.more[k] = struct{}{}
+	}
+	s.n++
+	return true
+}

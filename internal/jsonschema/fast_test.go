@@ -1,0 +1,143 @@
+package jsonschema
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fastSchemaText is a tool schema of the fast keywords only: BenchmarkChain's.
+const fastSchemaText = `{"type":"object","additionalProperties":false,"required":["spaceId","keywords"],"properties":{
+  "spaceId":{"type":"integer","minimum":1},"keywords":{"type":"string","maxLength":200},
+  "filters":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"required":["field","op","value"],
+    "properties":{"field":{"type":"string"},"op":{"type":"string","enum":["eq","ne","gt","lt","in"]},"value":{"type":"string"}}}}}}`
+
+// TestFastForm: which schemas get a fast form.
+func TestFastForm(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, schema string
+		fast         bool
+	}{
+		{"tool schema", fastSchemaText, true},
+		{"empty", `{}`, true},
+		{"true", `true`, true},
+		{"false", `false`, false},
+		{"annotations", `{"title":"T","description":"d","default":1,"examples":[1],"$comment":"c","readOnly":true,"deprecated":false}`, true},
+		{"2020-12", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"string"}`, true},
+		{"draft-07", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"string"}`, true},
+		{"draft-04", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"string"}`, false},
+		{"$schema below the root", `{"properties":{"a":{"$schema":"https://json-schema.org/draft/2020-12/schema"}}}`, false},
+		{"type list", `{"type":["string","null"]}`, true},
+		{"const string", `{"const":"x"}`, true},
+		{"enum and const", `{"enum":["x"],"const":"x"}`, false},
+		{"ref", `{"$defs":{"a":{"type":"string"}},"$ref":"#/$defs/a"}`, false},
+		{"anyOf", `{"anyOf":[{"type":"string"}]}`, false},
+		{"format", `{"type":"string","format":"email"}`, false},
+		{"pattern", `{"type":"string","pattern":"^a"}`, false},
+		{"patternProperties", `{"patternProperties":{"^a":{}}}`, false},
+		{"unknown keyword", `{"type":"string","nullable":true}`, false},
+		{"fractional bound", `{"minimum":0.5}`, false},
+		{"bound past int64", `{"maximum":9223372036854775808}`, false},
+		{"tuple items", `{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}]}`, false},
+		{"false below", `{"properties":{"a":false}}`, false},
+		{"additionalProperties schema", `{"additionalProperties":{"type":"integer"}}`, true},
+		{"unevaluatedProperties", `{"unevaluatedProperties":false}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := MustCompile(tc.schema)
+			if got := s.fast != nil; got != tc.fast {
+				t.Fatalf("fast form: got %v, want %v", got, tc.fast)
+			}
+		})
+	}
+}
+
+// TestFastAnswers: what the fast form is sure of, and that the full path
+// agrees wherever it is (and reports the same errors where it is not).
+func TestFastAnswers(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 201)
+	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	for _, tc := range []struct {
+		name, schema, doc string
+		sure              bool // the fast form answers valid
+	}{
+		{"tool args", fastSchemaText, `{"spaceId":42,"keywords":"spring","filters":[{"field":"a","op":"eq","value":"x"}]}`, true},
+		{"escaped key", fastSchemaText, `{"space\u0049d":42,"keywords":"k"}`, true},
+		{"missing required", fastSchemaText, `{"spaceId":42}`, false},
+		{"not allowed", fastSchemaText, `{"spaceId":42,"keywords":"k","x":1}`, false},
+		{"below minimum", fastSchemaText, `{"spaceId":0,"keywords":"k"}`, false},
+		{"integer as 2.0", fastSchemaText, `{"spaceId":2.0,"keywords":"k"}`, false},
+		{"integer as 1e3", fastSchemaText, `{"spaceId":1e3,"keywords":"k"}`, false},
+		{"too long in runes", fastSchemaText, `{"spaceId":1,"keywords":"` + long + `"}`, false},
+		{"200 runes, 400 bytes", fastSchemaText, `{"spaceId":1,"keywords":"` + long[2:] + `"}`, true},
+		{"enum miss", fastSchemaText, `{"spaceId":1,"keywords":"k","filters":[{"field":"a","op":"xx","value":"x"}]}`, false},
+		{"repeated key", fastSchemaText, `{"spaceId":1,"keywords":"k","spaceId":2}`, false},
+		{"repeated key, escaped", fastSchemaText, `{"spaceId":1,"keywords":"k","\u0073paceId":1}`, false},
+		{"repeated key under true", `{}`, `{"a":{"b":1,"b":1}}`, false},
+		{"repeated key past 16", `{}`, `{"k0":0,"k1":0,"k2":0,"k3":0,"k4":0,"k5":0,"k6":0,"k7":0,"k8":0,"k9":0,"ka":0,"kb":0,"kc":0,"kd":0,"ke":0,"kf":0,"kg":0,"kg":0}`, false},
+		{"17 keys", `{"maxProperties":17,"minProperties":17}`, `{"k0":0,"k1":0,"k2":0,"k3":0,"k4":0,"k5":0,"k6":0,"k7":0,"k8":0,"k9":0,"ka":0,"kb":0,"kc":0,"kd":0,"ke":0,"kf":0,"kg":0}`, true},
+		{"too deep", `{}`, deep, false},
+		{"number too long", `{}`, `[1` + strings.Repeat("0", MaxNumberChars) + `]`, false},
+		{"exponent too large", `true`, `1e1001`, false},
+		{"not JSON", `{}`, `{"a":}`, false},
+		{"max items", `{"maxItems":1}`, `[1,2]`, false},
+		{"min items", `{"minItems":2,"items":{"type":"integer"}}`, `[1,2]`, true},
+		{"exclusive bounds", `{"exclusiveMinimum":0,"exclusiveMaximum":10}`, `10`, false},
+		{"exclusive bounds in", `{"exclusiveMinimum":0,"exclusiveMaximum":10}`, `9`, true},
+		{"minus zero", `{"type":"integer","minimum":0,"maximum":0}`, `-0`, true},
+		{"integer past int64", `{"type":"integer","maximum":5}`, `99999999999999999999`, false},
+		{"const", `{"const":"a\"b"}`, `"a\"b"`, true},
+		{"const other value", `{"const":"1"}`, `1`, false},
+		{"enum of numbers", `{"enum":[1,2]}`, `1`, false},
+		{"type list null", `{"type":["string","null"]}`, `null`, true},
+		{"additional schema", `{"additionalProperties":{"type":"integer"}}`, `{"a":1,"b":"x"}`, false},
+		{"additional schema ok", `{"additionalProperties":{"type":"integer"}}`, `{"a":1,"b":2}`, true},
+		{"min length", `{"minLength":2}`, `"é"`, false},
+		{"boolean", `{"type":"boolean"}`, `false`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := MustCompile(tc.schema)
+			if s.fast == nil {
+				t.Fatal("no fast form")
+			}
+			if got := s.fast.validFast(tc.doc); got != tc.sure {
+				t.Fatalf("validFast: got %v, want %v", got, tc.sure)
+			}
+			full := s.validateFull(tc.doc)
+			if tc.sure && full != nil {
+				t.Fatalf("fast path sure, full path says %v", full)
+			}
+			if got := s.ValidateString(tc.doc); !slices.Equal(got, full) {
+				t.Fatalf("ValidateString %v, full path %v", got, full)
+			}
+		})
+	}
+}
+
+// FuzzFastAgrees: whatever the fast form is sure of, the full path finds
+// valid too, and ValidateString answers as the full path.
+func FuzzFastAgrees(f *testing.F) {
+	f.Add(fastSchemaText, `{"spaceId":42,"keywords":"spring","filters":[{"field":"a","op":"eq","value":"x"}]}`)
+	f.Add(`{"type":["integer","string"],"minimum":-3,"maxLength":2,"enum":["a","bb"]}`, `"bb"`)
+	f.Add(`{"additionalProperties":{"type":"array","minItems":1,"items":{"const":"x"}},"required":["a"],"maxProperties":2}`, `{"a":["x"],"b":["x","x"]}`)
+	f.Add(`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"n":{"type":"number","exclusiveMaximum":7}}}`, `{"n":6.5,"m":{"x":[1e5,null,true]}}`)
+	f.Add(`{}`, `{"a":{"b":[1,{"c":"\u00e9"}]},"d":-0}`)
+	f.Add(`{"type":"object","minProperties":1}`, `{"\u0061":1,"a":2}`)
+	f.Fuzz(func(t *testing.T, schema, doc string) {
+		s, err := Compile([]byte(schema))
+		if err != nil || s.fast == nil {
+			return
+		}
+		full := s.validateFull(doc)
+		if s.fast.validFast(doc) && full != nil {
+			t.Fatalf("fast path sure of %q against %s, full path says %v", doc, schema, full)
+		}
+		if got := s.ValidateString(doc); !slices.Equal(got, full) {
+			t.Fatalf("ValidateString %v, full path %v", got, full)
+		}
+	})
+}
