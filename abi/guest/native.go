@@ -187,11 +187,13 @@ func (r nativeReporter) exists(path string) bool {
 
 func (r nativeReporter) validate(schemaPath, docPath string) []byte {
 	schema, ok1 := r.get(schemaPath)
+	kept := r.n.members.Stable()
 	doc, ok2 := r.get(docPath)
 	if !ok1 || !ok2 {
 		return nil
 	}
-	out, _ := services.Validate(context.WithoutCancel(r.n.ctx), schema.Raw, doc)
+	kept = kept && (r.n.members.Stable() || !doc.Exists())
+	out, _ := services.ValidateIn(context.WithoutCancel(r.n.ctx), schema.Raw, doc, kept)
 	return out
 }
 
@@ -208,7 +210,7 @@ func (r nativeReporter) hash(path string, out *[DigestSize]byte) bool {
 	if !ok || !v.Exists() {
 		return false
 	}
-	*out = sha256.Sum256([]byte(v.Raw))
+	*out = sha256.Sum256(unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))) // only read
 	return true
 }
 
@@ -232,12 +234,12 @@ func (r nativeReporter) walk(path string, limit int) string {
 }
 
 func (r nativeReporter) items(path string, limit int) string {
-	out, err := services.Items(r.n.req, path, limit)
-	if err != nil {
-		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+	v, ok := r.get(path) // refused as services.Items refuses
+	if !ok {
 		return ""
 	}
-	return string(out)
+	out := services.ItemsValue(v, limit) // fresh, and only read from here on
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
 func (r nativeReporter) log(_ int32, msg string) {

@@ -5,7 +5,9 @@ package guest
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentwarden/warden/abi"
@@ -103,4 +105,52 @@ func FuzzParseItems(f *testing.F) {
 			_ = its.MembersOf(i)
 		}
 	})
+}
+
+// TestItemsNativeAsScan: the native runner answers items from the
+// envelope's index exactly as services.Items answers from a scan of the
+// whole envelope, and refuses the paths it refuses.
+func TestItemsNativeAsScan(t *testing.T) {
+	t.Parallel()
+	req := []byte(`{"tool":"t","args":{"f":[{"a":1},"x",[2]]},"response":{"data":{"records":[{"id":1,"t":"a\"b"},{"id":2,"t":null,"id":3}]}},"state":{"node":{"ids":[1,2]}}}`)
+	m := abi.Manifest{Name: "lists", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleGuard, Phases: []abi.Phase{abi.PhaseAfter}}
+	for _, tt := range []struct {
+		path  string
+		limit int
+	}{
+		{"response.data.records", 10},
+		{"response.data.records", 1},
+		{"response.data.records.#.id", 10},
+		{"response.data.records|@reverse", 10},
+		{"args.f", 10},
+		{"args", 10},
+		{"state.node.ids", 10},
+		{"response.absent", 10},
+		{"tool", 10},
+		{strings.Repeat("a.", services.MaxPathBytes), 10},
+	} {
+		var got Items
+		n, err := NewNative(Plugin{Manifest: m, Handle: func(c *Call) {
+			got = c.Items(tt.path, tt.limit)
+			c.Pass(nil)
+		}}, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = n.Call(context.Background(), req)
+		var vio *abi.Violation
+		if err != nil && !errors.As(err, &vio) {
+			t.Fatal(err)
+		}
+		out, qerr := services.Items(req, tt.path, tt.limit)
+		if qerr != nil {
+			if vio == nil || vio.Kind != abi.ViolationHostRefused || vio.Detail != qerr.Error() || !reflect.DeepEqual(got, Items{}) {
+				t.Errorf("%.20s: refused by the scan (%v), native answered %+v, violation %+v", tt.path, qerr, got, vio)
+			}
+			continue
+		}
+		if want := parseItems(string(out)); !reflect.DeepEqual(got, want) || vio != nil {
+			t.Errorf("%s: native %+v, scan %+v (violation %+v)", tt.path, got, want, vio)
+		}
+	}
 }

@@ -27,6 +27,13 @@ import (
 // validation are charged to ctx's deadline: when ctx ends first Validate
 // returns an error wrapping ctx's and no encoding.
 func Validate(ctx context.Context, schema string, doc gjson.Result) ([]byte, error) {
+	return ValidateIn(ctx, schema, doc, false)
+}
+
+// ValidateIn is Validate where kept says the schema's and the document's
+// bytes outlive the call unchanged, so the call's memo (WithValidated)
+// keeps them without a copy.
+func ValidateIn(ctx context.Context, schema string, doc gjson.Result, kept bool) ([]byte, error) {
 	s, err := jsonschema.Shared.GetContext(ctx, schema)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
@@ -46,7 +53,7 @@ func Validate(ctx context.Context, schema string, doc gjson.Result) ([]byte, err
 	}
 	errs := s.ValidateString(raw)
 	if len(errs) == 0 {
-		markValid(ctx, schema, raw)
+		markValid(ctx, schema, raw, kept)
 		return nil, nil
 	}
 	n := 1

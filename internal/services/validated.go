@@ -52,7 +52,9 @@ func ValidBefore(ctx context.Context, schema, doc string) bool {
 	return false
 }
 
-func markValid(ctx context.Context, schema, doc string) {
+// markValid remembers doc valid against schema in ctx's memo; kept says
+// both strings outlive the call unchanged and need no copy.
+func markValid(ctx context.Context, schema, doc string, kept bool) {
 	v, _ := ctx.Value(validatedKey{}).(*validated)
 	if v == nil {
 		return
@@ -60,7 +62,10 @@ func markValid(ctx context.Context, schema, doc string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if len(v.pairs) < maxValidated {
-		// copied: the caller's strings may alias a buffer it reuses
-		v.pairs = append(v.pairs, validPair{strings.Clone(schema), strings.Clone(doc)})
+		if !kept {
+			// copied: the caller's strings may alias a buffer it reuses
+			schema, doc = strings.Clone(schema), strings.Clone(doc)
+		}
+		v.pairs = append(v.pairs, validPair{schema, doc})
 	}
 }

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"testing"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -38,5 +39,35 @@ func TestValidatedMemo(t *testing.T) {
 	}
 	if ValidBefore(WithValidated(context.Background()), schema, `{"a":1}`) {
 		t.Error("another call's memo answered")
+	}
+}
+
+// TestValidatedMemoKept: the memo copies what may live in a reused buffer,
+// so bytes rewritten after a Validate are not taken for the document it
+// found valid; ValidateIn with kept keeps the caller's bytes as they are.
+func TestValidatedMemoKept(t *testing.T) {
+	t.Parallel()
+	const schema = `{"type":"object","required":["a"]}`
+	ctx := WithValidated(context.Background())
+	buf := []byte(`{"a":1}`)
+	if out, err := Validate(ctx, schema, gjson.Parse(unsafe.String(unsafe.SliceData(buf), len(buf)))); err != nil || out != nil {
+		t.Fatalf("Validate = %q, %v", out, err)
+	}
+	copy(buf, `{"b":1}`) // the buffer reused
+	if ValidBefore(ctx, schema, `{"b":1}`) {
+		t.Fatal("the memo kept the reused buffer: rewritten bytes taken as valid")
+	}
+	if !ValidBefore(ctx, schema, `{"a":1}`) {
+		t.Fatal("the valid document was not remembered")
+	}
+	const kept = `{"a":[2]}`
+	if out, err := ValidateIn(ctx, schema, gjson.Parse(kept), true); err != nil || out != nil {
+		t.Fatalf("ValidateIn = %q, %v", out, err)
+	}
+	if !ValidBefore(ctx, schema, kept) {
+		t.Fatal("ValidateIn with kept bytes: not remembered")
+	}
+	if out, _ := ValidateIn(ctx, schema, gjson.Parse(`[]`), true); len(out) == 0 || ValidBefore(ctx, schema, `[]`) {
+		t.Fatalf("an invalid document: %q, remembered %v", out, ValidBefore(ctx, schema, `[]`))
 	}
 }
