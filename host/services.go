@@ -197,7 +197,9 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 		// A compile keeps about twice the schema's text (see jsonschema's
 		// estimate); charge that whether or not it was cached.
 		st.charge(2 * len(schema.Raw))
-		out, err := services.Validate(ctx, schema.Raw, doc)
+		// services.Query's answers are copies of the request's bytes,
+		// never changed: the call's memo keeps them as they are.
+		out, err := services.ValidateIn(ctx, schema.Raw, doc, true)
 		if err != nil {
 			stopCall(ctx) // the deadline passed while compiling or validating
 		}
