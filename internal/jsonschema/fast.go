@@ -5,12 +5,13 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	js "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tidwall/gjson"
 )
 
 // The fast path. Most tool schemas use a handful of keywords (type,
 // properties, required, additionalProperties, items, bounds on lengths,
-// counts and integers, enums of strings), and most documents a model sends
+// counts and numbers, enums of strings, patterns, formats), and most documents a model sends
 // are valid. For such a schema a compiled fast form walks the document's
 // text in place and answers "valid" without decoding it into Go values or
 // running the library's validator. It only ever answers "valid" or "not
@@ -21,8 +22,9 @@ import (
 //
 // A schema gets a fast form only when every keyword in it is one the fast
 // form implements, exactly as the library does for the schema's draft;
-// anything else ($ref, combinators, formats, patterns, unknown keywords,
-// bounds that are not integers) leaves the schema on the full path.
+// anything else ($ref, combinators, unknown keywords, bounds that are not
+// integers) leaves the schema on the full path. Patterns and formats are
+// checked by the library's own compiled pattern and format functions.
 
 // Value types, as bits.
 const (
@@ -56,6 +58,9 @@ type fastNode struct {
 	hasEnum  bool
 	enumStr  []string // the enum's strings (const: one)
 	enumRest bool     // the enum has members that are not strings
+
+	pattern js.Regexp  // the library's compiled pattern
+	format  *js.Format // the library's asserted format; nil for an unknown one
 }
 
 // Drafts whose meaning of the fast keywords is the same as 2020-12's.
@@ -71,7 +76,7 @@ var fastDrafts = map[string]bool{
 // compileFast builds the fast form of a decoded schema that the library
 // compiled, or nil when the schema uses anything the fast form does not
 // implement.
-func compileFast(doc any) *fastNode {
+func compileFast(doc any, sch *js.Schema) *fastNode {
 	if m, ok := doc.(map[string]any); ok {
 		if d, has := m["$schema"]; has {
 			s, ok := d.(string)
@@ -80,7 +85,7 @@ func compileFast(doc any) *fastNode {
 			}
 		}
 	}
-	return fastSchema(doc, true)
+	return fastSchema(doc, sch, true)
 }
 
 // annotations are keywords that assert nothing.
@@ -89,7 +94,12 @@ var annotations = map[string]bool{
 	"readOnly": true, "writeOnly": true, "deprecated": true,
 }
 
-func fastSchema(v any, root bool) *fastNode {
+// fastSchema is the fast form of the subschema v, which the library
+// compiled as sch.
+func fastSchema(v any, sch *js.Schema, root bool) *fastNode {
+	if sch == nil {
+		return nil
+	}
 	n := &fastNode{minItems: -1, maxItems: -1, minLen: -1, maxLen: -1, minProps: -1, maxProps: -1}
 	switch v := v.(type) {
 	case bool:
@@ -112,7 +122,7 @@ func fastSchema(v any, root bool) *fastNode {
 				ok = isMap
 				n.props = make(map[string]*fastNode, len(ps))
 				for name, p := range ps {
-					if n.props[name] = fastSchema(p, false); n.props[name] == nil {
+					if n.props[name] = fastSchema(p, sch.Properties[name], false); n.props[name] == nil {
 						return nil
 					}
 				}
@@ -129,14 +139,18 @@ func fastSchema(v any, root bool) *fastNode {
 			case k == "additionalProperties":
 				if b, isBool := x.(bool); isBool && !b {
 					n.addlFalse = true
-				} else if n.addl = fastSchema(x, false); n.addl == nil {
+				} else if n.addl = fastSchema(x, asSchema(sch.AdditionalProperties), false); n.addl == nil {
 					return nil
 				}
 			case k == "items":
 				if _, isList := x.([]any); isList {
 					return nil // draft 7's tuple form
 				}
-				if n.items = fastSchema(x, false); n.items == nil {
+				items := sch.Items2020 // 2020-12's; earlier drafts' is Items
+				if items == nil {
+					items = asSchema(sch.Items)
+				}
+				if n.items = fastSchema(x, items, false); n.items == nil {
 					return nil
 				}
 			case k == "minItems":
@@ -182,6 +196,14 @@ func fastSchema(v any, root bool) *fastNode {
 						n.enumRest = true
 					}
 				}
+			case k == "pattern":
+				n.pattern = sch.Pattern
+				ok = n.pattern != nil
+			case k == "format":
+				// An unknown format asserts nothing (sch.Format nil);
+				// "regex" may go to another engine.
+				n.format = sch.Format
+				ok = n.format == nil || n.format.Name != "regex"
 			default:
 				ok = false
 			}
@@ -195,6 +217,11 @@ func fastSchema(v any, root bool) *fastNode {
 		return n
 	}
 	return nil
+}
+
+func asSchema(x any) *js.Schema {
+	s, _ := x.(*js.Schema)
+	return s
 }
 
 func fastTypes(x any) (uint8, bool) {
@@ -283,8 +310,14 @@ func (n *fastNode) valid(r gjson.Result, depth int) bool {
 			return false
 		}
 	}
+	if n.format != nil && (r.Type != gjson.String || n.format.Validate(r.Str) != nil) {
+		return false // formats of other values are left to the library
+	}
 	switch {
 	case r.Type == gjson.String:
+		if n.pattern != nil && !n.pattern.MatchString(r.Str) {
+			return false
+		}
 		if n.minLen >= 0 || n.maxLen >= 0 {
 			l := utf8.RuneCountInString(r.Str)
 			if (n.minLen >= 0 && l < n.minLen) || (n.maxLen >= 0 && l > n.maxLen) {
@@ -297,13 +330,10 @@ func (n *fastNode) valid(r gjson.Result, depth int) bool {
 			return false
 		}
 		if n.hasMin || n.hasMax || n.hasExMin || n.hasExMax {
-			i, err := strconv.ParseInt(r.Raw, 10, 64)
-			if err != nil {
-				return false // not an integer literal: the library compares exactly
+			if i, err := strconv.ParseInt(r.Raw, 10, 64); err == nil {
+				return !(n.hasMin && i < n.min) && !(n.hasMax && i > n.max) && !(n.hasExMin && i <= n.exMin) && !(n.hasExMax && i >= n.exMax)
 			}
-			if (n.hasMin && i < n.min) || (n.hasMax && i > n.max) || (n.hasExMin && i <= n.exMin) || (n.hasExMax && i >= n.exMax) {
-				return false
-			}
+			return n.boundsHold(r.Raw)
 		}
 		return true
 	case r.IsArray():
@@ -356,6 +386,23 @@ func (n *fastNode) valid(r gjson.Result, depth int) bool {
 	}
 	return true // null, true, false
 }
+
+// boundsHold reports whether the number lit, not an integer literal, is
+// surely within the bounds. The library compares exactly; a float64 is
+// exact for bounds up to 2^53 in magnitude, and rounding to nearest is
+// monotonic, so a rounded value strictly past a bound is the exact value
+// strictly past it too. A rounded value equal to a bound is not sure.
+func (n *fastNode) boundsHold(lit string) bool {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return false // out of float64's range
+	}
+	above := func(b int64) bool { return exactFloat(b) && f > float64(b) }
+	below := func(b int64) bool { return exactFloat(b) && f < float64(b) }
+	return (!n.hasMin || above(n.min)) && (!n.hasExMin || above(n.exMin)) && (!n.hasMax || below(n.max)) && (!n.hasExMax || below(n.exMax))
+}
+
+func exactFloat(b int64) bool { return b >= -1<<53 && b <= 1<<53 }
 
 // typeOf is a value's type bits; an integer number is both number and
 // integer. Only literals of digits count as integers here: 2.0 and 1e3 are

@@ -33,8 +33,12 @@ func TestFastForm(t *testing.T) {
 		{"enum and const", `{"enum":["x"],"const":"x"}`, false},
 		{"ref", `{"$defs":{"a":{"type":"string"}},"$ref":"#/$defs/a"}`, false},
 		{"anyOf", `{"anyOf":[{"type":"string"}]}`, false},
-		{"format", `{"type":"string","format":"email"}`, false},
-		{"pattern", `{"type":"string","pattern":"^a"}`, false},
+		{"format", `{"type":"string","format":"email"}`, true},
+		{"unknown format", `{"type":"string","format":"phone-number"}`, true},
+		{"format regex", `{"type":"string","format":"regex"}`, false},
+		{"pattern", `{"type":"string","pattern":"^a"}`, true},
+		{"pattern in 2019-09 items", `{"$schema":"https://json-schema.org/draft/2019-09/schema","items":{"pattern":"^a"}}`, true},
+		{"pattern in draft-07 items", `{"$schema":"http://json-schema.org/draft-07/schema#","items":{"format":"date"}}`, true},
 		{"patternProperties", `{"patternProperties":{"^a":{}}}`, false},
 		{"unknown keyword", `{"type":"string","nullable":true}`, false},
 		{"fractional bound", `{"minimum":0.5}`, false},
@@ -89,6 +93,15 @@ func TestFastAnswers(t *testing.T) {
 		{"exclusive bounds in", `{"exclusiveMinimum":0,"exclusiveMaximum":10}`, `9`, true},
 		{"minus zero", `{"type":"integer","minimum":0,"maximum":0}`, `-0`, true},
 		{"integer past int64", `{"type":"integer","maximum":5}`, `99999999999999999999`, false},
+		{"decimal in bounds", `{"exclusiveMinimum":0,"maximum":1}`, `0.25`, true},
+		{"decimal as exponent", `{"minimum":0}`, `2.5e-3`, true},
+		{"decimal at a bound", `{"maximum":1}`, `1.0`, false},
+		{"decimal a hair past a bound", `{"maximum":1}`, `1.00000000000000000000001`, false},
+		{"decimal a hair below a bound", `{"minimum":1}`, `0.99999999999999999999999`, false},
+		{"decimal past a bound", `{"exclusiveMaximum":-3}`, `-2.5`, false},
+		{"decimal beyond float64", `{"minimum":0}`, `1e400`, false},
+		{"bound past 2^53", `{"minimum":9007199254740993}`, `9007199254740993.5`, false},
+		{"bound past 2^53, integer literal", `{"minimum":9007199254740993}`, `9007199254740993`, true},
 		{"const", `{"const":"a\"b"}`, `"a\"b"`, true},
 		{"const other value", `{"const":"1"}`, `1`, false},
 		{"enum of numbers", `{"enum":[1,2]}`, `1`, false},
@@ -97,6 +110,16 @@ func TestFastAnswers(t *testing.T) {
 		{"additional schema ok", `{"additionalProperties":{"type":"integer"}}`, `{"a":1,"b":2}`, true},
 		{"min length", `{"minLength":2}`, `"é"`, false},
 		{"boolean", `{"type":"boolean"}`, `false`, true},
+		{"format", `{"properties":{"h":{"format":"hostname"},"d":{"format":"date-time"}}}`, `{"h":"example.com","d":"2026-12-06T10:00:00Z"}`, true},
+		{"format bad", `{"properties":{"h":{"format":"hostname"}}}`, `{"h":"-x-"}`, false},
+		{"format bad date", `{"format":"date"}`, `"2026-02-30"`, false},
+		{"format on a number", `{"format":"email"}`, `1`, false},
+		{"unknown format", `{"format":"phone-number"}`, `"x"`, true},
+		{"pattern", `{"pattern":"^[A-Z0-9]{6,12}$"}`, `"AB12CD"`, true},
+		{"pattern unanchored", `{"pattern":"b"}`, `"abc"`, true},
+		{"pattern miss", `{"pattern":"^[A-Z0-9]{6,12}$"}`, `"ab"`, false},
+		{"pattern in 2019-09 items", `{"$schema":"https://json-schema.org/draft/2019-09/schema","items":{"pattern":"^a"}}`, `["ab","b"]`, false},
+		{"format in draft-07 items", `{"$schema":"http://json-schema.org/draft-07/schema#","items":{"format":"date"}}`, `["2026-01-01"]`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -127,6 +150,9 @@ func FuzzFastAgrees(f *testing.F) {
 	f.Add(`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"n":{"type":"number","exclusiveMaximum":7}}}`, `{"n":6.5,"m":{"x":[1e5,null,true]}}`)
 	f.Add(`{}`, `{"a":{"b":[1,{"c":"\u00e9"}]},"d":-0}`)
 	f.Add(`{"type":"object","minProperties":1}`, `{"\u0061":1,"a":2}`)
+	f.Add(`{"items":{"minimum":-1,"exclusiveMaximum":2}}`, `[0.5,-1.0,1.9999999999999999999,2e0,-0.99e0]`)
+	f.Add(`{"items":{"format":"ipv4","pattern":"^1"}}`, `["1.2.3.4","10.0.0.256"]`)
+	f.Add(`{"properties":{"u":{"format":"uuid"},"e":{"format":"email"},"t":{"format":"time"}}}`, `{"u":"6a2f41a3-c54c-fce8-32d2-0324e1c32e22","e":"a@b.c","t":"10:00:00Z"}`)
 	f.Fuzz(func(t *testing.T, schema, doc string) {
 		s, err := Compile([]byte(schema))
 		if err != nil || s.fast == nil {

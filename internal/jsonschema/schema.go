@@ -95,7 +95,7 @@ func compile(text string) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(text, err)
 	}
-	return &Schema{s: s, text: gjson.Parse(text), size: estimate(len(text), d.nodes), fast: compileFast(doc)}, nil
+	return &Schema{s: s, text: gjson.Parse(text), size: estimate(len(text), d.nodes), fast: compileFast(doc, s)}, nil
 }
 
 // denyLoader refuses every document the compiler asks for: the drafts'
