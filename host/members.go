@@ -10,12 +10,10 @@ import (
 )
 
 // envMember is one member of an envelope's common part, indexed once per
-// Set for every guard of the phase.
-type envMember struct {
-	key  string
-	v    gjson.Result
-	firm bool // v is in the request's own raw field, not in enc
-}
+// Set for every guard of the phase and shared with each guard's index
+// (services.Members.AddShared). Firm says V is in the request's own raw
+// field, not in enc.
+type envMember = services.Member
 
 // MembersFor indexes in m the envelope AppendFor made for one guard (req,
 // with config and manifest mf), from the parts it was made of instead of a
@@ -33,10 +31,7 @@ func (e *Envelope) MembersFor(m *services.Members, req []byte, config json.RawMe
 		e.index()
 	}
 	m.SetParts(req)
-	for i := range e.common {
-		c := &e.common[i]
-		m.Add(c.key, c.v, c.firm)
-	}
+	m.AddShared(e.common) // no key of it is added below: config, state and response are not in enc
 	if len(config) > 0 {
 		m.Add(abi.FieldConfig, services.Value(config), true)
 	}
@@ -65,9 +60,9 @@ func (e *Envelope) index() {
 	e.common = e.common[:0]
 	e.enc = append(e.enc, '}')
 	e.scan(e.enc, func(c *envMember) {
-		if src := e.rawField(c.key); c.v.Type == gjson.JSON && src != nil {
-			if sv := services.Value(src); sv.Raw == c.v.Raw {
-				c.v, c.firm = sv, true
+		if src := e.rawField(c.Key); c.V.Type == gjson.JSON && src != nil {
+			if sv := services.Value(src); sv.Raw == c.V.Raw {
+				c.V, c.Firm = sv, true
 			}
 		}
 	})
@@ -77,7 +72,7 @@ func (e *Envelope) index() {
 // scan indexes the members of the object doc, each passed to fix first.
 func (e *Envelope) scan(doc []byte, fix func(c *envMember)) {
 	gjson.Parse(unsafe.String(unsafe.SliceData(doc), len(doc))).ForEach(func(k, v gjson.Result) bool {
-		e.common = append(e.common, envMember{key: k.Str, v: v})
+		e.common = append(e.common, envMember{Key: k.Str, V: v})
 		if fix != nil {
 			fix(&e.common[len(e.common)-1])
 		}
@@ -110,7 +105,7 @@ func (e *Envelope) indexLayout() bool {
 			string(e.enc[start+2+len(key):start+4+len(key)]) != `":` || string(e.enc[start+4+len(key):end]) != string(raw) {
 			return false
 		}
-		e.common = append(e.common, envMember{key: key, v: services.Value(raw), firm: true})
+		e.common = append(e.common, envMember{Key: key, V: services.Value(raw), Firm: true})
 		end = start
 	}
 	rest := e.enc[e.headLen:end]
@@ -120,7 +115,7 @@ func (e *Envelope) indexLayout() bool {
 			return false
 		}
 		v := rest[len(prefix):]
-		e.common = append(e.common, envMember{key: abi.FieldResult, v: gjson.Result{Type: gjson.JSON, Raw: unsafe.String(unsafe.SliceData(v), len(v))}})
+		e.common = append(e.common, envMember{Key: abi.FieldResult, V: gjson.Result{Type: gjson.JSON, Raw: unsafe.String(unsafe.SliceData(v), len(v))}})
 	} else if len(rest) > 0 {
 		return false
 	}

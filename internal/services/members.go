@@ -24,11 +24,12 @@ import (
 // with: copy what must outlive them, unless Stable says they need not be.
 // A Members is for one goroutine at a time.
 type Members struct {
-	req   string
-	keys  []string
-	vals  []gjson.Result
-	firm  []bool // vals[i] lives in memory that outlives the call
-	built bool
+	req    string
+	shared []Member // members given by reference (AddShared), searched first
+	keys   []string
+	vals   []gjson.Result
+	firm   []bool // vals[i] lives in memory that outlives the call
+	built  bool
 	// views indexes the state member's views when it was given by parts.
 	viewKeys []string
 	viewVals []gjson.Result
@@ -51,6 +52,7 @@ func (m *Members) SetParts(req []byte) {
 	m.req = unsafe.String(unsafe.SliceData(req), len(req))
 	clear(m.vals)
 	clear(m.viewVals)
+	m.shared = nil
 	m.keys, m.vals, m.firm, m.built = m.keys[:0], m.vals[:0], m.firm[:0], true
 	m.viewKeys, m.viewVals, m.hasState, m.stable = m.viewKeys[:0], m.viewVals[:0], false, false
 }
@@ -62,6 +64,22 @@ func (m *Members) Add(key string, v gjson.Result, firm bool) {
 	m.vals = append(m.vals, v)
 	m.firm = append(m.firm, firm)
 }
+
+// Member is one member of an envelope, as AddShared takes them: its key,
+// its value in the envelope (or bytes equal to it), and whether the value's
+// bytes outlive the call.
+type Member struct {
+	Key  string
+	V    gjson.Result
+	Firm bool
+}
+
+// AddShared indexes the members ms without copying them: an encoder that
+// hands the same members to every guard of a phase indexes them once.
+// ms must not change until the next SetParts or Reset, and no key in it
+// may be added again (Add, AddView): their order against the added ones
+// is then of no account.
+func (m *Members) AddShared(ms []Member) { m.shared = ms }
 
 // AddView indexes one view of the state member, whose bytes outlive the
 // call; the first view added marks the state member as present.
@@ -132,6 +150,12 @@ func (m *Members) get(path string) gjson.Result {
 	}
 	if first == "state" && m.hasState {
 		return m.state(path, rest)
+	}
+	for i := range m.shared {
+		if c := &m.shared[i]; c.Key == first {
+			m.stable = c.Firm
+			return member(c.V, rest)
+		}
 	}
 	for i, k := range m.keys {
 		if k != first {

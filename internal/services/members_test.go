@@ -80,3 +80,42 @@ func FuzzMembers(f *testing.F) {
 		assertSameAnswer(t, &m, env, path) // built once, asked again
 	})
 }
+
+// TestMembersSharedAnswersAsTheScan: an index given its common members by
+// reference (AddShared) and the rest by Add and AddView answers as the
+// scan, and the shared members' firmness is what Stable says.
+func TestMembersSharedAnswersAsTheScan(t *testing.T) {
+	t.Parallel()
+	env := membersEnvelopes[0]
+	var shared []services.Member
+	var m services.Members
+	m.SetParts([]byte(env))
+	gjson.Parse(env).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "config", "response":
+			m.Add(k.Str, v, false)
+		case "state":
+			v.ForEach(func(view, x gjson.Result) bool {
+				m.AddView(view.Str, x)
+				return true
+			})
+		default:
+			shared = append(shared, services.Member{Key: k.Str, V: v, Firm: k.Str == "args"})
+		}
+		return true
+	})
+	m.AddShared(shared)
+	for _, path := range membersPaths {
+		assertSameAnswer(t, &m, env, path)
+	}
+	for path, firm := range map[string]bool{"args.tags": true, "bound": false, "tool": false, "config": false, "state.state\\.evidence": true} {
+		if _, err := m.Query(path); err != nil || m.Stable() != firm {
+			t.Errorf("%s: Stable %v, want %v (%v)", path, m.Stable(), firm, err)
+		}
+	}
+	m.SetParts([]byte(`{"tool":"x"}`))
+	m.Add("tool", gjson.Parse(`"x"`), false)
+	if got, _ := m.Query("args"); got.Exists() {
+		t.Errorf("SetParts kept the shared members: args = %s", got.Raw)
+	}
+}
