@@ -2,11 +2,12 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	js "github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/tidwall/gjson"
 )
 
 // The fast path. Most tool schemas use a handful of keywords (type,
@@ -277,200 +278,308 @@ func fastInt(x any) (int64, bool) {
 	return i, err == nil
 }
 
-// validFast reports whether the fast form is sure doc is valid: valid JSON
-// the decoder accepts (no repeated key, depth and numbers in bounds) that
-// matches the schema. false means "not sure", never "invalid".
+// validFast reports whether the fast form is sure doc is valid: JSON that
+// gjson.Valid and the decoder accept (no repeated key, depth and numbers in
+// bounds) and that matches the schema. false means "not sure", never
+// "invalid". The document is read once, checking its syntax as gjson.Valid
+// does while it is matched; a string with escapes where its value counts
+// (a key, a string the schema constrains) is left to the full path.
 func (n *fastNode) validFast(doc string) bool {
-	if !gjson.Valid(doc) {
+	sc := scanner{s: doc}
+	sc.ws()
+	if !sc.value(n, 0) {
 		return false
 	}
-	return n.valid(gjson.Parse(doc), 0)
+	sc.ws()
+	return sc.i == len(sc.s)
 }
 
-// valid checks r at depth (the containers above it).
-func (n *fastNode) valid(r gjson.Result, depth int) bool {
-	if n.any {
-		return sound(r, depth)
+// scanner reads one JSON document.
+type scanner struct {
+	s string
+	i int
+}
+
+func (sc *scanner) ws() {
+	for sc.i < len(sc.s) {
+		switch sc.s[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
 	}
-	if n.types != 0 && n.types&typeOf(r) == 0 {
+}
+
+// value reads the value at sc.i, at depth (the containers above it), and
+// matches it against n; n nil or n.any: any value the decoder accepts.
+func (sc *scanner) value(n *fastNode, depth int) bool {
+	if sc.i >= len(sc.s) {
 		return false
 	}
-	if n.hasEnum {
-		if r.Type != gjson.String {
-			return false // equality of other values is left to the library
+	if n != nil && n.any {
+		n = nil
+	}
+	var t uint8
+	switch c := sc.s[sc.i]; {
+	case c == '{':
+		return n.allows(tObject) && sc.object(n, depth)
+	case c == '[':
+		return n.allows(tArray) && sc.array(n, depth)
+	case c == '"':
+		v, escaped, ok := sc.str()
+		if !ok || !n.allows(tString) {
+			return false
 		}
-		found := false
-		for _, s := range n.enumStr {
-			if s == r.Str {
-				found = true
+		if n == nil {
+			return true
+		}
+		if escaped && (n.hasEnum || n.format != nil || n.pattern != nil || n.minLen >= 0 || n.maxLen >= 0) {
+			return false // the decoded value counts: left to the full path
+		}
+		return n.str(v)
+	case c == '-' || (c >= '0' && c <= '9'):
+		lit, ok := sc.number()
+		if !ok || !numberInRange(lit) {
+			return false
+		}
+		t = tNumber
+		if isIntLiteral(lit) {
+			t |= tInteger
+		}
+		if n == nil {
+			return true
+		}
+		return n.allows(t) && !n.hasEnum && n.format == nil && n.numberHolds(lit)
+	case strings.HasPrefix(sc.s[sc.i:], "true"):
+		sc.i, t = sc.i+4, tBool
+	case strings.HasPrefix(sc.s[sc.i:], "false"):
+		sc.i, t = sc.i+5, tBool
+	case strings.HasPrefix(sc.s[sc.i:], "null"):
+		sc.i, t = sc.i+4, tNull
+	default:
+		return false
+	}
+	return n == nil || (n.allows(t) && !n.hasEnum && n.format == nil)
+}
+
+// allows reports whether n lets a value of type t through its type
+// keyword; enum, const and format of non-strings are left to the library.
+func (n *fastNode) allows(t uint8) bool {
+	if n == nil {
+		return true
+	}
+	if n.types != 0 && n.types&t == 0 {
+		return false
+	}
+	return (t == tString || !n.hasEnum) && (t == tString || n.format == nil)
+}
+
+// str matches a string's value against n.
+func (n *fastNode) str(v string) bool {
+	if n.hasEnum && !slices.Contains(n.enumStr, v) {
+		return false
+	}
+	if n.format != nil && n.format.Validate(v) != nil {
+		return false
+	}
+	if n.pattern != nil && !n.pattern.MatchString(v) {
+		return false
+	}
+	if n.minLen >= 0 || n.maxLen >= 0 {
+		l := utf8.RuneCountInString(v)
+		if (n.minLen >= 0 && l < n.minLen) || (n.maxLen >= 0 && l > n.maxLen) {
+			return false
+		}
+	}
+	return true
+}
+
+// numberHolds checks a number literal against n's bounds.
+func (n *fastNode) numberHolds(lit string) bool {
+	if !n.hasMin && !n.hasMax && !n.hasExMin && !n.hasExMax {
+		return true
+	}
+	if i, err := strconv.ParseInt(lit, 10, 64); err == nil {
+		return !(n.hasMin && i < n.min) && !(n.hasMax && i > n.max) && !(n.hasExMin && i <= n.exMin) && !(n.hasExMax && i >= n.exMax)
+	}
+	return n.boundsHold(lit)
+}
+
+func (sc *scanner) object(n *fastNode, depth int) bool {
+	if depth >= MaxDepth {
+		return false
+	}
+	sc.i++ // {
+	var seen keySet
+	sc.ws()
+	if sc.i < len(sc.s) && sc.s[sc.i] == '}' {
+		sc.i++
+	} else {
+		for {
+			if sc.i >= len(sc.s) || sc.s[sc.i] != '"' {
+				return false
+			}
+			k, escaped, ok := sc.str()
+			if !ok || escaped || !seen.add(k) {
+				return false // an escaped key is compared decoded: left to the full path
+			}
+			sc.ws()
+			if sc.i >= len(sc.s) || sc.s[sc.i] != ':' {
+				return false
+			}
+			sc.i++
+			sc.ws()
+			var child *fastNode
+			if n != nil {
+				if p, declared := n.props[k]; declared {
+					child = p
+				} else if n.addlFalse {
+					return false
+				} else {
+					child = n.addl
+				}
+			}
+			if !sc.value(child, depth+1) {
+				return false
+			}
+			sc.ws()
+			if sc.i >= len(sc.s) {
+				return false
+			}
+			if sc.s[sc.i] == '}' {
+				sc.i++
 				break
 			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if n.format != nil && (r.Type != gjson.String || n.format.Validate(r.Str) != nil) {
-		return false // formats of other values are left to the library
-	}
-	switch {
-	case r.Type == gjson.String:
-		if n.pattern != nil && !n.pattern.MatchString(r.Str) {
-			return false
-		}
-		if n.minLen >= 0 || n.maxLen >= 0 {
-			l := utf8.RuneCountInString(r.Str)
-			if (n.minLen >= 0 && l < n.minLen) || (n.maxLen >= 0 && l > n.maxLen) {
+			if sc.s[sc.i] != ',' {
 				return false
 			}
+			sc.i++
+			sc.ws()
 		}
+	}
+	if n == nil {
 		return true
-	case r.Type == gjson.Number:
-		if !numberInRange(r.Raw) {
-			return false
-		}
-		if n.hasMin || n.hasMax || n.hasExMin || n.hasExMax {
-			if i, err := strconv.ParseInt(r.Raw, 10, 64); err == nil {
-				return !(n.hasMin && i < n.min) && !(n.hasMax && i > n.max) && !(n.hasExMin && i <= n.exMin) && !(n.hasExMax && i >= n.exMax)
-			}
-			return n.boundsHold(r.Raw)
-		}
-		return true
-	case r.IsArray():
-		if depth >= MaxDepth {
-			return false
-		}
-		count, ok := 0, true
-		r.ForEach(func(_, v gjson.Result) bool {
-			count++
-			if n.items != nil {
-				ok = n.items.valid(v, depth+1)
-			} else {
-				ok = sound(v, depth+1)
-			}
-			return ok
-		})
-		return ok && (n.minItems < 0 || count >= n.minItems) && (n.maxItems < 0 || count <= n.maxItems)
-	case r.IsObject():
-		if depth >= MaxDepth {
-			return false
-		}
-		var seen keySet
-		ok := true
-		r.ForEach(func(k, v gjson.Result) bool {
-			if !seen.add(k.Str) {
-				ok = false
-				return false
-			}
-			switch p, declared := n.props[k.Str]; {
-			case declared:
-				ok = p.valid(v, depth+1)
-			case n.addlFalse:
-				ok = false
-			case n.addl != nil:
-				ok = n.addl.valid(v, depth+1)
-			default:
-				ok = sound(v, depth+1)
-			}
-			return ok
-		})
-		if !ok {
-			return false
-		}
-		for _, name := range n.required {
-			if !seen.has(name) {
-				return false
-			}
-		}
-		return (n.minProps < 0 || seen.n >= n.minProps) && (n.maxProps < 0 || seen.n <= n.maxProps)
 	}
-	return true // null, true, false
+	for _, name := range n.required {
+		if !seen.has(name) {
+			return false
+		}
+	}
+	return (n.minProps < 0 || seen.n >= n.minProps) && (n.maxProps < 0 || seen.n <= n.maxProps)
 }
 
-// boundsHold reports whether the number lit, not an integer literal, is
-// surely within the bounds. The library compares exactly; a float64 is
-// exact for bounds up to 2^53 in magnitude, and rounding to nearest is
-// monotonic, so a rounded value strictly past a bound is the exact value
-// strictly past it too. A rounded value equal to a bound is not sure.
-func (n *fastNode) boundsHold(lit string) bool {
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil {
-		return false // out of float64's range
-	}
-	above := func(b int64) bool { return exactFloat(b) && f > float64(b) }
-	below := func(b int64) bool { return exactFloat(b) && f < float64(b) }
-	return (!n.hasMin || above(n.min)) && (!n.hasExMin || above(n.exMin)) && (!n.hasMax || below(n.max)) && (!n.hasExMax || below(n.exMax))
-}
-
-func exactFloat(b int64) bool { return b >= -1<<53 && b <= 1<<53 }
-
-// typeOf is a value's type bits; an integer number is both number and
-// integer. Only literals of digits count as integers here: 2.0 and 1e3 are
-// integers to the library too, and fall to it.
-func typeOf(r gjson.Result) uint8 {
-	switch r.Type {
-	case gjson.Null:
-		return tNull
-	case gjson.True, gjson.False:
-		return tBool
-	case gjson.String:
-		return tString
-	case gjson.Number:
-		if isIntLiteral(r.Raw) {
-			return tNumber | tInteger
-		}
-		return tNumber
-	}
-	if r.IsArray() {
-		return tArray
-	}
-	return tObject
-}
-
-func isIntLiteral(s string) bool {
-	if len(s) > 0 && s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" {
+func (sc *scanner) array(n *fastNode, depth int) bool {
+	if depth >= MaxDepth {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
+	sc.i++ // [
+	var items *fastNode
+	if n != nil {
+		items = n.items
+	}
+	count := 0
+	sc.ws()
+	if sc.i < len(sc.s) && sc.s[sc.i] == ']' {
+		sc.i++
+	} else {
+		for {
+			if !sc.value(items, depth+1) {
+				return false
+			}
+			count++
+			sc.ws()
+			if sc.i >= len(sc.s) {
+				return false
+			}
+			if sc.s[sc.i] == ']' {
+				sc.i++
+				break
+			}
+			if sc.s[sc.i] != ',' {
+				return false
+			}
+			sc.i++
+			sc.ws()
 		}
 	}
-	return true
+	return n == nil || ((n.minItems < 0 || count >= n.minItems) && (n.maxItems < 0 || count <= n.maxItems))
 }
 
-// sound reports whether the decoder accepts r at depth: no repeated key,
-// nesting and numbers within bounds.
-func sound(r gjson.Result, depth int) bool {
-	switch {
-	case r.Type == gjson.Number:
-		return numberInRange(r.Raw)
-	case r.IsArray():
-		if depth >= MaxDepth {
-			return false
+// str reads a string at sc.i (its opening quote) as gjson.Valid checks
+// one: no control character, only JSON's escapes. v is the text between
+// the quotes, which is the value when escaped is false.
+func (sc *scanner) str() (v string, escaped, ok bool) {
+	start := sc.i + 1
+	for i := start; i < len(sc.s); i++ {
+		switch c := sc.s[i]; {
+		case c < ' ':
+			return "", false, false
+		case c == '"':
+			sc.i = i + 1
+			return sc.s[start:i], escaped, true
+		case c == '\\':
+			escaped = true
+			i++
+			if i >= len(sc.s) {
+				return "", false, false
+			}
+			switch sc.s[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(sc.s) || !isHex(sc.s[i+1]) || !isHex(sc.s[i+2]) || !isHex(sc.s[i+3]) || !isHex(sc.s[i+4]) {
+					return "", false, false
+				}
+				i += 4
+			default:
+				return "", false, false
+			}
 		}
-		ok := true
-		r.ForEach(func(_, v gjson.Result) bool {
-			ok = sound(v, depth+1)
-			return ok
-		})
-		return ok
-	case r.IsObject():
-		if depth >= MaxDepth {
-			return false
-		}
-		var seen keySet
-		ok := true
-		r.ForEach(func(k, v gjson.Result) bool {
-			ok = seen.add(k.Str) && sound(v, depth+1)
-			return ok
-		})
-		return ok
 	}
-	return true
+	return "", false, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// number reads a number at sc.i by JSON's grammar, as gjson.Valid does.
+func (sc *scanner) number() (string, bool) {
+	s, start := sc.s, sc.i
+	i := start
+	digits := func() bool {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case !digits():
+		return "", false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			return "", false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return "", false
+		}
+	}
+	sc.i = i
+	return s[start:i], true
 }
 
 // keySet holds an object's keys, to find a repeated one: the first few in
@@ -507,3 +616,38 @@ func (s *keySet) add(k string) bool {
 	s.n++
 	return true
 }
+
+// isIntLiteral reports whether a number literal is digits alone: an
+// integer to the library. 2.0 and 1e3 are integers to it too, and are left
+// to it.
+func isIntLiteral(s string) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// boundsHold reports whether the number lit, not an integer literal, is
+// surely within the bounds. The library compares exactly; a float64 is
+// exact for bounds up to 2^53 in magnitude, and rounding to nearest is
+// monotonic, so a rounded value strictly past a bound is the exact value
+// strictly past it too. A rounded value equal to a bound is not sure.
+func (n *fastNode) boundsHold(lit string) bool {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return false // out of float64's range
+	}
+	above := func(b int64) bool { return exactFloat(b) && f > float64(b) }
+	below := func(b int64) bool { return exactFloat(b) && f < float64(b) }
+	return (!n.hasMin || above(n.min)) && (!n.hasExMin || above(n.exMin)) && (!n.hasMax || below(n.max)) && (!n.hasExMax || below(n.exMax))
+}
+
+func exactFloat(b int64) bool { return b >= -1<<53 && b <= 1<<53 }
