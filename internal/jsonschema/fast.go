@@ -43,6 +43,7 @@ type fastNode struct {
 	any       bool  // the schema true or {}: every value (still checked as the decoder would)
 	types     uint8 // allowed types; 0: any
 	props     map[string]*fastNode
+	propList  []fastProp // props, when there are few: compared in turn, not hashed
 	required  []string
 	addl      *fastNode // additionalProperties as a schema; nil with addlFalse unset: any
 	addlFalse bool
@@ -62,6 +63,25 @@ type fastNode struct {
 
 	pattern js.Regexp  // the library's compiled pattern
 	format  *js.Format // the library's asserted format; nil for an unknown one
+}
+
+type fastProp struct {
+	name string
+	node *fastNode
+}
+
+// prop is the declared property name's subschema, if any.
+func (n *fastNode) prop(name string) (*fastNode, bool) {
+	if n.propList != nil || n.props == nil {
+		for i := range n.propList {
+			if n.propList[i].name == name {
+				return n.propList[i].node, true
+			}
+		}
+		return nil, false
+	}
+	p, ok := n.props[name]
+	return p, ok
 }
 
 // Drafts whose meaning of the fast keywords is the same as 2020-12's.
@@ -125,6 +145,12 @@ func fastSchema(v any, sch *js.Schema, root bool) *fastNode {
 				for name, p := range ps {
 					if n.props[name] = fastSchema(p, sch.Properties[name], false); n.props[name] == nil {
 						return nil
+					}
+				}
+				if len(n.props) <= 16 {
+					n.propList = make([]fastProp, 0, len(n.props))
+					for name, p := range n.props {
+						n.propList = append(n.propList, fastProp{name, p})
 					}
 				}
 			case k == "required":
@@ -432,7 +458,7 @@ func (sc *scanner) object(n *fastNode, depth int) bool {
 			sc.ws()
 			var child *fastNode
 			if n != nil {
-				if p, declared := n.props[k]; declared {
+				if p, declared := n.prop(k); declared {
 					child = p
 				} else if n.addlFalse {
 					return false
