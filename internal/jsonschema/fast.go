@@ -12,10 +12,10 @@ import (
 
 // The fast path. Most tool schemas use a handful of keywords (type,
 // properties, required, additionalProperties, items, bounds on lengths,
-// counts and numbers, enums of strings, patterns, formats), and most documents a model sends
-// are valid. For such a schema a compiled fast form walks the document's
-// text in place and answers "valid" without decoding it into Go values or
-// running the library's validator. It only ever answers "valid" or "not
+// counts and numbers, enums of strings, patterns, formats), and most
+// documents a model sends are valid. For such a schema a compiled fast form
+// reads the document's text once and answers "valid" without decoding it
+// into Go values or running the library's validator. It only ever answers "valid" or "not
 // sure": a document it does not accept, for any reason, goes through the
 // full path (decode and the library), which also writes the errors. So the
 // fast path changes no answer: it accepts a subset of what the full path
