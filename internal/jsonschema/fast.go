@@ -57,9 +57,8 @@ type fastNode struct {
 	min, max, exMin, exMax             int64
 	hasMin, hasMax, hasExMin, hasExMax bool
 
-	hasEnum  bool
-	enumStr  []string // the enum's strings (const: one)
-	enumRest bool     // the enum has members that are not strings
+	hasEnum bool
+	enumStr []string // the enum's strings (const: one); a value of another type is left to the library
 
 	pattern js.Regexp  // the library's compiled pattern
 	format  *js.Format // the library's asserted format; nil for an unknown one
@@ -219,8 +218,6 @@ func fastSchema(v any, sch *js.Schema, root bool) *fastNode {
 				for _, e := range list {
 					if s, isStr := e.(string); isStr {
 						n.enumStr = append(n.enumStr, s)
-					} else {
-						n.enumRest = true
 					}
 				}
 			case k == "pattern":
