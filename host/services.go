@@ -233,8 +233,10 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
 	pathAnswer(ctx, m, stack, "d", func(st *callState, v gjson.Result) ([]byte, bool) {
 		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
-		sum := sha256.Sum256(services.Canonical(v))
-		return sum[:], true
+		// The call's memo (services.WithValidated, when the caller set
+		// one) computes each value's canonical form once per call.
+		st.sum = services.DigestIn(ctx, v, st.members.Stable())
+		return st.sum[:], true
 	})
 }
 
@@ -245,7 +247,7 @@ func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
 func hostCanonical(ctx context.Context, m api.Module, stack []uint64) {
 	pathAnswer(ctx, m, stack, "c", func(st *callState, v gjson.Result) ([]byte, bool) {
 		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
-		return services.Canonical(v), true
+		return services.CanonicalIn(ctx, v, st.members.Stable()), true
 	})
 }
 

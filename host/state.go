@@ -33,6 +33,8 @@ type callState struct {
 	// holds query's answer (a copy: the cache outlives the guest's next
 	// write to its memory).
 	path, answer []byte
+	// sum holds digest's answer.
+	sum [sha256.Size]byte
 	// hostBytes are the bytes host services read and answered during the
 	// call, charged against the plugin's memory limit.
 	hostBytes int64
