@@ -67,16 +67,43 @@ func Response(req Reader) []byte {
 
 // StatePath is the envelope path of a state view, with an optional sub-path.
 func StatePath(view abi.Capability, sub string) string {
-	p := abi.FieldState + "." + strings.ReplaceAll(string(view), ".", `\.`)
+	p, ok := statePaths[view]
+	if !ok {
+		p = abi.FieldState + "." + strings.ReplaceAll(string(view), ".", `\.`)
+	}
 	if sub != "" {
 		p += "." + sub
 	}
 	return p
 }
 
+// statePaths are the paths of the known views, made once.
+var statePaths = func() map[abi.Capability]string {
+	m := map[abi.Capability]string{}
+	for _, c := range abi.AllCapabilities() {
+		m[c] = abi.FieldState + "." + strings.ReplaceAll(string(c), ".", `\.`)
+	}
+	return m
+}()
+
+// Hasher is a Reader that also hashes a value's raw text (guest.Call.Hash):
+// the contract memo then finds a contract by its digest, without copying
+// the contract's text into the guest.
+type Hasher interface {
+	Reader
+	Hash(path string) ([32]byte, bool)
+}
+
 // Declared returns the parsed contract of the request's tool, or nil when
 // the request carries none (absent or null).
 func Declared(req Reader) (*contract.Tool, error) {
+	if h, ok := req.(Hasher); ok {
+		return hashed(h, true)
+	}
+	return declared(req)
+}
+
+func declared(req Reader) (*contract.Tool, error) {
 	raw := Get(req, abi.FieldContract)
 	if !raw.Exists() || raw.Type == gjson.Null {
 		return nil, nil
@@ -96,7 +123,56 @@ func Declared(req Reader) (*contract.Tool, error) {
 // most of a guard's work. Parsing is a pure function of its key, so the memo
 // changes nothing a decision sees; the result is shared and only read.
 func Tool(req Reader) (*contract.Tool, error) {
+	if h, ok := req.(Hasher); ok {
+		return hashed(h, false)
+	}
 	return Parse(Get(req, abi.FieldTool).String(), Get(req, abi.FieldContract))
+}
+
+// hashed is Declared (declared true) or Tool through a Hasher: the parsed
+// contract is memoised by the tool's name and the SHA-256 of the
+// contract's raw text, so a call whose contract was seen before copies
+// only the 32 bytes of its digest into the guest. The first call with a
+// contract reads and parses it as Declared and Tool do, and its result —
+// nil for an absent or null contract in Declared's sense included — is
+// what later calls with the same name and digest get.
+func hashed(req Hasher, declaredSense bool) (*contract.Tool, error) {
+	name := Get(req, abi.FieldTool).String()
+	sum, ok := req.Hash(abi.FieldContract)
+	if !ok { // no contract
+		if declaredSense {
+			return nil, nil
+		}
+		return parse(name, gjson.Result{})
+	}
+	var kind byte = 't'
+	if declaredSense {
+		kind = 'd'
+	}
+	memo.Lock()
+	memo.key = append(append(append(append(memo.key[:0], kind), name...), 0), sum[:]...)
+	t, hit := memo.byHash[string(memo.key)]
+	memo.Unlock()
+	if hit {
+		return t, nil
+	}
+	key := string(kind) + name + "\x00" + string(sum[:])
+	var err error
+	if declaredSense {
+		t, err = declared(req)
+	} else {
+		t, err = parse(name, Get(req, abi.FieldContract))
+	}
+	if err != nil {
+		return nil, err
+	}
+	memo.Lock()
+	if len(memo.byHash) >= MemoSize {
+		clear(memo.byHash)
+	}
+	memo.byHash[key] = t
+	memo.Unlock()
+	return t, nil
 }
 
 // Parse is Tool for a guard that has read the tool's name and contract
@@ -146,7 +222,10 @@ var memo = struct {
 	sync.Mutex
 	m   map[string]*contract.Tool
 	key []byte // the key being looked up, reused so a hit allocates nothing
-}{m: map[string]*contract.Tool{}}
+	// byHash finds a parse by the sense it was asked in, the tool's name
+	// and the contract's digest (hashed).
+	byHash map[string]*contract.Tool
+}{m: map[string]*contract.Tool{}, byHash: map[string]*contract.Tool{}}
 
 // Parsed reports how many contracts the memo holds (for tests).
 func Parsed() int {
