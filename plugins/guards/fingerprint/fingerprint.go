@@ -52,7 +52,13 @@ var Plugin = guest.Plugin{
 // DefaultLimit is the breaker's default count of identical successful calls.
 const DefaultLimit = 3
 
-func view(sub string) string { return guest.StatePath(abi.CapStateFingerprints, sub) }
+func view(sub string) string { return fingerprintsView + "." + sub }
+
+// The views' paths, made once (guest.StatePath escapes the view's name).
+var (
+	fingerprintsView = guest.StatePath(abi.CapStateFingerprints, "")
+	approvedPath     = guest.StatePath(abi.CapStateApproval, "approved")
+)
 
 // digest is the host's digest primitive on an envelope path, in hex.
 func digest(c *guest.Call, path string) string { return c.DigestHex(path) }
@@ -107,7 +113,7 @@ func exempt(c *guest.Call, tool string) bool {
 }
 
 func approved(c *guest.Call, tool, d string) bool {
-	a := c.Get(guest.StatePath(abi.CapStateApproval, "approved"))
+	a := c.Get(approvedPath)
 	return a.Exists() && a.Get("tool").Str == tool && a.Get("argsDigest").Str == d
 }
 
