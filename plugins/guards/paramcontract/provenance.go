@@ -121,6 +121,7 @@ func inEnum(v gjson.Result, enum []json.RawMessage) bool {
 type matcher struct {
 	req       envelope.Reader
 	normalise func(string) string
+	g         *guard
 	sc        *envelope.Scope // read on first use, as are prov and expected
 	prov      gjson.Result
 	provDone  bool
@@ -133,7 +134,28 @@ type matcher struct {
 }
 
 func (g *guard) newMatcher(req envelope.Reader) *matcher {
-	return &matcher{req: req, normalise: g.normalise}
+	return &matcher{req: req, normalise: g.normalise, g: g}
+}
+
+// userMessagesPath is the conversation view's recent user messages.
+var userMessagesPath = envelope.StatePath(abi.CapStateConversation, "userMessages")
+
+// userMessages are the recent user messages, normalised. A conversation
+// changes by a message at a time while the same messages come with call
+// after call, so the guard keeps the last list it normalised, found again
+// by the view's text; the list is shared and only read.
+func (g *guard) userMessages(raw gjson.Result) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lastMsgs != nil && raw.Raw == g.lastRaw {
+		return g.lastMsgs
+	}
+	msgs := []string{}
+	for _, s := range raw.Array() {
+		msgs = append(msgs, g.normalise(s.String()))
+	}
+	g.lastRaw, g.lastMsgs = strings.Clone(raw.Raw), msgs
+	return msgs
 }
 
 // scope is the request's node view, read once.
@@ -213,9 +235,7 @@ func (m *matcher) user(key, path string, v gjson.Result) bool {
 	}
 	if !m.msgsDone {
 		m.msgsDone = true
-		for _, s := range envelope.Get(m.req, envelope.StatePath(abi.CapStateConversation, "userMessages")).Array() {
-			m.messages = append(m.messages, m.normalise(s.String()))
-		}
+		m.messages = m.g.userMessages(envelope.Get(m.req, userMessagesPath))
 	}
 	for _, msg := range m.messages {
 		if strings.Contains(msg, needle) {
