@@ -76,6 +76,13 @@ func parseParamPath(s string) (ParamPath, string) {
 	return p, ""
 }
 
+// Plain reports a path without "[]", with the concrete path of its one
+// slot and the gjson path that reads it (its segments escaped): Expand's
+// one slot is Slot{Path: dotted, Value: gjson.GetBytes(doc, gpath)}.
+func (p ParamPath) Plain() (dotted, gpath string, ok bool) {
+	return p.dotted, p.gpath, p.plain
+}
+
 // setPlain prepares the one slot of a path without "[]".
 func (p *ParamPath) setPlain() {
 	for _, s := range p.segs {

@@ -46,16 +46,41 @@ func (g *guard) provenance(req envelope.Reader) ([]param, error) {
 	if err != nil || t == nil || len(t.Args) == 0 {
 		return nil, err
 	}
-	doc := []byte(envelope.Args(req).Raw)
-	if len(strings.TrimSpace(string(doc))) == 0 {
-		doc = []byte("{}")
+	keys := t.ArgPaths()
+	// With only plain parameter paths the host reads each value (under
+	// "bound" or "args", as Args chooses), and the arguments are not
+	// copied in whole.
+	argsPath := ""
+	for _, key := range keys {
+		if _, gpath, ok := t.Args[key].Path.Plain(); !ok || !envelope.PlainPath(gpath) {
+			argsPath = ""
+			break
+		}
+		if argsPath == "" {
+			argsPath = abi.FieldArgs
+			if has(req, abi.FieldBound) {
+				argsPath = abi.FieldBound
+			}
+		}
+	}
+	var doc []byte
+	if argsPath == "" {
+		doc = []byte(envelope.Args(req).Raw)
+		if len(strings.TrimSpace(string(doc))) == 0 {
+			doc = []byte("{}")
+		}
 	}
 	m := g.newMatcher(req)
-	keys := t.ArgPaths()
 	out := make([]param, 0, len(keys))
 	for _, key := range keys {
 		a := t.Args[key]
-		slots := a.Path.Expand(doc)
+		var slots []contract.Slot
+		if argsPath != "" {
+			dotted, gpath, _ := a.Path.Plain()
+			slots = []contract.Slot{{Path: dotted, Value: envelope.Get(req, argsPath+"."+gpath)}}
+		} else {
+			slots = a.Path.Expand(doc)
+		}
 		p := param{path: key, name: a.Label, present: len(slots) > 0, enumOK: true, required: a.Required,
 			action: string(a.Missing.Action), tool: a.Missing.Tool, message: a.Missing.Message,
 			modelOK: slices.Contains(a.Sources, contract.SourceModel), userOK: slices.Contains(a.Sources, contract.SourceUser),
@@ -114,6 +139,14 @@ func inEnum(v gjson.Result, enum []json.RawMessage) bool {
 		}
 	}
 	return false
+}
+
+// has is Has of a reader that has it (*guest.Call), else Get's Exists.
+func has(req envelope.Reader, path string) bool {
+	if h, ok := req.(interface{ Has(path string) bool }); ok {
+		return h.Has(path)
+	}
+	return req.Get(path).Exists()
 }
 
 // matcher answers the source questions of one request; it reads each state

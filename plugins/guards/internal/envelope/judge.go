@@ -56,17 +56,18 @@ func BusinessReason(l abi.Locale, v contract.Verdict) string {
 // whole response. A value found at the path means the response is not
 // empty, so on that value contract.Success.Holds is Compare.
 func holdsAt(req Reader, s *contract.Success) bool {
-	if s.Op == "" || !plainDotPath(s.Path) {
+	if s.Op == "" || !PlainPath(s.Path) {
 		return false
 	}
 	got := Get(req, abi.FieldResponse+"."+s.Path)
 	return got.Exists() && contract.Compare(s.Op, got, s.Value)
 }
 
-// plainDotPath reports a non-empty dot path of plain keys (letters,
-// digits, '_' and '-'), which gjson reads as written, so that under
-// "response." it names what contract.GetDot names in the response.
-func plainDotPath(p string) bool {
+// PlainPath reports a non-empty dot path of plain keys (letters, digits,
+// '_' and '-'), at most 256 bytes, which gjson reads as written and the
+// host's path bounds take: under a member's name ("response.", "args.") it
+// names in the envelope what it names in that member.
+func PlainPath(p string) bool {
 	if p == "" || len(p) > 256 || p[0] == '.' || p[len(p)-1] == '.' {
 		return false
 	}
