@@ -69,6 +69,9 @@ type guard struct {
 	mu       sync.Mutex
 	lastRaw  string
 	lastMsgs []string
+	// the last evidence items read (evidenceItems)
+	lastEvRaw string
+	lastEv    []evItem
 }
 
 func manifest(version string) abi.Manifest {

@@ -162,7 +162,7 @@ type matcher struct {
 	expDone   bool
 	messages  []string // recent user messages, normalised
 	msgsDone  bool
-	evItems   []gjson.Result // successful evidence items, in view order
+	evItems   []evItem // successful evidence items, in view order
 	evDone    bool
 }
 
@@ -284,29 +284,69 @@ func (m *matcher) user(key, path string, v gjson.Result) bool {
 func (m *matcher) evidence(v gjson.Result) (string, bool) {
 	if !m.evDone {
 		m.evDone = true
-		envelope.EachEvidence(m.req, func(item gjson.Result) { m.evItems = append(m.evItems, item) })
+		m.evItems = m.g.evidenceItems(envelope.Get(m.req, evidenceItemsPath))
 	}
 	var ref string
 	for _, item := range m.evItems {
 		found := false
 		if !v.IsObject() && !v.IsArray() {
-			item.Get("values").ForEach(func(_, x gjson.Result) bool {
-				found = x.String() == v.String()
-				return !found
-			})
+			text := v.String()
+			for _, x := range item.values {
+				if x == text {
+					found = true
+					break
+				}
+			}
 		}
 		if !found {
-			item.Get("extracts").ForEach(func(_, x gjson.Result) bool {
+			item.extracts.ForEach(func(_, x gjson.Result) bool {
 				found = contains(x, v)
 				return !found
 			})
 		}
 		if found {
-			ref = item.Get("id").String()
+			ref = item.id
 			break
 		}
 	}
 	return ref, ref != ""
+}
+
+// evItem is what the EVIDENCE source reads of one evidence item.
+type evItem struct {
+	id       string
+	values   []string // the texts of its values
+	extracts gjson.Result
+}
+
+// evidenceItemsPath is the evidence view's items.
+var evidenceItemsPath = envelope.StatePath(abi.CapStateEvidence, "items")
+
+// evidenceItems are the items of the evidence view (raw) that ran and
+// succeeded in business terms, in view order (envelope.EachEvidence). As
+// with the user messages, the guard keeps the last list it read, found
+// again by the view's text; it is shared and only read.
+func (g *guard) evidenceItems(raw gjson.Result) []evItem {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lastEv != nil && raw.Raw == g.lastEvRaw {
+		return g.lastEv
+	}
+	text := strings.Clone(raw.Raw) // the items below read it
+	items := []evItem{}
+	gjson.Parse(text).ForEach(func(_, item gjson.Result) bool {
+		if item.Get("status").String() == abi.OutcomeSuccess.String() && item.Get("businessOk").Bool() {
+			it := evItem{id: item.Get("id").String(), extracts: item.Get("extracts")}
+			item.Get("values").ForEach(func(_, x gjson.Result) bool {
+				it.values = append(it.values, x.String())
+				return true
+			})
+			items = append(items, it)
+		}
+		return true
+	})
+	g.lastEvRaw, g.lastEv = text, items
+	return items
 }
 
 // contains reports whether tree or any value inside it equals v.
