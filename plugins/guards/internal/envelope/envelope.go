@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
 	"github.com/tidwall/gjson"
 )
@@ -97,6 +98,9 @@ type Hasher interface {
 // Declared returns the parsed contract of the request's tool, or nil when
 // the request carries none (absent or null).
 func Declared(req Reader) (*contract.Tool, error) {
+	if c, ok := req.(*guest.Call); ok { // a type compare; an interface assertion costs more in wasm
+		return hashed(c, true)
+	}
 	if h, ok := req.(Hasher); ok {
 		return hashed(h, true)
 	}
@@ -123,6 +127,9 @@ func declared(req Reader) (*contract.Tool, error) {
 // most of a guard's work. Parsing is a pure function of its key, so the memo
 // changes nothing a decision sees; the result is shared and only read.
 func Tool(req Reader) (*contract.Tool, error) {
+	if c, ok := req.(*guest.Call); ok {
+		return hashed(c, false)
+	}
 	if h, ok := req.(Hasher); ok {
 		return hashed(h, false)
 	}
@@ -150,8 +157,16 @@ func hashed(req Hasher, declaredSense bool) (*contract.Tool, error) {
 		kind = 'd'
 	}
 	memo.Lock()
+	if l := &memo.last; l.set && l.kind == kind && l.sum == sum && l.name == name {
+		t := l.t
+		memo.Unlock()
+		return t, nil
+	}
 	memo.key = append(append(append(append(memo.key[:0], kind), name...), 0), sum[:]...)
 	t, hit := memo.byHash[string(memo.key)]
+	if hit {
+		memo.last = lastParse{set: true, kind: kind, name: name, sum: sum, t: t}
+	}
 	memo.Unlock()
 	if hit {
 		return t, nil
@@ -171,6 +186,7 @@ func hashed(req Hasher, declaredSense bool) (*contract.Tool, error) {
 		clear(memo.byHash)
 	}
 	memo.byHash[key] = t
+	memo.last = lastParse{set: true, kind: kind, name: name, sum: sum, t: t}
 	memo.Unlock()
 	return t, nil
 }
@@ -225,7 +241,18 @@ var memo = struct {
 	// byHash finds a parse by the sense it was asked in, the tool's name
 	// and the contract's digest (hashed).
 	byHash map[string]*contract.Tool
+	last   lastParse // the last one found or made by hashed
 }{m: map[string]*contract.Tool{}, byHash: map[string]*contract.Tool{}}
+
+// lastParse is hashed's last answer, checked before the map: a chain
+// calls one tool many times in a row.
+type lastParse struct {
+	set  bool
+	kind byte
+	name string
+	sum  [32]byte
+	t    *contract.Tool
+}
 
 // Parsed reports how many contracts the memo holds (for tests).
 func Parsed() int {
