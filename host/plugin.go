@@ -362,6 +362,7 @@ func (p *Plugin) invoke(ctx context.Context, tenant string, req []byte, index fu
 		inst.st.members.Reset(req)
 	}
 	inst.st.lastKey, inst.st.lastOut, inst.st.hostBytes = inst.st.lastKey[:0], nil, 0
+	inst.st.lastRefill, inst.st.lastQuantum = time.Time{}, 0
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	err = inst.impl.handle(withState(cctx, inst.st), req)
 	cancel()

@@ -35,6 +35,9 @@ type callState struct {
 	path, answer []byte
 	// sum holds digest's answer.
 	sum [sha256.Size]byte
+	// the meter's last refill in the call and its quantum (meterRefill)
+	lastRefill  time.Time
+	lastQuantum uint64
 	// hostBytes are the bytes host services read and answered during the
 	// call, charged against the plugin's memory limit.
 	hostBytes int64
