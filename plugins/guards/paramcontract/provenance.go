@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/abi/guest/canonical"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
@@ -143,6 +144,9 @@ func inEnum(v gjson.Result, enum []json.RawMessage) bool {
 
 // has is Has of a reader that has it (*guest.Call), else Get's Exists.
 func has(req envelope.Reader, path string) bool {
+	if c, ok := req.(*guest.Call); ok {
+		return c.Has(path)
+	}
 	if h, ok := req.(interface{ Has(path string) bool }); ok {
 		return h.Has(path)
 	}
@@ -170,8 +174,11 @@ func (g *guard) newMatcher(req envelope.Reader) *matcher {
 	return &matcher{req: req, normalise: g.normalise, g: g}
 }
 
-// userMessagesPath is the conversation view's recent user messages.
-var userMessagesPath = envelope.StatePath(abi.CapStateConversation, "userMessages")
+// The paths of the views the matchers read, made once.
+var (
+	userMessagesPath   = envelope.StatePath(abi.CapStateConversation, "userMessages")
+	expectedFieldsPath = envelope.StatePath(abi.CapStateFollowUp, "current.expectedFields")
+)
 
 // userMessages are the recent user messages, normalised. A conversation
 // changes by a message at a time while the same messages come with call
@@ -203,7 +210,7 @@ func (m *matcher) scope() *envelope.Scope {
 func (m *matcher) expectedFields() []string {
 	if !m.expDone {
 		m.expDone = true
-		for _, f := range envelope.Get(m.req, envelope.StatePath(abi.CapStateFollowUp, "current.expectedFields")).Array() {
+		for _, f := range envelope.Get(m.req, expectedFieldsPath).Array() {
 			m.expected = append(m.expected, f.String())
 		}
 	}

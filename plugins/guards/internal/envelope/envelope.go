@@ -144,7 +144,9 @@ func Tool(req Reader) (*contract.Tool, error) {
 // nil for an absent or null contract in Declared's sense included — is
 // what later calls with the same name and digest get.
 func hashed(req Hasher, declaredSense bool) (*contract.Tool, error) {
-	name := Get(req, abi.FieldTool).String()
+	// req's own methods: passing req on as a Reader converts it, which
+	// costs a runtime lookup inside a guest.
+	name := req.Get(abi.FieldTool).String()
 	sum, ok := req.Hash(abi.FieldContract)
 	if !ok { // no contract
 		if declaredSense {
@@ -176,7 +178,7 @@ func hashed(req Hasher, declaredSense bool) (*contract.Tool, error) {
 	if declaredSense {
 		t, err = declared(req)
 	} else {
-		t, err = parse(name, Get(req, abi.FieldContract))
+		t, err = parse(name, req.Get(abi.FieldContract))
 	}
 	if err != nil {
 		return nil, err
@@ -200,10 +202,19 @@ func parse(name string, raw gjson.Result) (*contract.Tool, error) {
 		return &contract.Tool{Name: name, SideEffect: contract.SideEffectNone}, nil
 	}
 	memo.Lock()
+	if l := &memo.lastText; l.t != nil && l.name == name && l.raw == raw.Raw {
+		t := l.t
+		memo.Unlock()
+		return t, nil
+	}
 	memo.key = append(append(append(memo.key[:0], name...), 0), raw.Raw...)
 	t, ok := memo.m[string(memo.key)]
 	if cap(memo.key) > 1<<16 {
 		memo.key = nil
+	}
+	if ok {
+		// copied: raw may alias a buffer its caller reuses
+		memo.lastText = lastText{name: name, raw: strings.Clone(raw.Raw), t: t}
 	}
 	memo.Unlock()
 	if ok {
@@ -223,6 +234,7 @@ func parse(name string, raw gjson.Result) (*contract.Tool, error) {
 		clear(memo.m)
 	}
 	memo.m[key] = t
+	memo.lastText = lastText{name: name, raw: key[len(name)+1:], t: t}
 	memo.Unlock()
 	return t, nil
 }
@@ -242,6 +254,9 @@ var memo = struct {
 	// and the contract's digest (hashed).
 	byHash map[string]*contract.Tool
 	last   lastParse // the last one found or made by hashed
+	// lastText is parse's last answer, compared with the text before the
+	// map is hashed (a contract's text hashes slowly inside a guest)
+	lastText lastText
 }{m: map[string]*contract.Tool{}, byHash: map[string]*contract.Tool{}}
 
 // lastParse is hashed's last answer, checked before the map: a chain
@@ -252,6 +267,12 @@ type lastParse struct {
 	name string
 	sum  [32]byte
 	t    *contract.Tool
+}
+
+// lastText is parse's last answer and the name and text it was for.
+type lastText struct {
+	name, raw string
+	t         *contract.Tool
 }
 
 // Parsed reports how many contracts the memo holds (for tests).
