@@ -196,6 +196,8 @@ type Tool struct {
 	// suggests once this read tool's retries are exhausted
 	// (TOOL_USE_RELIABILITY §3.2); "" = none.
 	Fallback string
+
+	argPaths []string // Args' keys sorted by the parser (ArgPaths)
 }
 
 // IsWrite reports whether the tool has sideEffect WRITE.
@@ -214,7 +216,23 @@ func (t *Tool) NeedsConfirm() bool {
 }
 
 // ArgPaths returns the keys of Args, sorted.
-func (t *Tool) ArgPaths() []string { return sortedKeys(t.Args) }
+func (t *Tool) ArgPaths() []string {
+	// The parser sorted them once; a Tool whose Args changed since is
+	// sorted again.
+	if t.argPaths != nil && len(t.argPaths) == len(t.Args) {
+		same := true
+		for _, k := range t.argPaths {
+			if _, ok := t.Args[k]; !ok {
+				same = false
+				break
+			}
+		}
+		if same {
+			return slices.Clone(t.argPaths)
+		}
+	}
+	return sortedKeys(t.Args)
+}
 
 // Arg is the contract of one parameter (§5).
 type Arg struct {

@@ -218,6 +218,7 @@ func (p *parser) input(name string, v gjson.Result, path string) *Input {
 		default:
 			if e.Kind == ExprUpstream {
 				e.Path = ParamPath{raw: name, segs: []pathSeg{{name: name}}}
+				e.Path.setPlain()
 			}
 			in.From = e
 		}
@@ -276,6 +277,7 @@ func (p *parser) tool(name string, v gjson.Result, path string) *Tool {
 			t.Args[k] = a
 		}
 	})
+	t.argPaths = sortedKeys(t.Args)
 	if s := field(v, "success"); p.object(s, path+".success") && s.IsObject() {
 		t.Success = &Success{
 			Path:  p.str(field(s, "path"), path+".success.path"),

@@ -16,6 +16,10 @@ import (
 type ParamPath struct {
 	raw  string
 	segs []pathSeg
+	// plain is set by the parser for a path without "[]": its one slot's
+	// concrete path and gjson path, so Expand builds neither per call.
+	plain         bool
+	dotted, gpath string
 }
 
 type pathSeg struct {
@@ -68,7 +72,26 @@ func parseParamPath(s string) (ParamPath, string) {
 		}
 		p.segs = append(p.segs, seg)
 	}
+	p.setPlain()
 	return p, ""
+}
+
+// Plain reports a path without "[]", with the concrete path of its one
+// slot and the gjson path that reads it (its segments escaped): Expand's
+// one slot is Slot{Path: dotted, Value: gjson.GetBytes(doc, gpath)}.
+func (p ParamPath) Plain() (dotted, gpath string, ok bool) {
+	return p.dotted, p.gpath, p.plain
+}
+
+// setPlain prepares the one slot of a path without "[]".
+func (p *ParamPath) setPlain() {
+	for _, s := range p.segs {
+		if s.each {
+			return
+		}
+	}
+	names := segNames(p.segs)
+	p.plain, p.dotted, p.gpath = true, strings.Join(names, "."), joinEscaped(names)
 }
 
 // MustParamPath is ParseParamPath for literals in tests and examples; it panics on error.
@@ -139,6 +162,9 @@ type Slot struct {
 // Expand lists the concrete locations of the path in doc: one per existing
 // item for every "[]"; a path without "[]" yields exactly one slot.
 func (p ParamPath) Expand(doc []byte) []Slot {
+	if p.plain { // one slot, its paths made by the parser
+		return []Slot{{Path: p.dotted, Value: gjson.GetBytes(doc, p.gpath)}}
+	}
 	var out []Slot
 	var walk func(segs []pathSeg, prefix []string, idx []int)
 	walk = func(segs []pathSeg, prefix []string, idx []int) {

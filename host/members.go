@@ -23,6 +23,11 @@ type envMember = services.Member
 // request's own bytes, which outlive the call, so an answer read from them
 // needs no copy (services.Members.Stable).
 func (e *Envelope) MembersFor(m *services.Members, req []byte, config json.RawMessage, mf *abi.Manifest) {
+	e.membersFor(m, req, config, mf.Capabilities)
+}
+
+// membersFor is MembersFor for a guard granted grant (appendFor's).
+func (e *Envelope) membersFor(m *services.Members, req []byte, config json.RawMessage, grant []abi.Capability) {
 	if !e.spliced {
 		m.Reset(req)
 		return
@@ -36,7 +41,7 @@ func (e *Envelope) MembersFor(m *services.Members, req []byte, config json.RawMe
 		m.Add(abi.FieldConfig, services.Value(config), true)
 	}
 	for i, k := range e.keys {
-		if !ViewGranted(k, mf.Capabilities) {
+		if !ViewGranted(k, grant) {
 			continue
 		}
 		m.StateMember()

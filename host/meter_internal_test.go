@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/host/internal/meter"
 )
@@ -155,5 +156,36 @@ func TestRewriteFileKey(t *testing.T) {
 				t.Fatalf("read %q, %t; want %t", got, ok, tt.ok)
 			}
 		})
+	}
+}
+
+// A refill within quickRefill of the call's last one doubles the quantum up
+// to maxQuantum; a slower one, and a call's first, hands out meterQuantum.
+func TestRefillQuantum(t *testing.T) {
+	t.Parallel()
+	st := &callState{}
+	t0 := time.Unix(1000, 0)
+	steps := []struct {
+		after time.Duration
+		want  uint64
+	}{
+		{0, meterQuantum},
+		{time.Microsecond, 2 * meterQuantum},
+		{time.Microsecond, 4 * meterQuantum},
+		{time.Microsecond, maxQuantum},
+		{time.Microsecond, maxQuantum},
+		{quickRefill, meterQuantum}, // slow: back to the base
+		{quickRefill - 1, 2 * meterQuantum},
+		{time.Millisecond, meterQuantum},
+	}
+	now := t0
+	for i, s := range steps {
+		now = now.Add(s.after)
+		if got := st.quantum(now); got != s.want {
+			t.Fatalf("step %d: quantum %d, want %d", i, got, s.want)
+		}
+	}
+	if maxQuantum != 4*meterQuantum {
+		t.Fatalf("maxQuantum %d: the bound RATIONALE states is four quanta", maxQuantum)
 	}
 }

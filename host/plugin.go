@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/services"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -290,6 +291,13 @@ func (releasedEngine) close(context.Context) error { return nil }
 // returns the plugin's verdict, or a *CallError when the plugin failed. It
 // applies no failure policy; Guard and Builtin do.
 func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Verdict, error) {
+	return p.invoke(ctx, tenant, req, nil)
+}
+
+// invoke is Invoke; index, when set, fills the index of req's members the
+// host services read paths through (Envelope.MembersFor), sparing the pass
+// over req that indexing it otherwise takes.
+func (p *Plugin) invoke(ctx context.Context, tenant string, req []byte, index func(m *services.Members)) (abi.Verdict, error) {
 	start := time.Now()
 	st := &p.stats
 	if tenant == ProbeTenant {
@@ -348,13 +356,21 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	inst.st.rec.Reset()
 	inst.st.logs = 0
 	inst.st.req = req
-	inst.st.lastKey, inst.st.lastOut, inst.st.hostBytes = "", nil, 0
+	if index != nil {
+		index(&inst.st.members)
+	} else {
+		inst.st.members.Reset(req)
+	}
+	inst.st.lastKey, inst.st.lastOut, inst.st.hostBytes = inst.st.lastKey[:0], nil, 0
+	inst.st.lastRefill, inst.st.lastQuantum = time.Time{}, 0
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	err = inst.impl.handle(withState(cctx, inst.st), req)
 	cancel()
 	if budget != nil {
 		p.host.budgets.charge(budget, charged)
 	}
+	inst.st.members.Reset(nil)
+	inst.st.lastOut = nil
 	if err != nil {
 		inst.st.req = nil
 		ce := p.classify(ctx, err, inst)
@@ -586,7 +602,7 @@ func (p *Plugin) callEnvelope(ctx context.Context, tenant string, env *Envelope)
 	}
 	buf := envelopes.Get().(*[]byte)
 	b := env.appendFor((*buf)[:0], config, p.grant)
-	v, err := p.Invoke(ctx, tenant, b)
+	v, err := p.invoke(ctx, tenant, b, func(m *services.Members) { env.membersFor(m, b, config, p.grant) })
 	if cap(b) <= 1<<20 {
 		*buf = b
 		envelopes.Put(buf)

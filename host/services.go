@@ -3,11 +3,12 @@ package host
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/services"
@@ -122,15 +123,14 @@ func answer(ctx context.Context, st *callState, m api.Module, out []byte, ptr, c
 // written and the length is returned: the guest retries with a larger buffer
 // and the host answers from its one-entry cache.
 func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
-	st, pb, ok := pathArg(ctx, m, stack)
+	st, path, ok := pathArg(ctx, m, stack)
 	if !ok {
 		return
 	}
-	key := "q\x00" + string(pb)
 	var refused error
-	out, found := st.cached(key, func() ([]byte, bool) {
-		st.charge(len(pb))
-		r, err := services.Query(st.req, string(pb))
+	out, found := st.cached("q", path, "", func() ([]byte, bool) {
+		st.charge(len(path))
+		r, err := st.query(path)
 		if err != nil {
 			refused = err
 			return nil, false
@@ -138,8 +138,9 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 		if !r.Exists() {
 			return nil, false
 		}
-		st.charge(2 * len(r.Raw)) // gjson's copy of the result and ours
-		return []byte(r.Raw), true
+		st.charge(2 * len(r.Raw)) // the result and our copy of it
+		st.answer = append(st.answer[:0], r.Raw...)
+		return st.answer, true
 	})
 	switch {
 	case refused != nil:
@@ -149,6 +150,14 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 	default:
 		stack[0] = answer(ctx, st, m, out, uint32(stack[2]), uint32(stack[3]))
 	}
+}
+
+// query evaluates a checked path on the call's request through the index
+// of its members (services.Members): the answer is gjson's on the whole
+// request, read from the one member the path's first key names. It aliases
+// the request's bytes, valid until the call ends.
+func (st *callState) query(path string) (gjson.Result, error) {
+	return st.members.Query(path)
 }
 
 // validate(schemaPathPtr, schemaPathLen, docPathPtr, docPathLen, bufPtr,
@@ -174,22 +183,23 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, max(a, b), services.MaxPathBytes))
 		return
 	}
-	sp, ok1 := read(st, m, stack[0], stack[1])
-	dp, ok2 := read(st, m, stack[2], stack[3])
+	spb, ok1 := read(st, m, stack[0], stack[1])
+	dpb, ok2 := read(st, m, stack[2], stack[3])
 	if !ok1 || !ok2 {
 		stack[0] = serviceBadArgs
 		return
 	}
-	key := "v\x00" + string(sp) + "\x00" + string(dp)
+	st.path = append(append(st.path[:0], spb...), dpb...)
+	sp, dp := st.path[:len(spb):len(spb)], st.path[len(spb):]
 	var refused error
-	out, found := st.cached(key, func() ([]byte, bool) {
+	out, found := st.cached("v", unsafeString(sp), unsafeString(dp), func() ([]byte, bool) {
 		st.charge(len(sp) + len(dp))
-		schema, err := services.Query(st.req, string(sp))
+		schema, err := st.query(unsafeString(sp))
 		if err != nil {
 			refused = err
 			return nil, false
 		}
-		doc, err := services.Query(st.req, string(dp))
+		doc, err := st.query(unsafeString(dp))
 		if err != nil {
 			refused = err
 			return nil, false
@@ -225,8 +235,10 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
 	pathAnswer(ctx, m, stack, "d", func(st *callState, v gjson.Result) ([]byte, bool) {
 		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
-		sum := sha256.Sum256(services.Canonical(v))
-		return sum[:], true
+		// The call's memo (services.WithValidated, when the caller set
+		// one) computes each value's canonical form once per call.
+		st.sum = services.DigestIn(ctx, v, st.members.Stable())
+		return st.sum[:], true
 	})
 }
 
@@ -237,7 +249,7 @@ func hostDigest(ctx context.Context, m api.Module, stack []uint64) {
 func hostCanonical(ctx context.Context, m api.Module, stack []uint64) {
 	pathAnswer(ctx, m, stack, "c", func(st *callState, v gjson.Result) ([]byte, bool) {
 		st.charge(2 * len(v.Raw)) // gjson's result and the canonical form
-		return services.Canonical(v), true
+		return services.CanonicalIn(ctx, v, st.members.Stable()), true
 	})
 }
 
@@ -260,23 +272,30 @@ func hostHash(ctx context.Context, m api.Module, stack []uint64) {
 // (pathPtr, pathLen) point at, bounded before the host copies anything;
 // when there is none to read it has set the function's answer (stack[0])
 // and says false.
-func pathArg(ctx context.Context, m api.Module, stack []uint64) (*callState, []byte, bool) {
+func pathArg(ctx context.Context, m api.Module, stack []uint64) (*callState, string, bool) {
 	st := begin(ctx)
 	if st == nil {
 		stack[0] = serviceBadArgs
-		return nil, nil, false
+		return nil, "", false
 	}
 	if n := uint32(stack[1]); n > services.MaxPathBytes {
 		stack[0] = refuse(st, fmt.Errorf("services: %w: %d bytes, the limit is %d", services.ErrPath, n, services.MaxPathBytes))
-		return nil, nil, false
+		return nil, "", false
 	}
 	pb, ok := read(st, m, stack[0], stack[1])
 	if !ok {
 		stack[0] = serviceBadArgs
-		return nil, nil, false
+		return nil, "", false
 	}
-	return st, pb, true
+	// Copied out of guest memory into the state's buffer, which is reused
+	// by the next primitive call: the path is read only during this one.
+	st.path = append(st.path[:0], pb...)
+	return st, unsafeString(st.path), true
 }
+
+// unsafeString is b as a string without a copy; b must not change while
+// the string is in use.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // pathAnswer answers digest, canonical and hash, whose arguments are
 // (pathPtr, pathLen, bufPtr, bufCap): the value at a gjson path of the
@@ -288,9 +307,9 @@ func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, 
 		return
 	}
 	var refused error
-	out, found := st.cached(kind+"\x00"+string(pb), func() ([]byte, bool) {
+	out, found := st.cached(kind, pb, "", func() ([]byte, bool) {
 		st.charge(len(pb))
-		v, err := services.Query(st.req, string(pb))
+		v, err := st.query(pb)
 		if err != nil {
 			refused = err
 			return nil, false
@@ -342,11 +361,12 @@ func limitedAnswer(ctx context.Context, m api.Module, stack []uint64, kind strin
 		return
 	}
 	limit := min(uint32(stack[2]), most)
-	key := kind + "\x00" + strconv.FormatUint(uint64(limit), 10) + "\x00" + string(pb)
+	var lim [4]byte
+	binary.LittleEndian.PutUint32(lim[:], limit)
 	var refused error
-	out, _ := st.cached(key, func() ([]byte, bool) {
+	out, _ := st.cached(kind, pb, unsafeString(lim[:]), func() ([]byte, bool) {
 		st.charge(len(pb))
-		v, err := services.Query(st.req, string(pb))
+		v, err := st.query(pb)
 		if err != nil {
 			refused = err
 			return nil, false
@@ -374,12 +394,20 @@ func deliver(st *callState, m api.Module, out []byte, ptr, capacity uint32) uint
 }
 
 // cached answers a service call from the state's one-entry cache, so a
-// guest retrying with a larger buffer does not pay twice.
-func (st *callState) cached(key string, compute func() ([]byte, bool)) ([]byte, bool) {
-	if st.lastKey == key {
+// guest retrying with a larger buffer does not pay twice. The key is the
+// service's kind, the path and extra (a second path, a limit), compared
+// byte for byte with the last one's.
+func (st *callState) cached(kind string, path, extra string, compute func() ([]byte, bool)) ([]byte, bool) {
+	st.key = append(st.key[:0], kind...)
+	st.key = append(st.key, 0)
+	st.key = binary.LittleEndian.AppendUint32(st.key, uint32(len(path)))
+	st.key = append(st.key, path...)
+	st.key = append(st.key, extra...)
+	if len(st.lastKey) > 0 && string(st.lastKey) == string(st.key) {
 		return st.lastOut, st.lastFound
 	}
 	out, found := compute()
-	st.lastKey, st.lastOut, st.lastFound = key, out, found
+	st.lastKey = append(st.lastKey[:0], st.key...)
+	st.lastOut, st.lastFound = out, found
 	return out, found
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/services"
 )
 
 // callState is what the host functions of one instance see during a call.
@@ -18,10 +19,25 @@ type callState struct {
 	logs   int
 	// req is the request of the call in progress, for the host services.
 	req []byte
-	// the services' one-entry cache
-	lastKey   string
-	lastOut   []byte
-	lastFound bool
+	// members indexes req's top-level members for the services' paths
+	// (services.Members): given by the envelope's encoder when it has its
+	// parts (GuardEnvelope), else built by one pass on first use.
+	members services.Members
+	// the services' one-entry cache: the key of the last answer (kind and
+	// path bytes) and the answer; key is the one being looked up. The
+	// buffers are the state's, reused from call to call.
+	lastKey, key []byte
+	lastOut      []byte
+	lastFound    bool
+	// path is the path being answered, copied out of guest memory; answer
+	// holds query's answer (a copy: the cache outlives the guest's next
+	// write to its memory).
+	path, answer []byte
+	// sum holds digest's answer.
+	sum [sha256.Size]byte
+	// the meter's last refill in the call and its quantum (meterRefill)
+	lastRefill  time.Time
+	lastQuantum uint64
 	// hostBytes are the bytes host services read and answered during the
 	// call, charged against the plugin's memory limit.
 	hostBytes int64

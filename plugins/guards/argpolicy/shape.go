@@ -2,6 +2,7 @@ package argpolicy
 
 import (
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/tidwall/gjson"
 )
 
@@ -47,6 +48,13 @@ func ShapeOf(req Reader) ArgShape {
 		}
 		return ArgShape{Kind: KindSyntax, Line: sx.Line, Column: sx.Column, Message: sx.Message, Excerpt: sx.Excerpt}
 	}
+	if c, ok := req.(*guest.Call); ok { // a type compare, cheaper in wasm than the interface assertion below
+		return shapeOfKind(c.Walk(abi.FieldArgs, 0).Kind)
+	}
+	if w, ok := req.(walker); ok {
+		// The kind alone, from the host: the arguments are not copied in.
+		return shapeOfKind(w.Walk(abi.FieldArgs, 0).Kind)
+	}
 	a := req.Get(abi.FieldArgs)
 	switch {
 	case !a.Exists():
@@ -55,6 +63,31 @@ func ShapeOf(req Reader) ArgShape {
 		return ArgShape{Kind: KindObject}
 	}
 	return ArgShape{Kind: KindOther, Type: jsonType(a)}
+}
+
+// walker is a Reader whose host answers a value's kind (guest.Call.Walk).
+type walker interface {
+	Walk(path string, limit int) guest.Walked
+}
+
+// shapeOfKind is the shape of arguments of a walk kind (the arguments
+// were found valid JSON: argsText is absent).
+func shapeOfKind(k byte) ArgShape {
+	switch k {
+	case guest.WalkMissing:
+		return ArgShape{Kind: KindAbsent}
+	case guest.WalkObject:
+		return ArgShape{Kind: KindObject}
+	case guest.WalkArray:
+		return ArgShape{Kind: KindOther, Type: "array"}
+	case guest.WalkString:
+		return ArgShape{Kind: KindOther, Type: "string"}
+	case guest.WalkNumber:
+		return ArgShape{Kind: KindOther, Type: "number"}
+	case guest.WalkTrue, guest.WalkFalse:
+		return ArgShape{Kind: KindOther, Type: "boolean"}
+	}
+	return ArgShape{Kind: KindOther, Type: "null"}
 }
 
 func jsonType(r gjson.Result) string {

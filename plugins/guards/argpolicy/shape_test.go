@@ -1,9 +1,29 @@
 package argpolicy
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 )
+
+// shapeByCall is ShapeOf read through a guest.Call (run natively).
+func shapeByCall(t *testing.T, req string) ArgShape {
+	t.Helper()
+	var got ArgShape
+	p := guest.Plugin{Manifest: abi.Manifest{Name: "shape", Version: "1.0.0", Role: abi.RoleGuard, Phases: []abi.Phase{abi.PhaseBefore}},
+		Handle: func(c *guest.Call) { got = ShapeOf(c); c.Pass(nil) }}
+	n, err := guest.NewNative(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Call(context.Background(), []byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
 
 func TestShape(t *testing.T) {
 	t.Parallel()
@@ -34,6 +54,10 @@ func TestShape(t *testing.T) {
 			t.Parallel()
 			if got := Shape([]byte(tt.req)); got != tt.want {
 				t.Fatalf("got %+v; want %+v", got, tt.want)
+			}
+			// Through a Call the kind comes from the host's walk.
+			if got := shapeByCall(t, tt.req); got != tt.want {
+				t.Fatalf("through a call: got %+v; want %+v", got, tt.want)
 			}
 		})
 	}

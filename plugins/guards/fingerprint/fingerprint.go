@@ -52,7 +52,16 @@ var Plugin = guest.Plugin{
 // DefaultLimit is the breaker's default count of identical successful calls.
 const DefaultLimit = 3
 
-func view(sub string) string { return guest.StatePath(abi.CapStateFingerprints, sub) }
+func view(sub string) string { return fingerprintsView + "." + sub }
+
+// The views' paths, made once (guest.StatePath escapes the view's name).
+var (
+	fingerprintsView = guest.StatePath(abi.CapStateFingerprints, "")
+	approvedPath     = guest.StatePath(abi.CapStateApproval, "approved")
+	limitPath        = view("limit")
+	recentCountPath  = view("recent.#")
+	stateDigestPath  = view("stateDigest")
+)
 
 // digest is the host's digest primitive on an envelope path, in hex.
 func digest(c *guest.Call, path string) string { return c.DigestHex(path) }
@@ -76,11 +85,11 @@ func handle(c *guest.Call) {
 		c.Pass(nil)
 		return
 	}
-	limit := c.Get(view("limit")).Int()
+	limit := c.Get(limitPath).Int()
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	n := c.Get(view("recent.#")).Int()
+	n := c.Get(recentCountPath).Int()
 	if n < limit {
 		c.Pass(nil)
 		return
@@ -107,7 +116,7 @@ func exempt(c *guest.Call, tool string) bool {
 }
 
 func approved(c *guest.Call, tool, d string) bool {
-	a := c.Get(guest.StatePath(abi.CapStateApproval, "approved"))
+	a := c.Get(approvedPath)
 	return a.Exists() && a.Get("tool").Str == tool && a.Get("argsDigest").Str == d
 }
 
@@ -119,7 +128,7 @@ func after(c *guest.Call, tool, argsPath string) {
 	}
 	d := digest(c, argsPath)
 	rd := digest(c, abi.FieldResponse)
-	sd := c.Get(view("stateDigest")).String()
+	sd := c.Get(stateDigestPath).String()
 	rec := make([]byte, 0, 320)
 	rec = append(rec, `{"tool":`...)
 	rec = appendString(rec, tool)
@@ -153,7 +162,7 @@ func after(c *guest.Call, tool, argsPath string) {
 // repeats reports whether the previous record has the same tool and the
 // same argument, result and state digests.
 func repeats(c *guest.Call, tool, d, rd, sd string) bool {
-	n := c.Get(view("recent.#")).Int()
+	n := c.Get(recentCountPath).Int()
 	if n == 0 {
 		return false
 	}

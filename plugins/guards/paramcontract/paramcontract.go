@@ -28,6 +28,7 @@ package paramcontract
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
@@ -61,7 +62,17 @@ func New(o Options) guest.Plugin {
 	return guest.Plugin{Manifest: manifest(version), Handle: g.handle}
 }
 
-type guard struct{ normalise func(string) string }
+type guard struct {
+	normalise func(string) string
+	// the last user messages normalised (userMessages); natively a guard
+	// may serve several goroutines
+	mu       sync.Mutex
+	lastRaw  string
+	lastMsgs []string
+	// the last evidence items read (evidenceItems)
+	lastEvRaw string
+	lastEv    []evItem
+}
 
 func manifest(version string) abi.Manifest {
 	return abi.Manifest{

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/abi/guest/canonical"
 	"github.com/agentwarden/warden/contract"
 	"github.com/agentwarden/warden/plugins/guards/internal/envelope"
@@ -46,16 +47,41 @@ func (g *guard) provenance(req envelope.Reader) ([]param, error) {
 	if err != nil || t == nil || len(t.Args) == 0 {
 		return nil, err
 	}
-	doc := []byte(envelope.Args(req).Raw)
-	if len(strings.TrimSpace(string(doc))) == 0 {
-		doc = []byte("{}")
+	keys := t.ArgPaths()
+	// With only plain parameter paths the host reads each value (under
+	// "bound" or "args", as Args chooses), and the arguments are not
+	// copied in whole.
+	argsPath := ""
+	for _, key := range keys {
+		if _, gpath, ok := t.Args[key].Path.Plain(); !ok || !envelope.PlainPath(gpath) {
+			argsPath = ""
+			break
+		}
+		if argsPath == "" {
+			argsPath = abi.FieldArgs
+			if has(req, abi.FieldBound) {
+				argsPath = abi.FieldBound
+			}
+		}
+	}
+	var doc []byte
+	if argsPath == "" {
+		doc = []byte(envelope.Args(req).Raw)
+		if len(strings.TrimSpace(string(doc))) == 0 {
+			doc = []byte("{}")
+		}
 	}
 	m := g.newMatcher(req)
-	keys := t.ArgPaths()
 	out := make([]param, 0, len(keys))
 	for _, key := range keys {
 		a := t.Args[key]
-		slots := a.Path.Expand(doc)
+		var slots []contract.Slot
+		if argsPath != "" {
+			dotted, gpath, _ := a.Path.Plain()
+			slots = []contract.Slot{{Path: dotted, Value: envelope.Get(req, argsPath+"."+gpath)}}
+		} else {
+			slots = a.Path.Expand(doc)
+		}
 		p := param{path: key, name: a.Label, present: len(slots) > 0, enumOK: true, required: a.Required,
 			action: string(a.Missing.Action), tool: a.Missing.Tool, message: a.Missing.Message,
 			modelOK: slices.Contains(a.Sources, contract.SourceModel), userOK: slices.Contains(a.Sources, contract.SourceUser),
@@ -116,11 +142,23 @@ func inEnum(v gjson.Result, enum []json.RawMessage) bool {
 	return false
 }
 
+// has is Has of a reader that has it (*guest.Call), else Get's Exists.
+func has(req envelope.Reader, path string) bool {
+	if c, ok := req.(*guest.Call); ok {
+		return c.Has(path)
+	}
+	if h, ok := req.(interface{ Has(path string) bool }); ok {
+		return h.Has(path)
+	}
+	return req.Get(path).Exists()
+}
+
 // matcher answers the source questions of one request; it reads each state
 // view once.
 type matcher struct {
 	req       envelope.Reader
 	normalise func(string) string
+	g         *guard
 	sc        *envelope.Scope // read on first use, as are prov and expected
 	prov      gjson.Result
 	provDone  bool
@@ -128,12 +166,36 @@ type matcher struct {
 	expDone   bool
 	messages  []string // recent user messages, normalised
 	msgsDone  bool
-	evItems   []gjson.Result // successful evidence items, in view order
+	evItems   []evItem // successful evidence items, in view order
 	evDone    bool
 }
 
 func (g *guard) newMatcher(req envelope.Reader) *matcher {
-	return &matcher{req: req, normalise: g.normalise}
+	return &matcher{req: req, normalise: g.normalise, g: g}
+}
+
+// The paths of the views the matchers read, made once.
+var (
+	userMessagesPath   = envelope.StatePath(abi.CapStateConversation, "userMessages")
+	expectedFieldsPath = envelope.StatePath(abi.CapStateFollowUp, "current.expectedFields")
+)
+
+// userMessages are the recent user messages, normalised. A conversation
+// changes by a message at a time while the same messages come with call
+// after call, so the guard keeps the last list it normalised, found again
+// by the view's text; the list is shared and only read.
+func (g *guard) userMessages(raw gjson.Result) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lastMsgs != nil && raw.Raw == g.lastRaw {
+		return g.lastMsgs
+	}
+	msgs := []string{}
+	for _, s := range raw.Array() {
+		msgs = append(msgs, g.normalise(s.String()))
+	}
+	g.lastRaw, g.lastMsgs = strings.Clone(raw.Raw), msgs
+	return msgs
 }
 
 // scope is the request's node view, read once.
@@ -148,7 +210,7 @@ func (m *matcher) scope() *envelope.Scope {
 func (m *matcher) expectedFields() []string {
 	if !m.expDone {
 		m.expDone = true
-		for _, f := range envelope.Get(m.req, envelope.StatePath(abi.CapStateFollowUp, "current.expectedFields")).Array() {
+		for _, f := range envelope.Get(m.req, expectedFieldsPath).Array() {
 			m.expected = append(m.expected, f.String())
 		}
 	}
@@ -213,9 +275,7 @@ func (m *matcher) user(key, path string, v gjson.Result) bool {
 	}
 	if !m.msgsDone {
 		m.msgsDone = true
-		for _, s := range envelope.Get(m.req, envelope.StatePath(abi.CapStateConversation, "userMessages")).Array() {
-			m.messages = append(m.messages, m.normalise(s.String()))
-		}
+		m.messages = m.g.userMessages(envelope.Get(m.req, userMessagesPath))
 	}
 	for _, msg := range m.messages {
 		if strings.Contains(msg, needle) {
@@ -231,29 +291,69 @@ func (m *matcher) user(key, path string, v gjson.Result) bool {
 func (m *matcher) evidence(v gjson.Result) (string, bool) {
 	if !m.evDone {
 		m.evDone = true
-		envelope.EachEvidence(m.req, func(item gjson.Result) { m.evItems = append(m.evItems, item) })
+		m.evItems = m.g.evidenceItems(envelope.Get(m.req, evidenceItemsPath))
 	}
 	var ref string
 	for _, item := range m.evItems {
 		found := false
 		if !v.IsObject() && !v.IsArray() {
-			item.Get("values").ForEach(func(_, x gjson.Result) bool {
-				found = x.String() == v.String()
-				return !found
-			})
+			text := v.String()
+			for _, x := range item.values {
+				if x == text {
+					found = true
+					break
+				}
+			}
 		}
 		if !found {
-			item.Get("extracts").ForEach(func(_, x gjson.Result) bool {
+			item.extracts.ForEach(func(_, x gjson.Result) bool {
 				found = contains(x, v)
 				return !found
 			})
 		}
 		if found {
-			ref = item.Get("id").String()
+			ref = item.id
 			break
 		}
 	}
 	return ref, ref != ""
+}
+
+// evItem is what the EVIDENCE source reads of one evidence item.
+type evItem struct {
+	id       string
+	values   []string // the texts of its values
+	extracts gjson.Result
+}
+
+// evidenceItemsPath is the evidence view's items.
+var evidenceItemsPath = envelope.StatePath(abi.CapStateEvidence, "items")
+
+// evidenceItems are the items of the evidence view (raw) that ran and
+// succeeded in business terms, in view order (envelope.EachEvidence). As
+// with the user messages, the guard keeps the last list it read, found
+// again by the view's text; it is shared and only read.
+func (g *guard) evidenceItems(raw gjson.Result) []evItem {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lastEv != nil && raw.Raw == g.lastEvRaw {
+		return g.lastEv
+	}
+	text := strings.Clone(raw.Raw) // the items below read it
+	items := []evItem{}
+	gjson.Parse(text).ForEach(func(_, item gjson.Result) bool {
+		if item.Get("status").String() == abi.OutcomeSuccess.String() && item.Get("businessOk").Bool() {
+			it := evItem{id: item.Get("id").String(), extracts: item.Get("extracts")}
+			item.Get("values").ForEach(func(_, x gjson.Result) bool {
+				it.values = append(it.values, x.String())
+				return true
+			})
+			items = append(items, it)
+		}
+		return true
+	})
+	g.lastEvRaw, g.lastEv = text, items
+	return items
 }
 
 // contains reports whether tree or any value inside it equals v.

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
 	"github.com/agentwarden/warden/contract"
 	"github.com/tidwall/gjson"
 )
@@ -67,16 +68,46 @@ func Response(req Reader) []byte {
 
 // StatePath is the envelope path of a state view, with an optional sub-path.
 func StatePath(view abi.Capability, sub string) string {
-	p := abi.FieldState + "." + strings.ReplaceAll(string(view), ".", `\.`)
+	p, ok := statePaths[view]
+	if !ok {
+		p = abi.FieldState + "." + strings.ReplaceAll(string(view), ".", `\.`)
+	}
 	if sub != "" {
 		p += "." + sub
 	}
 	return p
 }
 
+// statePaths are the paths of the known views, made once.
+var statePaths = func() map[abi.Capability]string {
+	m := map[abi.Capability]string{}
+	for _, c := range abi.AllCapabilities() {
+		m[c] = abi.FieldState + "." + strings.ReplaceAll(string(c), ".", `\.`)
+	}
+	return m
+}()
+
+// Hasher is a Reader that also hashes a value's raw text (guest.Call.Hash):
+// the contract memo then finds a contract by its digest, without copying
+// the contract's text into the guest.
+type Hasher interface {
+	Reader
+	Hash(path string) ([32]byte, bool)
+}
+
 // Declared returns the parsed contract of the request's tool, or nil when
 // the request carries none (absent or null).
 func Declared(req Reader) (*contract.Tool, error) {
+	if c, ok := req.(*guest.Call); ok { // a type compare; an interface assertion costs more in wasm
+		return hashed(c, true)
+	}
+	if h, ok := req.(Hasher); ok {
+		return hashed(h, true)
+	}
+	return declared(req)
+}
+
+func declared(req Reader) (*contract.Tool, error) {
 	raw := Get(req, abi.FieldContract)
 	if !raw.Exists() || raw.Type == gjson.Null {
 		return nil, nil
@@ -96,7 +127,70 @@ func Declared(req Reader) (*contract.Tool, error) {
 // most of a guard's work. Parsing is a pure function of its key, so the memo
 // changes nothing a decision sees; the result is shared and only read.
 func Tool(req Reader) (*contract.Tool, error) {
+	if c, ok := req.(*guest.Call); ok {
+		return hashed(c, false)
+	}
+	if h, ok := req.(Hasher); ok {
+		return hashed(h, false)
+	}
 	return Parse(Get(req, abi.FieldTool).String(), Get(req, abi.FieldContract))
+}
+
+// hashed is Declared (declared true) or Tool through a Hasher: the parsed
+// contract is memoised by the tool's name and the SHA-256 of the
+// contract's raw text, so a call whose contract was seen before copies
+// only the 32 bytes of its digest into the guest. The first call with a
+// contract reads and parses it as Declared and Tool do, and its result —
+// nil for an absent or null contract in Declared's sense included — is
+// what later calls with the same name and digest get.
+func hashed(req Hasher, declaredSense bool) (*contract.Tool, error) {
+	// req's own methods: passing req on as a Reader converts it, which
+	// costs a runtime lookup inside a guest.
+	name := req.Get(abi.FieldTool).String()
+	sum, ok := req.Hash(abi.FieldContract)
+	if !ok { // no contract
+		if declaredSense {
+			return nil, nil
+		}
+		return parse(name, gjson.Result{})
+	}
+	var kind byte = 't'
+	if declaredSense {
+		kind = 'd'
+	}
+	memo.Lock()
+	if l := &memo.last; l.set && l.kind == kind && l.sum == sum && l.name == name {
+		t := l.t
+		memo.Unlock()
+		return t, nil
+	}
+	memo.key = append(append(append(append(memo.key[:0], kind), name...), 0), sum[:]...)
+	t, hit := memo.byHash[string(memo.key)]
+	if hit {
+		memo.last = lastParse{set: true, kind: kind, name: name, sum: sum, t: t}
+	}
+	memo.Unlock()
+	if hit {
+		return t, nil
+	}
+	key := string(kind) + name + "\x00" + string(sum[:])
+	var err error
+	if declaredSense {
+		t, err = declared(req)
+	} else {
+		t, err = parse(name, req.Get(abi.FieldContract))
+	}
+	if err != nil {
+		return nil, err
+	}
+	memo.Lock()
+	if len(memo.byHash) >= MemoSize {
+		clear(memo.byHash)
+	}
+	memo.byHash[key] = t
+	memo.last = lastParse{set: true, kind: kind, name: name, sum: sum, t: t}
+	memo.Unlock()
+	return t, nil
 }
 
 // Parse is Tool for a guard that has read the tool's name and contract
@@ -108,10 +202,19 @@ func parse(name string, raw gjson.Result) (*contract.Tool, error) {
 		return &contract.Tool{Name: name, SideEffect: contract.SideEffectNone}, nil
 	}
 	memo.Lock()
+	if l := &memo.lastText; l.t != nil && l.name == name && l.raw == raw.Raw {
+		t := l.t
+		memo.Unlock()
+		return t, nil
+	}
 	memo.key = append(append(append(memo.key[:0], name...), 0), raw.Raw...)
 	t, ok := memo.m[string(memo.key)]
 	if cap(memo.key) > 1<<16 {
 		memo.key = nil
+	}
+	if ok {
+		// copied: raw may alias a buffer its caller reuses
+		memo.lastText = lastText{name: name, raw: strings.Clone(raw.Raw), t: t}
 	}
 	memo.Unlock()
 	if ok {
@@ -131,6 +234,7 @@ func parse(name string, raw gjson.Result) (*contract.Tool, error) {
 		clear(memo.m)
 	}
 	memo.m[key] = t
+	memo.lastText = lastText{name: name, raw: key[len(name)+1:], t: t}
 	memo.Unlock()
 	return t, nil
 }
@@ -146,7 +250,30 @@ var memo = struct {
 	sync.Mutex
 	m   map[string]*contract.Tool
 	key []byte // the key being looked up, reused so a hit allocates nothing
-}{m: map[string]*contract.Tool{}}
+	// byHash finds a parse by the sense it was asked in, the tool's name
+	// and the contract's digest (hashed).
+	byHash map[string]*contract.Tool
+	last   lastParse // the last one found or made by hashed
+	// lastText is parse's last answer, compared with the text before the
+	// map is hashed (a contract's text hashes slowly inside a guest)
+	lastText lastText
+}{m: map[string]*contract.Tool{}, byHash: map[string]*contract.Tool{}}
+
+// lastParse is hashed's last answer, checked before the map: a chain
+// calls one tool many times in a row.
+type lastParse struct {
+	set  bool
+	kind byte
+	name string
+	sum  [32]byte
+	t    *contract.Tool
+}
+
+// lastText is parse's last answer and the name and text it was for.
+type lastText struct {
+	name, raw string
+	t         *contract.Tool
+}
 
 // Parsed reports how many contracts the memo holds (for tests).
 func Parsed() int {

@@ -1,11 +1,17 @@
 package envelope
 
 import (
+	"crypto/sha256"
 	"strings"
 	"testing"
 
+	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/contract"
 	"github.com/tidwall/gjson"
 )
+
+// The guards' Call is a Hasher, so their contract memo goes by digest.
+var _ Hasher = (*guest.Call)(nil)
 
 func TestToolMemo(t *testing.T) {
 	t.Parallel()
@@ -104,5 +110,98 @@ func TestJudgeInvalidContract(t *testing.T) {
 	_, _, err := Judge(Bytes(`{"tool":"t","contract":{"sideEffect":"WRITE"}}`))
 	if err == nil || !strings.HasPrefix(err.Error(), `envelope: contract of tool "t": `) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// hashBytes is Bytes with the hash primitive, as guest.Call has it, and
+// counts the contract reads that copy its text.
+type hashBytes struct {
+	Bytes
+	reads *int
+}
+
+func (h hashBytes) Get(path string) gjson.Result {
+	if path == "contract" {
+		*h.reads++
+	}
+	return h.Bytes.Get(path)
+}
+
+func (h hashBytes) Hash(path string) ([32]byte, bool) {
+	r := h.Bytes.Get(path)
+	if !r.Exists() {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256([]byte(r.Raw)), true
+}
+
+// Through a Hasher, Declared and Tool answer what they answer on the text,
+// and read a contract's text only the first time its digest is seen.
+func TestHashedMemo(t *testing.T) {
+	t.Parallel()
+	for _, req := range []string{
+		`{}`, `{"contract":null}`, `{"tool":"h1","contract":null}`, `{"tool":"h2","contract":"text"}`,
+		`{"tool":"h3","contract":{"sideEffect":"WRITE","success":{"path":"ok","op":"TRUTHY"}}}`,
+		`{"tool":"h4","contract":{"args":{"a":{"const":1}}}}`,
+		`{"tool":"h5","contract":{"sideEffect":"WRITE"}}`, // invalid: a WRITE without success
+	} {
+		reads := 0
+		h := hashBytes{Bytes(req), &reads}
+		for range 3 {
+			for _, declared := range []bool{true, false} {
+				var got, want *contract.Tool
+				var gerr, werr error
+				if declared {
+					got, gerr = Declared(h)
+					want, werr = Declared(Bytes(req))
+				} else {
+					got, gerr = Tool(h)
+					want, werr = Tool(Bytes(req))
+				}
+				if (gerr == nil) != (werr == nil) || (got == nil) != (want == nil) ||
+					(got != nil && (got.Name != want.Name || got.SideEffect != want.SideEffect || len(got.Args) != len(want.Args))) {
+					t.Fatalf("%s (declared %v): hashed %+v, %v; by text %+v, %v", req, declared, got, gerr, want, werr)
+				}
+			}
+		}
+		if strings.Contains(req, "h5") {
+			continue // an invalid contract is read again every time: errors are not kept
+		}
+		if reads > 2 {
+			t.Errorf("%s: the contract's text was read %d times over 6 calls", req, reads)
+		}
+	}
+}
+
+// Judge reads only the success path's value when it can; its verdict is
+// contract.Tool.Judge's on the whole response in every case.
+func TestJudgeByPathAgrees(t *testing.T) {
+	t.Parallel()
+	successes := []string{
+		`{"path":"code","op":"EQ","value":200}`, `{"path":"code","op":"NE","value":200}`,
+		`{"path":"code","op":"IN","value":[0,200]}`, `{"path":"code","op":"NOT_IN","value":[200]}`,
+		`{"path":"data.ok","op":"TRUTHY"}`, `{"path":"data.ok","op":"EXISTS"}`, `{"path":"list.1","op":"EQ","value":"b"}`,
+		`{"path":"code","op":"EQ","value":null}`, `{"path":"","op":"TRUTHY"}`, `{"path":"code"}`,
+		`{"path":"a.b\\.c","op":"EQ","value":1}`, `{"path":"x-y_z","op":"EQ","value":"200"}`, `{"path":"data..ok","op":"TRUTHY"}`,
+	}
+	responses := []string{``, `null`, `{}`, `{"code":200}`, `{"code":"200"}`, `{"code":0}`, `{"code":null}`,
+		`{"data":{"ok":true}}`, `{"data":{"ok":0}}`, `{"data":{"ok":null}}`, `{"list":["a","b"]}`, `{"a":{"b.c":1}}`,
+		`{"x-y_z":200}`, `[1,2]`, `"text"`, `{"code":200,"code":1}`}
+	for _, s := range successes {
+		tool, err := contract.ParseTool("t", []byte(`{"success":`+s+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, resp := range responses {
+			req := `{"tool":"t","contract":{"success":` + s + `}`
+			if resp != "" {
+				req += `,"response":` + resp
+			}
+			req += `}`
+			ok, _, err := Judge(Bytes(req))
+			if want := tool.Judge([]byte(resp)).OK; err != nil || ok != want {
+				t.Errorf("success %s, response %s: Judge %v, %v; Tool.Judge %v", s, resp, ok, err, want)
+			}
+		}
 	}
 }

@@ -14,6 +14,12 @@ func Judge(req Reader) (ok bool, reason string, err error) {
 	if err != nil {
 		return false, "", err
 	}
+	if t == nil || t.Success == nil {
+		return true, "", nil // contract.Tool.Judge reads no response then
+	}
+	if holdsAt(req, t.Success) {
+		return true, "", nil
+	}
 	v := t.Judge(Response(req))
 	if v.OK {
 		return true, "", nil
@@ -40,4 +46,38 @@ func BusinessReason(l abi.Locale, v contract.Verdict) string {
 		return "business failure [" + v.Code + "]: " + v.Message
 	}
 	return "业务失败 [" + v.Code + "]：" + v.Message
+}
+
+// holdsAt reports that success holds, having read only the value at its
+// path of the response (the host reads it, the response is not copied in).
+// It answers false whenever that cannot be told so — an op that only asks
+// for a non-empty response, a path with other than plain keys, a value
+// that is not there or does not compare — and the caller then judges the
+// whole response. A value found at the path means the response is not
+// empty, so on that value contract.Success.Holds is Compare.
+func holdsAt(req Reader, s *contract.Success) bool {
+	if s.Op == "" || !PlainPath(s.Path) {
+		return false
+	}
+	got := Get(req, abi.FieldResponse+"."+s.Path)
+	return got.Exists() && contract.Compare(s.Op, got, s.Value)
+}
+
+// PlainPath reports a non-empty dot path of plain keys (letters, digits,
+// '_' and '-'), at most 256 bytes, which gjson reads as written and the
+// host's path bounds take: under a member's name ("response.", "args.") it
+// names in the envelope what it names in that member.
+func PlainPath(p string) bool {
+	if p == "" || len(p) > 256 || p[0] == '.' || p[len(p)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+		case c == '.' && p[i-1] != '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
