@@ -171,7 +171,6 @@ func TestRefillQuantum(t *testing.T) {
 	}{
 		{0, meterQuantum},
 		{time.Microsecond, 2 * meterQuantum},
-		{time.Microsecond, 4 * meterQuantum},
 		{time.Microsecond, maxQuantum},
 		{time.Microsecond, maxQuantum},
 		{quickRefill, meterQuantum}, // slow: back to the base
@@ -185,7 +184,7 @@ func TestRefillQuantum(t *testing.T) {
 			t.Fatalf("step %d: quantum %d, want %d", i, got, s.want)
 		}
 	}
-	if maxQuantum != 4*meterQuantum {
-		t.Fatalf("maxQuantum %d: the bound RATIONALE states is four quanta", maxQuantum)
+	if maxQuantum != 2*meterQuantum {
+		t.Fatalf("maxQuantum %d: the bound RATIONALE states is two quanta", maxQuantum)
 	}
 }
