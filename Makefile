@@ -10,18 +10,22 @@ FUZZTIME  ?= 50000x
 # The version make build stamps into bin/warden (warden --version).
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
-# Every plugin main package: first-party plugins, examples, test fixtures.
-PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
+# Every plugin main package: the first-party module, each first-party
+# plugin's module of its own, examples, test fixtures.
+PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/firstparty/cmd/main.go plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
 	examples/builtins/*/cmd/main.go examples/extism-guard/cmd/main.go internal/testdata/guests/*/main.go)))
 
 .PHONY: all build plugins console test fuzz check bench bench-tenants profile demo quickstart clean
 
 all: build plugins
 
-# The first-party plugins, which make build embeds into bin/warden
-# (internal/firstparty, build tag warden_embed). A warden built without the
-# tag (go run, go test, go build) builds them from source on first use.
-FIRSTPARTY := argpolicy argbinding paramcontract fingerprint writegate responsecontract evidence control node env
+# The first-party module, which serves every first-party plugin (the seven
+# guards, control, node and env) and which make build embeds into
+# bin/warden (internal/firstparty, build tag warden_embed). A warden built
+# without the tag (go run, go test, go build) builds it from source on
+# first use. make plugins also builds each first-party plugin as a module
+# of its own (bin/wasm/argpolicy.wasm, ...), which can take its slot's place.
+FIRSTPARTY := firstparty
 EMBED_DIR  := internal/firstparty/wasm
 
 build: plugins console

@@ -14,14 +14,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/plugins"
 )
 
 // Plugin is one first-party plugin: the name of its module file (without
-// .wasm, as `make plugins` names it) and the main package that builds it.
+// .wasm, as `make plugins` names it), the main package that builds it as a
+// module of its own, and its manifest's name, by which the first-party
+// module serves it (Selects).
 type Plugin struct {
 	Name    string
 	Package string
+	Selects string
 }
 
 // Plugins are the first-party plugins (package plugins' list): the guards
@@ -29,10 +33,16 @@ type Plugin struct {
 var Plugins = func() []Plugin {
 	var out []Plugin
 	for _, p := range plugins.All {
-		out = append(out, Plugin{p.File, "./" + p.Main})
+		out = append(out, Plugin{p.File, "./" + p.Main, p.Plugin.Manifest.Name})
 	}
 	return out
 }()
+
+// Module is the first-party module: one module serving every plugin of
+// Plugins (guest.ServeAll), which each first-party slot loads bound to its
+// plugin (host.SelectPlugin). A module of one plugin (Plugin.Package) can
+// still take a slot's place.
+var Module = Plugin{Name: "firstparty", Package: "./plugins/firstparty/cmd"}
 
 // Origin says where a Set came from.
 type Origin string
@@ -52,12 +62,29 @@ const (
 
 // Set is the first-party modules.
 type Set struct {
-	// Modules holds each module by its Plugin.Name.
+	// Modules holds each plugin's module by its Plugin.Name: the
+	// first-party module bound to the plugin (host.SelectPlugin), or in a
+	// directory of modules of one plugin each (ReadDir), that module.
 	Modules map[string][]byte
-	Origin  Origin
-	// Dir holds the modules as <name>.wasm; it is empty for an embedded
-	// set until WriteDir writes them out.
+	// Shared is the first-party module itself (Module) when Modules are
+	// bound from it, else nil.
+	Shared []byte
+	Origin Origin
+	// Dir holds the modules: firstparty.wasm for a set built from
+	// source, <name>.wasm each for a set read from a directory or written
+	// out (WriteDir); it is empty for an embedded set until WriteDir
+	// writes it out.
 	Dir string
+}
+
+// bind makes a set of the first-party module: each plugin's module is it,
+// bound to that plugin.
+func bind(shared []byte) *Set {
+	s := &Set{Modules: map[string][]byte{}, Shared: shared}
+	for _, p := range Plugins {
+		s.Modules[p.Name] = host.SelectPlugin(shared, p.Selects)
+	}
+	return s
 }
 
 // String says where the set came from, for a log line.
@@ -164,9 +191,16 @@ func ReadDir(dir string) (*Set, error) {
 	return s, nil
 }
 
-// readFS reads every first-party module under dir of fsys; none at all is
-// errNone, some but not all ErrIncomplete naming the missing.
+// readFS reads the first-party module under dir of fsys
+// (firstparty.wasm), else every first-party plugin's module there; none at
+// all is errNone, some but not all ErrIncomplete naming the missing.
 func readFS(fsys fs.FS, dir string) (*Set, error) {
+	switch b, err := fs.ReadFile(fsys, path.Join(dir, Module.Name+".wasm")); {
+	case err == nil:
+		return bind(b), nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
 	s := &Set{Modules: map[string][]byte{}}
 	var missing []string
 	for _, p := range Plugins {
@@ -184,28 +218,33 @@ func readFS(fsys fs.FS, dir string) (*Set, error) {
 	case len(missing) == len(Plugins):
 		return nil, errNone
 	case len(missing) > 0:
-		return nil, fmt.Errorf("%w: no %s", ErrIncomplete, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w: no %s (nor %s.wasm, which serves them all)", ErrIncomplete, strings.Join(missing, ", "), Module.Name)
 	}
 	return s, nil
 }
 
-// WriteDir makes sure the set is in a directory (Dir), for a reader that
-// takes one (warden serve's plugin directory): an embedded set is written
-// out once under the cache, in a directory named after its digest.
+// WriteDir makes sure the set is in a directory of one module per plugin
+// (<name>.wasm, each bound to its plugin), for a reader that takes one
+// (warden serve's plugin directory, which watches each slot's file): an
+// embedded set, or one built from source, is written out once under the
+// cache, in a directory named after its digest.
 func (s *Set) WriteDir(o Options) (string, error) {
-	if s.Dir != "" {
+	if s.Dir != "" && s.Shared == nil {
 		return s.Dir, nil
 	}
 	cache, err := cacheDir(o)
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "embedded-"+s.Digest()[:32])
-	if _, err := readFS(os.DirFS(dir), "."); err == nil {
-		s.Dir = dir
-		return dir, nil
+	parent, dir := cache, filepath.Join(cache, "embedded-"+s.Digest()[:32])
+	if s.Origin == Built || s.Origin == Cached {
+		// Beside the module it was bound from, pruned with it.
+		parent, dir = s.Dir, filepath.Join(s.Dir, "slots")
 	}
-	err = publish(cache, dir, func(tmp string) error {
+	if _, err := readFS(os.DirFS(dir), "."); err == nil {
+		return s.wrote(dir), nil
+	}
+	err = publish(parent, dir, func(tmp string) error {
 		for _, p := range Plugins {
 			if err := os.WriteFile(filepath.Join(tmp, p.Name+".wasm"), s.Modules[p.Name], 0o644); err != nil {
 				return err
@@ -216,8 +255,17 @@ func (s *Set) WriteDir(o Options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("firstparty: write %s: %w", dir, err)
 	}
-	s.Dir = dir
-	return dir, nil
+	return s.wrote(dir), nil
+}
+
+// wrote notes the directory WriteDir wrote the set to: it is the set's
+// directory, unless the set has one of its own already (a build from
+// source), which keeps it.
+func (s *Set) wrote(dir string) string {
+	if s.Dir == "" {
+		s.Dir = dir
+	}
+	return dir
 }
 
 func cacheDir(o Options) (string, error) {

@@ -161,9 +161,13 @@ func sharedHost(ctx context.Context, cacheDir string, set *firstparty.Set) (*hos
 	for k := range shared.slots {
 		loaded[k.digest] = true
 	}
+	// The plugins bound from one module (the first-party module) share
+	// its compilation: it is compiled once.
 	var todo []host.Source
+	compiling := map[string]bool{}
 	for name, b := range set.Modules {
-		if !loaded[host.Digest(b)] {
+		if m := host.ModuleDigest(b); !loaded[host.Digest(b)] && !compiling[m] {
+			compiling[m] = true
 			todo = append(todo, host.Source{Name: name + ".wasm", Bytes: b})
 		}
 	}
