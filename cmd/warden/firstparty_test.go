@@ -234,8 +234,8 @@ func TestRunReusesPluginBuild(t *testing.T) {
 	}
 	// The same modules as the tests' own build of the same sources.
 	set := testSet(t)
-	b, err := os.ReadFile(filepath.Join(root, "plugins", entries[0].Name(), "writegate.wasm"))
-	if err != nil || host.Digest(b) != host.Digest(set.Modules["writegate"]) {
-		t.Fatalf("writegate.wasm differs from the tests' build (%v)", err)
+	b, err := os.ReadFile(filepath.Join(root, "plugins", entries[0].Name(), "firstparty.wasm"))
+	if err != nil || host.Digest(b) != host.Digest(set.Shared) {
+		t.Fatalf("firstparty.wasm differs from the tests' build (%v)", err)
 	}
 }
