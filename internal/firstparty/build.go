@@ -77,8 +77,8 @@ func build(ctx context.Context, o Options) (*Set, error) {
 }
 
 // keepBuilds is how many builds from source the cache keeps: each change
-// of the plugins' sources adds one (some 80 MB with the slots' modules
-// WriteDir writes beside it), and a developer changes them often.
+// of the plugins' sources adds one (some 7 MB), and a developer changes
+// them often.
 const keepBuilds = 4
 
 // prune removes all but the keep most recent builds of the cache. A process

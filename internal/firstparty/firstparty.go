@@ -1,6 +1,7 @@
 package firstparty
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -63,28 +64,16 @@ const (
 // Set is the first-party modules.
 type Set struct {
 	// Modules holds each plugin's module by its Plugin.Name: the
-	// first-party module bound to the plugin (host.SelectPlugin), or in a
-	// directory of modules of one plugin each (ReadDir), that module.
+	// first-party module bound to the plugin (host.SelectPlugin), or a
+	// module of the plugin's own (<name>.wasm in a directory, ReadDir).
 	Modules map[string][]byte
-	// Shared is the first-party module itself (Module) when Modules are
-	// bound from it, else nil.
+	// Shared is the first-party module itself (Module) when some of
+	// Modules are bound from it, else nil.
 	Shared []byte
 	Origin Origin
-	// Dir holds the modules: firstparty.wasm for a set built from
-	// source, <name>.wasm each for a set read from a directory or written
-	// out (WriteDir); it is empty for an embedded set until WriteDir
-	// writes it out.
+	// Dir holds the modules as readFS reads them; it is empty for an
+	// embedded set until WriteDir writes it out.
 	Dir string
-}
-
-// bind makes a set of the first-party module: each plugin's module is it,
-// bound to that plugin.
-func bind(shared []byte) *Set {
-	s := &Set{Modules: map[string][]byte{}, Shared: shared}
-	for _, p := range Plugins {
-		s.Modules[p.Name] = host.SelectPlugin(shared, p.Selects)
-	}
-	return s
 }
 
 // String says where the set came from, for a log line.
@@ -191,14 +180,17 @@ func ReadDir(dir string) (*Set, error) {
 	return s, nil
 }
 
-// readFS reads the first-party module under dir of fsys
-// (firstparty.wasm), else every first-party plugin's module there; none at
-// all is errNone, some but not all ErrIncomplete naming the missing.
+// readFS reads the first-party modules under dir of fsys: each plugin's
+// module of its own (<name>.wasm) where there is one, else the first-party
+// module (firstparty.wasm) bound to the plugin. A directory with neither
+// is errNone; one where some plugin has neither, ErrIncomplete naming
+// them.
 func readFS(fsys fs.FS, dir string) (*Set, error) {
-	switch b, err := fs.ReadFile(fsys, path.Join(dir, Module.Name+".wasm")); {
-	case err == nil:
-		return bind(b), nil
-	case !errors.Is(err, fs.ErrNotExist):
+	shared, err := fs.ReadFile(fsys, path.Join(dir, Module.Name+".wasm"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		shared = nil
+	case err != nil:
 		return nil, err
 	}
 	s := &Set{Modules: map[string][]byte{}}
@@ -206,6 +198,9 @@ func readFS(fsys fs.FS, dir string) (*Set, error) {
 	for _, p := range Plugins {
 		b, err := fs.ReadFile(fsys, path.Join(dir, p.Name+".wasm"))
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && shared != nil:
+			s.Modules[p.Name] = host.SelectPlugin(shared, p.Selects)
+			s.Shared = shared
 		case errors.Is(err, fs.ErrNotExist):
 			missing = append(missing, p.Name+".wasm")
 		case err != nil:
@@ -223,29 +218,34 @@ func readFS(fsys fs.FS, dir string) (*Set, error) {
 	return s, nil
 }
 
-// WriteDir makes sure the set is in a directory of one module per plugin
-// (<name>.wasm, each bound to its plugin), for a reader that takes one
-// (warden serve's plugin directory, which watches each slot's file): an
-// embedded set, or one built from source, is written out once under the
-// cache, in a directory named after its digest.
+// WriteDir makes sure the set is in a directory (Dir), for a reader that
+// takes one (warden serve's plugin directory): an embedded set is written
+// out once under the cache, in a directory named after its digest, as
+// readFS reads it (firstparty.wasm, and a module of its own for each
+// plugin not bound from it).
 func (s *Set) WriteDir(o Options) (string, error) {
-	if s.Dir != "" && s.Shared == nil {
+	if s.Dir != "" {
 		return s.Dir, nil
 	}
 	cache, err := cacheDir(o)
 	if err != nil {
 		return "", err
 	}
-	parent, dir := cache, filepath.Join(cache, "embedded-"+s.Digest()[:32])
-	if s.Origin == Built || s.Origin == Cached {
-		// Beside the module it was bound from, pruned with it.
-		parent, dir = s.Dir, filepath.Join(s.Dir, "slots")
-	}
+	dir := filepath.Join(cache, "embedded-"+s.Digest()[:32])
 	if _, err := readFS(os.DirFS(dir), "."); err == nil {
-		return s.wrote(dir), nil
+		s.Dir = dir
+		return dir, nil
 	}
-	err = publish(parent, dir, func(tmp string) error {
+	err = publish(cache, dir, func(tmp string) error {
+		if s.Shared != nil {
+			if err := os.WriteFile(filepath.Join(tmp, Module.Name+".wasm"), s.Shared, 0o644); err != nil {
+				return err
+			}
+		}
 		for _, p := range Plugins {
+			if s.Shared != nil && bytes.Equal(s.Modules[p.Name], host.SelectPlugin(s.Shared, p.Selects)) {
+				continue
+			}
 			if err := os.WriteFile(filepath.Join(tmp, p.Name+".wasm"), s.Modules[p.Name], 0o644); err != nil {
 				return err
 			}
@@ -255,17 +255,8 @@ func (s *Set) WriteDir(o Options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("firstparty: write %s: %w", dir, err)
 	}
-	return s.wrote(dir), nil
-}
-
-// wrote notes the directory WriteDir wrote the set to: it is the set's
-// directory, unless the set has one of its own already (a build from
-// source), which keeps it.
-func (s *Set) wrote(dir string) string {
-	if s.Dir == "" {
-		s.Dir = dir
-	}
-	return dir
+	s.Dir = dir
+	return dir, nil
 }
 
 func cacheDir(o Options) (string, error) {

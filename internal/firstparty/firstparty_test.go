@@ -105,7 +105,8 @@ func TestLoadEmbedded(t *testing.T) {
 	}{
 		{name: "every module", fsys: fakeFS(allNames()...), origin: Embedded},
 		{name: "the first-party module", fsys: fakeFS(Module.Name), origin: Embedded},
-		// The first-party module serves them all: the others are not read.
+		// A plugin's module of its own takes its place beside the
+		// first-party module.
 		{name: "the first-party module and two", fsys: fakeFS(Module.Name, "argpolicy", "env"), origin: Embedded},
 		{name: "two missing", fsys: fakeFS(allNames()[:8]...),
 			err: "firstparty: embedded: incomplete set of first-party modules: no node.wasm, env.wasm (nor firstparty.wasm, which serves them all)"},
@@ -130,15 +131,18 @@ func TestLoadEmbedded(t *testing.T) {
 			if s.Origin != tt.origin || s.Dir != "" || len(s.Modules) != len(Plugins) {
 				t.Fatalf("set %s %q %d modules", s.Origin, s.Dir, len(s.Modules))
 			}
-			want := []byte("\x00asm env")
-			if shared := tt.fsys["wasm/"+Module.Name+".wasm"]; shared != nil {
-				want = host.SelectPlugin(shared.Data, "builtin.env")
-				if !bytes.Equal(s.Shared, shared.Data) {
-					t.Fatal("the set does not hold the first-party module")
-				}
+			shared := tt.fsys["wasm/"+Module.Name+".wasm"]
+			if (shared == nil) != (s.Shared == nil) || shared != nil && !bytes.Equal(s.Shared, shared.Data) {
+				t.Fatal("the set does not hold the first-party module")
 			}
-			if !bytes.Equal(s.Modules["env"], want) {
-				t.Fatalf("env's module is %q, want %q", s.Modules["env"], want)
+			for _, p := range Plugins {
+				want := []byte("\x00asm " + p.Name)
+				if own := tt.fsys["wasm/"+p.Name+".wasm"]; own == nil {
+					want = host.SelectPlugin(shared.Data, p.Selects)
+				}
+				if !bytes.Equal(s.Modules[p.Name], want) {
+					t.Fatalf("%s's module is %q, want %q", p.Name, s.Modules[p.Name], want)
+				}
 			}
 		})
 	}
@@ -154,11 +158,11 @@ func TestNoModulesIsErrNoModules(t *testing.T) {
 
 // An embedded set is written out once, into a directory named after its
 // digest, which a second set with the same modules finds: a module per
-// plugin, the first-party module bound to each plugin when the set is it.
+// plugin, or the first-party module and the plugins' own modules beside.
 func TestWriteDir(t *testing.T) {
 	t.Parallel()
-	for _, names := range [][]string{allNames(), {Module.Name}} {
-		t.Run(names[0], func(t *testing.T) {
+	for _, names := range [][]string{allNames(), {Module.Name}, {Module.Name, "writegate"}} {
+		t.Run(strings.Join(names, "+"), func(t *testing.T) {
 			t.Parallel()
 			cache := t.TempDir()
 			o := Options{CacheDir: cache}
@@ -177,7 +181,7 @@ func TestWriteDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if back.Digest() != s.Digest() || back.Origin != FromDir || back.Shared != nil {
+			if back.Digest() != s.Digest() || back.Origin != FromDir || !bytes.Equal(back.Shared, s.Shared) {
 				t.Fatalf("read back %s %s, want %s", back.Origin, back.Digest(), s.Digest())
 			}
 			for _, p := range Plugins {
@@ -252,9 +256,8 @@ func TestBuildCacheReused(t *testing.T) {
 			t.Errorf("build %d: writegate's module is not the first-party module bound to writegate", i)
 		}
 	}
-	// The slots' modules are written beside the build, which pruning
-	// removes with it.
-	if dir, err := sets[0].WriteDir(o); err != nil || dir != filepath.Join(sets[0].Dir, "slots") {
+	// A build is a plugin directory as it is.
+	if dir, err := sets[0].WriteDir(o); err != nil || dir != sets[0].Dir {
 		t.Fatalf("WriteDir: %s %v", dir, err)
 	}
 	if !strings.Contains(progress[0].String()+progress[1].String(), "warden: building the first-party plugins from ") {
