@@ -121,7 +121,7 @@ func TestRunPluginErrors(t *testing.T) {
 	}{
 		{"empty plugin dir", []string{"--plugins", empty}, "warden run: firstparty: " + empty + ": no first-party module\n"},
 		{"partial plugin dir", []string{"--plugins", partial}, "warden run: firstparty: " + partial + ": incomplete set of first-party modules: " +
-			"no argbinding.wasm, paramcontract.wasm, fingerprint.wasm, writegate.wasm, responsecontract.wasm, evidence.wasm, control.wasm, node.wasm, env.wasm\n"},
+			"no argbinding.wasm, paramcontract.wasm, fingerprint.wasm, writegate.wasm, responsecontract.wasm, evidence.wasm, control.wasm, node.wasm, env.wasm (nor firstparty.wasm, which serves them all)\n"},
 		{"native and plugins", []string{"--native", "--plugins", empty}, "warden run: --native runs the plugins in-process; drop --wasm and --plugins\n"},
 		{"native and wasm", []string{"--native", "--wasm"}, "warden run: --native runs the plugins in-process; drop --wasm and --plugins\n"},
 	}
