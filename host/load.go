@@ -170,6 +170,9 @@ func (h *Host) prewarm(ctx context.Context, p *Plugin, name string) (abi.Manifes
 		return fail(ErrManifest, "%s: %s", exportManifest, startFailure(ctx, err, impl.stderr(), p.policy))
 	}
 	if len(raw) == 0 {
+		if reason := unboundReason(lctx, impl); p.selects == "" && reason != "" {
+			return fail(ErrSelect, "it serves several plugins (%s) and is bound to none; bind it to one (host.SelectPlugin)", reason)
+		}
 		return fail(ErrManifest, "the plugin exports no manifest")
 	}
 	m, err := abi.ParseManifest(raw)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/tetratelabs/wazero/api"
@@ -149,6 +150,26 @@ func selectPlugin(ctx context.Context, mod api.Module, plugin string) error {
 		return fmt.Errorf("plugin %q not selected: %w", plugin, ErrSelect)
 	}
 	return fmt.Errorf("plugin %q not selected: %s: %w", plugin, printable(reason), ErrSelect)
+}
+
+// unboundReason says what a module serving several plugins and bound to
+// none serves, from its refusal of no name; "" when it is not such a
+// module.
+func unboundReason(ctx context.Context, impl instanceImpl) string {
+	d, ok := impl.(*directInstance)
+	if !ok || d.mod.ExportedFunction(abi.ExportSelect) == nil {
+		return ""
+	}
+	err := selectPlugin(ctx, d.mod, "")
+	if err == nil {
+		return ""
+	}
+	_, reason, ok := strings.Cut(err.Error(), "not selected: ")
+	if !ok {
+		return ""
+	}
+	reason, _, _ = strings.Cut(reason, ": "+ErrSelect.Error())
+	return reason
 }
 
 // printable keeps a guest's text to printable ASCII.

@@ -96,8 +96,10 @@ func TestSelectPluginRefused(t *testing.T) {
 			}
 		})
 	}
-	// The module itself, bound to nothing, selects nothing: no manifest.
-	if _, err := h.Load(ctx, host.Source{Name: "m", Bytes: multi}, host.Policy{}); !errors.Is(err, host.ErrManifest) {
+	// The module itself, bound to nothing, selects nothing: it says what
+	// it serves.
+	const unbound = "host: load m: module does not serve the selected plugin: it serves several plugins (the module serves alpha, beta) and is bound to none; bind it to one (host.SelectPlugin)"
+	if _, err := h.Load(ctx, host.Source{Name: "m", Bytes: multi}, host.Policy{}); !errors.Is(err, host.ErrSelect) || err.Error() != unbound {
 		t.Fatalf("unbound multi-plugin module: %v", err)
 	}
 	// A module serving one plugin bound to its own name loads as it is.
