@@ -84,8 +84,9 @@ check:
 # metering with no check and with close-on-context-done.
 # BenchmarkChain prints the chain's medians native and wasm, calls/s with 4
 # callers and the per-guard split; BenchmarkModules each first-party module's
-# size and cold load time, built from this tree and from BENCH_BASE (a git
-# revision, unpacked into a temporary directory) in the same run.
+# size, cold load time and instance memory, built from this tree (the one
+# first-party module) and from BENCH_BASE (a git revision, unpacked into a
+# temporary directory) in the same run, and every slot loaded on one host.
 BENCH_BASE ?= main
 bench: plugins
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 -timeout=30m ./host/ ./internal/jsonschema/
