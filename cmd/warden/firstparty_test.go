@@ -88,7 +88,8 @@ func TestRunNamesPlugins(t *testing.T) {
 					t.Fatalf("line %d: %v", i+1, err)
 				}
 				want := map[string]any{"kind": "PLUGIN", "plugin": s.slot, "runtime": "wasm", "generation": 1.0,
-					"digest": "sha256:" + host.Digest(set.Modules[s.file]), "source": string(set.Origin)}
+					"digest": "sha256:" + host.Digest(set.Modules[s.file]), "source": string(set.Origin),
+					"module": "sha256:" + host.Digest(set.Shared)}
 				for k, v := range want {
 					if got[k] != v {
 						t.Errorf("line %d: %s = %v, want %v", i+1, k, got[k], v)

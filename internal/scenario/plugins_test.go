@@ -45,7 +45,8 @@ func TestLoadPlugins(t *testing.T) {
 			t.Errorf("native %d: %+v %q", i, n, n.String())
 		}
 		want := scenario.PluginInfo{Kind: scenario.KindPlugin, Plugin: names[i], Ref: n.Ref, Runtime: "wasm", Generation: 1,
-			Digest: "sha256:" + host.Digest(o.Plugins.Modules[files[i]]), Source: string(o.Plugins.Origin)}
+			Digest: "sha256:" + host.Digest(o.Plugins.Modules[files[i]]), Source: string(o.Plugins.Origin),
+			Module: "sha256:" + host.Digest(o.Plugins.Shared)}
 		if w != want {
 			t.Errorf("wasm %d: %+v, want %+v", i, w, want)
 		}
