@@ -10,18 +10,22 @@ FUZZTIME  ?= 50000x
 # The version make build stamps into bin/warden (warden --version).
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
-# Every plugin main package: first-party plugins, examples, test fixtures.
-PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
+# Every plugin main package: the first-party module, each first-party
+# plugin's module of its own, examples, test fixtures.
+PLUGIN_PKGS := $(sort $(dir $(wildcard plugins/firstparty/cmd/main.go plugins/*/*/cmd/main.go examples/guards/*/cmd/main.go \
 	examples/builtins/*/cmd/main.go examples/extism-guard/cmd/main.go internal/testdata/guests/*/main.go)))
 
 .PHONY: all build plugins console test fuzz check bench bench-tenants profile demo quickstart clean
 
 all: build plugins
 
-# The first-party plugins, which make build embeds into bin/warden
-# (internal/firstparty, build tag warden_embed). A warden built without the
-# tag (go run, go test, go build) builds them from source on first use.
-FIRSTPARTY := argpolicy argbinding paramcontract fingerprint writegate responsecontract evidence control node env
+# The first-party module, which serves every first-party plugin (the seven
+# guards, control, node and env) and which make build embeds into
+# bin/warden (internal/firstparty, build tag warden_embed). A warden built
+# without the tag (go run, go test, go build) builds it from source on
+# first use. make plugins also builds each first-party plugin as a module
+# of its own (bin/wasm/argpolicy.wasm, ...), which can take its slot's place.
+FIRSTPARTY := firstparty
 EMBED_DIR  := internal/firstparty/wasm
 
 build: plugins console
@@ -63,6 +67,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) ./internal/jsonschema
 	$(GO) test -run='^$$' -fuzz='^FuzzCanonical$$' -fuzztime=$(FUZZTIME) ./abi/guest/canonical
 	$(GO) test -run='^$$' -fuzz='^FuzzInstrument$$' -fuzztime=$(FUZZTIME) ./host/internal/meter
+	$(GO) test -run='^$$' -fuzz='^FuzzSplitSelection$$' -fuzztime=$(FUZZTIME) ./host
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -79,8 +84,9 @@ check:
 # metering with no check and with close-on-context-done.
 # BenchmarkChain prints the chain's medians native and wasm, calls/s with 4
 # callers and the per-guard split; BenchmarkModules each first-party module's
-# size and cold load time, built from this tree and from BENCH_BASE (a git
-# revision, unpacked into a temporary directory) in the same run.
+# size, cold load time and instance memory, built from this tree (the one
+# first-party module) and from BENCH_BASE (a git revision, unpacked into a
+# temporary directory) in the same run, and every slot loaded on one host.
 BENCH_BASE ?= main
 bench: plugins
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 -timeout=30m ./host/ ./internal/jsonschema/

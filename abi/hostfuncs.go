@@ -53,6 +53,20 @@ const (
 	ExportHandle     = "warden_handle"      // (n) -> (): decide the call on the n-byte request
 )
 
+// ExportSelect is the optional export of a module serving several plugins
+// (abi/guest.ServeAll): (n) -> i64 selects the plugin whose manifest name
+// is the n bytes in the input buffer; 0 when selected, else a reason
+// packed as ptr<<32 | len. The host calls it on every new instance, right
+// after the instance starts and before it reads the manifest, when the
+// module carries a SelectSection naming a plugin.
+const ExportSelect = "warden_select"
+
+// SelectSection is the custom section that names, after a module's last
+// section, the plugin an instance of it serves (ExportSelect). A module
+// with it is the multi-plugin module bound to one of its plugins; its
+// digest names both.
+const SelectSection = "warden.plugin"
+
 // Buffer answers. A primitive answering into a guest buffer returns the
 // answer's length n (written when n <= bufCap, else nothing is written and
 // the guest asks again with n bytes), or one of these sentinels.

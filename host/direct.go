@@ -225,6 +225,9 @@ type directEngine struct {
 	compiled wazero.CompiledModule
 	key      moduleKey // the compilation shared by digest (Host.compile)
 	plugin   *Plugin   // set once the manifest is known
+	// selects is the plugin each instance is asked to serve
+	// (SelectPlugin), "" for a module serving one.
+	selects  string
 	grants   func(abi.Capability) bool
 	hostOpts *Options
 }

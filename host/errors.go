@@ -153,3 +153,8 @@ var ErrLoadCheck = errors.New("plugin failed the load check")
 // protocol): the module is refused, never compiled in the serving process
 // instead.
 var ErrCompileWorker = errors.New("compile worker failed")
+
+// ErrSelect is returned when a module bound to one of its plugins
+// (SelectPlugin) does not serve it: it serves one plugin only, it serves
+// none of that name, or its manifest names another.
+var ErrSelect = errors.New("module does not serve the selected plugin")

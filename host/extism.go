@@ -109,7 +109,7 @@ func (h *Host) loadExtism(ctx context.Context, name, digest string, bin []byte, 
 	if err := h.checkExtismModule(ctx, name, bin, pol); err != nil {
 		return nil, err
 	}
-	p := &Plugin{host: h, source: name, digest: digest, policy: pol, pools: map[string]*pool{}}
+	p := &Plugin{host: h, source: name, digest: digest, moduleDigest: digest, policy: pol, pools: map[string]*pool{}}
 	eng, err := h.newExtismEngine(ctx, name, bin, pol.Limits.MemoryPages)
 	if err != nil {
 		return nil, err

@@ -75,6 +75,9 @@ type Host struct {
 	// modules are the direct-ABI compiled modules, shared by digest.
 	modules map[moduleKey]*sharedModule
 	idleSeq uint64
+	// compiling are the compilations under way, which a compile of the
+	// same module waits for (the plugins of one module, loaded at once).
+	compiling map[moduleKey]chan struct{}
 	// budgets is each tenant's plugin time; nil: none.
 	budgets *budgets
 	// instances is the instance budget and the idle list.

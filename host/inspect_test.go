@@ -37,7 +37,8 @@ func TestInspect(t *testing.T) {
 			name: "argcheck", src: inspectArgcheck, loader: "direct",
 			manifest: abi.Manifest{Name: "argcheck", Version: "1.0.0", ABI: 1, Role: abi.RoleGuard,
 				Description: "checks arguments against the tool's input schema", Phases: []abi.Phase{abi.PhaseBefore}},
-			exports: append([]string{"_initialize"}, directExports...),
+			// A guest built with abi/guest also exports warden_select.
+			exports: append([]string{"_initialize"}, append(directExports, "warden_select")...),
 			imports: []string{"warden.deferred", "warden.failed", "warden.pass", "warden.query", "warden.rejected", "warden.validate"},
 			limits:  host.DefaultLimits,
 		},

@@ -160,6 +160,15 @@ func (e *directEngine) newInstance(ctx context.Context, box *sandbox) (instanceI
 	if err != nil {
 		return nil, err
 	}
+	if e.selects != "" {
+		if err := selectPlugin(ctx, mod, e.selects); err != nil {
+			_ = mod.Close(ctx)
+			if errors.Is(err, ErrSelect) {
+				return nil, selectError{err}
+			}
+			return nil, err
+		}
+	}
 	return &directInstance{
 		mod:      mod,
 		depth:    mod.ExportedGlobal(stackGlobalExport),

@@ -58,6 +58,15 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	if pin := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(src.SHA256)), "sha256:"); pin != "" && pin != digest {
 		return nil, fmt.Errorf("host: load %s: sha256 %s, pinned %s: %w", name, digest, pin, ErrDigestMismatch)
 	}
+	// A module bound to one of its plugins (SelectPlugin) compiles without
+	// the binding, once for all its plugins; digest names both.
+	module, selects, bound := splitSelection(src.Bytes)
+	if bound {
+		if err := checkSelectName(selects); err != nil {
+			return nil, fmt.Errorf("host: load %s: %w", name, err)
+		}
+	}
+	modDigest := Digest(module)
 	if err := validateLimits(pol.Limits); err != nil {
 		return nil, fmt.Errorf("host: load %s: policy: %w", name, err)
 	}
@@ -65,13 +74,13 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	if err := h.offload(ctx, name, digest, src.Bytes, cls.pages); err != nil {
+	if err := h.offload(ctx, name, modDigest, module, cls.pages); err != nil {
 		return nil, err
 	}
-	if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {
+	if err := h.warmRewrite(module, cls.pages); err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 	}
-	cm, key, err := h.compile(ctx, cls, digest, src.Bytes)
+	cm, key, err := h.compile(ctx, cls, modDigest, module)
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 	}
@@ -81,14 +90,17 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 	}
 	if importsModule(cm, extismEnvModule) {
 		h.releaseModule(ctx, key)
+		if bound {
+			return nil, fmt.Errorf("host: load %s: an extism module serves one plugin, and section %s names %q: %w", name, abi.SelectSection, selects, ErrSelect)
+		}
 		return h.loadExtism(ctx, name, digest, src.Bytes, pol)
 	}
 	if err := checkDirectModule(cm); err != nil {
 		h.releaseModule(ctx, key)
 		return nil, fmt.Errorf("host: load %s: %w", name, err)
 	}
-	p := &Plugin{host: h, source: name, digest: digest, policy: pol, pools: map[string]*pool{}}
-	p.engine = &directEngine{cls: cls, compiled: cm, key: key}
+	p := &Plugin{host: h, source: name, digest: digest, moduleDigest: modDigest, selects: selects, policy: pol, pools: map[string]*pool{}}
+	p.engine = &directEngine{cls: cls, compiled: cm, key: key, selects: selects}
 	m, impl, box, err := h.prewarm(ctx, p, name)
 	if err != nil {
 		h.releaseModule(ctx, key)
@@ -107,16 +119,16 @@ func (h *Host) Load(ctx context.Context, src Source, pol Policy) (*Plugin, error
 		if cls, err = h.class(ctx, uint32(limits.MemoryPages)); err != nil {
 			return nil, err
 		}
-		if err := h.offload(ctx, name, digest, src.Bytes, cls.pages); err != nil {
+		if err := h.offload(ctx, name, modDigest, module, cls.pages); err != nil {
 			return nil, err
 		}
-		if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {
+		if err := h.warmRewrite(module, cls.pages); err != nil {
 			return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 		}
-		if cm, key, err = h.compile(ctx, cls, digest, src.Bytes); err != nil {
+		if cm, key, err = h.compile(ctx, cls, modDigest, module); err != nil {
 			return nil, fmt.Errorf("host: compile %s: %w: %w", name, ErrCompile, err)
 		}
-		p.engine = &directEngine{cls: cls, compiled: cm, key: key}
+		p.engine = &directEngine{cls: cls, compiled: cm, key: key, selects: selects}
 		if m, impl, box, err = h.prewarm(ctx, p, name); err != nil {
 			h.releaseModule(ctx, key)
 			return nil, err
@@ -135,6 +147,10 @@ func (h *Host) prewarm(ctx context.Context, p *Plugin, name string) (abi.Manifes
 	defer cancel()
 	box := newSandbox(h)
 	impl, err := p.engine.newInstance(lctx, box)
+	var sel selectError
+	if errors.As(err, &sel) {
+		return abi.Manifest{}, nil, nil, fmt.Errorf("host: load %s: %w", name, sel.err)
+	}
 	if err != nil {
 		return abi.Manifest{}, nil, nil, fmt.Errorf("host: load %s: start: %w: %s", name, ErrLoad, startFailure(ctx, err, box.stderrBuf.String(), p.policy))
 	}
@@ -154,11 +170,17 @@ func (h *Host) prewarm(ctx context.Context, p *Plugin, name string) (abi.Manifes
 		return fail(ErrManifest, "%s: %s", exportManifest, startFailure(ctx, err, impl.stderr(), p.policy))
 	}
 	if len(raw) == 0 {
+		if reason := unboundReason(lctx, impl); p.selects == "" && reason != "" {
+			return fail(ErrSelect, "it serves several plugins (%s) and is bound to none; bind it to one (host.SelectPlugin)", reason)
+		}
 		return fail(ErrManifest, "the plugin exports no manifest")
 	}
 	m, err := abi.ParseManifest(raw)
 	if err != nil {
 		return fail(ErrManifest, "%v", err)
+	}
+	if p.selects != "" && m.Name != p.selects {
+		return fail(ErrSelect, "plugin %q selected, its manifest names %q: the module ignores the selection", p.selects, m.Name)
 	}
 	return m, impl, box, nil
 }

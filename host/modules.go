@@ -35,12 +35,38 @@ type sharedModule struct {
 func (h *Host) compile(ctx context.Context, cls *class, digest string, b []byte) (wazero.CompiledModule, moduleKey, error) {
 	k := moduleKey{cls.pages, digest}
 	h.mu.Lock()
-	if m := h.modules[k]; m != nil {
-		m.refs++
+	for {
+		if m := h.modules[k]; m != nil {
+			m.refs++
+			h.mu.Unlock()
+			return m.cm, k, nil
+		}
+		busy := h.compiling[k]
+		if busy == nil {
+			break
+		}
+		// The same module is being compiled (another plugin of it):
+		// wait for that compilation rather than compile it twice.
 		h.mu.Unlock()
-		return m.cm, k, nil
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, k, ctx.Err()
+		}
+		h.mu.Lock()
 	}
+	if h.compiling == nil {
+		h.compiling = map[moduleKey]chan struct{}{}
+	}
+	done := make(chan struct{})
+	h.compiling[k] = done
 	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.compiling, k)
+		h.mu.Unlock()
+		close(done)
+	}()
 	// A module the rewriters refuse never reaches wazero: Load and
 	// Precompile refuse it earlier with their own message, and wazero's
 	// decoder is not safe on every input the rewriters refuse.
@@ -140,15 +166,18 @@ func (h *Host) Precompile(ctx context.Context, src Source, pol Policy) error {
 	if err != nil {
 		return err
 	}
-	digest := Digest(src.Bytes)
-	if err := h.offload(ctx, src.Name, digest, src.Bytes, cls.pages); err != nil {
+	// As in Load: the plugin a module is bound to is no part of what
+	// compiles, so every plugin of one module shares its compilation.
+	module, _, _ := splitSelection(src.Bytes)
+	digest := Digest(module)
+	if err := h.offload(ctx, src.Name, digest, module, cls.pages); err != nil {
 		return err
 	}
 	// As in Load: a module the rewriters refuse never reaches wazero.
-	if err := h.warmRewrite(src.Bytes, cls.pages); err != nil {
+	if err := h.warmRewrite(module, cls.pages); err != nil {
 		return fmt.Errorf("host: compile %s: %w: %w", src.Name, ErrCompile, err)
 	}
-	_, key, err := h.compile(ctx, cls, digest, src.Bytes)
+	_, key, err := h.compile(ctx, cls, digest, module)
 	if err != nil {
 		return fmt.Errorf("host: compile %s: %w: %w", src.Name, ErrCompile, err)
 	}

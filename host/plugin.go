@@ -111,6 +111,11 @@ type Plugin struct {
 	policy   Policy
 	engine   engine
 
+	// moduleDigest is the module's own digest, selects the plugin of it
+	// this one serves (SelectPlugin); digest names both.
+	moduleDigest string
+	selects      string
+
 	mu     sync.Mutex
 	pools  map[string]*pool
 	spare  *instance
@@ -138,6 +143,15 @@ type Plugin struct {
 
 // Manifest returns the plugin's manifest.
 func (p *Plugin) Manifest() abi.Manifest { return p.manifest }
+
+// Selected returns the plugin of a module serving several this one serves
+// (SelectPlugin), "" for a module serving one.
+func (p *Plugin) Selected() string { return p.selects }
+
+// ModuleDigest returns the hex sha256 of the module without its binding to
+// a plugin (SelectPlugin): the digest its compilation is shared by. For a
+// module serving one plugin it is Digest.
+func (p *Plugin) ModuleDigest() string { return p.moduleDigest }
 
 // Grant returns the capabilities the plugin holds: what its manifest asked
 // for, each granted by its Policy.

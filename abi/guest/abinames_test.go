@@ -71,7 +71,8 @@ func TestWasmImportsAreTheABI(t *testing.T) {
 }
 
 // TestWasmExportsAreTheABI does the same for the //go:wasmexport
-// directives: exactly the four exports of the direct ABI.
+// directives: exactly the four exports of the direct ABI, and the select
+// export of a module serving several plugins.
 func TestWasmExportsAreTheABI(t *testing.T) {
 	t.Parallel()
 	_, exports := directives(t)
@@ -80,6 +81,7 @@ func TestWasmExportsAreTheABI(t *testing.T) {
 		"exportManifest":   abi.ExportManifest,
 		"exportInput":      abi.ExportInput,
 		"exportHandle":     abi.ExportHandle,
+		"exportSelect":     abi.ExportSelect,
 	}
 	if len(exports) != len(want) {
 		t.Errorf("exports %v, want %v", exports, want)

@@ -24,6 +24,13 @@
 // The same Plugin runs in-process through NewNative, so tests and benchmarks
 // can put the identical guard beside its wasm build.
 //
+// One module can serve several plugins: guest.ServeAll(a, b, …) in place
+// of Serve. The host binds the module to one of them per slot by its
+// manifest's name (host.SelectPlugin) and selects it in every instance it
+// starts, so the plugins share one Go runtime and one compilation while
+// each slot keeps instances of its own (docs/ABI.md, "One module, several
+// plugins"). Warden's first-party plugins are served this way.
+//
 // # Decide in the guest, let the host do the heavy primitives
 //
 // Every rule of a plugin belongs in the guest, so that a new generation of

@@ -72,9 +72,45 @@ var (
 // Serve makes p the plugin this module serves. Call it from an init function
 // of the main package; main itself is never run.
 func Serve(p Plugin) {
-	if served != nil {
+	if served != nil || len(servable) > 0 {
 		panic("guest: Serve called twice")
 	}
+	register(p)
+	served, manifest = servable[0].p, servable[0].manifest
+	call.m = &served.Manifest
+}
+
+// ServeAll makes this module serve each of ps, one per instance: the host
+// selects which by its manifest's name (abi.ExportSelect) when it starts
+// an instance, before it reads the manifest, so that one module (one Go
+// runtime, one compilation) serves several slots, each slot with
+// instances and memory of its own. An instance nothing selected serves
+// nothing: its manifest is empty, which the host refuses. Call it from an
+// init function of the main package, with plugins of distinct names.
+func ServeAll(ps ...Plugin) {
+	if served != nil || len(servable) > 0 {
+		panic("guest: Serve called twice")
+	}
+	for _, p := range ps {
+		for _, s := range servable {
+			if s.p.Manifest.Name == p.Manifest.Name {
+				panic("guest: ServeAll: two plugins named " + p.Manifest.Name)
+			}
+		}
+		register(p)
+	}
+}
+
+// servable are the plugins this module serves, with their manifests
+// encoded; served is the one selected.
+var servable []servablePlugin
+
+type servablePlugin struct {
+	p        *Plugin
+	manifest []byte
+}
+
+func register(p Plugin) {
 	if p.Manifest.ABI == 0 {
 		p.Manifest.ABI = abi.Version
 	}
@@ -82,8 +118,51 @@ func Serve(p Plugin) {
 	if err != nil {
 		panic(err)
 	}
-	served, manifest = &p, b
-	call.m = &served.Manifest
+	servable = append(servable, servablePlugin{&p, b})
+}
+
+// selectReason holds exportSelect's last refusal, which the host reads.
+var selectReason []byte
+
+// exportSelect selects the plugin named by the n bytes in the input buffer.
+// It returns 0 when that plugin now serves, else why not, packed as
+// ptr<<32 | len: the plugins the module serves, or the one selected
+// already (an instance serves one plugin for its life).
+//
+//go:wasmexport warden_select
+func exportSelect(n uint32) uint64 {
+	if n > uint32(len(input)) {
+		n = uint32(len(input))
+	}
+	name := string(input[:n])
+	for _, s := range servable {
+		if s.p.Manifest.Name != name {
+			continue
+		}
+		switch {
+		case served == s.p:
+			return 0
+		case served == nil:
+			served, manifest = s.p, s.manifest
+			call.m = &served.Manifest
+			return 0
+		}
+	}
+	var reason []byte
+	if served != nil && len(servable) > 1 {
+		reason = append(reason, "this instance serves "...)
+		reason = append(reason, served.Manifest.Name...)
+	} else {
+		reason = append(reason, "the module serves "...)
+		for i, s := range servable {
+			if i > 0 {
+				reason = append(reason, ", "...)
+			}
+			reason = append(reason, s.p.Manifest.Name...)
+		}
+	}
+	selectReason = reason
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(selectReason))))<<32 | uint64(len(selectReason))
 }
 
 //go:wasmexport warden_abi_version

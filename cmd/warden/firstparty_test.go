@@ -88,7 +88,8 @@ func TestRunNamesPlugins(t *testing.T) {
 					t.Fatalf("line %d: %v", i+1, err)
 				}
 				want := map[string]any{"kind": "PLUGIN", "plugin": s.slot, "runtime": "wasm", "generation": 1.0,
-					"digest": "sha256:" + host.Digest(set.Modules[s.file]), "source": string(set.Origin)}
+					"digest": "sha256:" + host.Digest(set.Modules[s.file]), "source": string(set.Origin),
+					"module": "sha256:" + host.Digest(set.Shared)}
 				for k, v := range want {
 					if got[k] != v {
 						t.Errorf("line %d: %s = %v, want %v", i+1, k, got[k], v)
@@ -121,7 +122,7 @@ func TestRunPluginErrors(t *testing.T) {
 	}{
 		{"empty plugin dir", []string{"--plugins", empty}, "warden run: firstparty: " + empty + ": no first-party module\n"},
 		{"partial plugin dir", []string{"--plugins", partial}, "warden run: firstparty: " + partial + ": incomplete set of first-party modules: " +
-			"no argbinding.wasm, paramcontract.wasm, fingerprint.wasm, writegate.wasm, responsecontract.wasm, evidence.wasm, control.wasm, node.wasm, env.wasm\n"},
+			"no argbinding.wasm, paramcontract.wasm, fingerprint.wasm, writegate.wasm, responsecontract.wasm, evidence.wasm, control.wasm, node.wasm, env.wasm (nor firstparty.wasm, which serves them all)\n"},
 		{"native and plugins", []string{"--native", "--plugins", empty}, "warden run: --native runs the plugins in-process; drop --wasm and --plugins\n"},
 		{"native and wasm", []string{"--native", "--wasm"}, "warden run: --native runs the plugins in-process; drop --wasm and --plugins\n"},
 	}
@@ -234,8 +235,8 @@ func TestRunReusesPluginBuild(t *testing.T) {
 	}
 	// The same modules as the tests' own build of the same sources.
 	set := testSet(t)
-	b, err := os.ReadFile(filepath.Join(root, "plugins", entries[0].Name(), "writegate.wasm"))
-	if err != nil || host.Digest(b) != host.Digest(set.Modules["writegate"]) {
-		t.Fatalf("writegate.wasm differs from the tests' build (%v)", err)
+	b, err := os.ReadFile(filepath.Join(root, "plugins", entries[0].Name(), "firstparty.wasm"))
+	if err != nil || host.Digest(b) != host.Digest(set.Shared) {
+		t.Fatalf("firstparty.wasm differs from the tests' build (%v)", err)
 	}
 }

@@ -52,6 +52,12 @@ func logPlugins(log *slog.Logger, slots map[string]*host.Slot, native bool) {
 			continue
 		}
 		g := sl.Current()
-		log.Info("plugin", "slot", n, "generation", g.Number, "digest", "sha256:"+g.Digest, "ref", g.Ref, "runtime", "wasm")
+		attrs := []any{"slot", n, "generation", g.Number, "digest", "sha256:" + g.Digest, "ref", g.Ref, "runtime", "wasm"}
+		if p := sl.Plugin(); p.Selected() != "" {
+			// The digest names the first-party module bound to the
+			// plugin; this is the module's own.
+			attrs = append(attrs, "module", "sha256:"+p.ModuleDigest())
+		}
+		log.Info("plugin", attrs...)
 	}
 }

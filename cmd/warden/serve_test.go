@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/state"
 	"github.com/agentwarden/warden/internal/store/sqlstore"
 )
@@ -170,10 +171,15 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	// The first-party plugins run as wasm by default, each named once at
 	// start with its generation and digest.
+	// Each digest names the first-party module bound to the slot's
+	// plugin; the module's own digest is the same for every slot.
 	for _, s := range traceSlots {
 		if n := strings.Count(stderr.String(), `"msg":"plugin","slot":"`+s.slot+`","generation":1,"digest":"sha256:`); n != 1 {
 			t.Errorf("the log names %s %d times, want once as wasm:\n%s", s.slot, n, stderr.String())
 		}
+	}
+	if n := strings.Count(stderr.String(), `"runtime":"wasm","module":"sha256:`+host.Digest(testSet(t).Shared)+`"`); n != len(traceSlots) {
+		t.Errorf("the log names the first-party module %d times, want %d:\n%s", n, len(traceSlots), stderr.String())
 	}
 	// The run shows in the metrics.
 	resp, err := metricsGet(base)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -129,7 +130,8 @@ func ledger(state abi.LedgerState) func(v map[abi.Capability]any) {
 
 var fixedClock = time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 
-// guards loads the seven first-party guards, as wasm or natively.
+// guards loads the seven first-party guards, as wasm (the first-party
+// module bound to each guard, as warden loads them) or natively.
 func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 	tb.Helper()
 	out := map[string]chain.Guard{}
@@ -145,6 +147,14 @@ func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = h.Close(ctx) })
+	path, err := testdata.Build("./plugins/firstparty/cmd")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	shared, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make(chan error, len(plugins.Guards()))
@@ -152,16 +162,7 @@ func guards(tb testing.TB, wasm bool) map[string]chain.Guard {
 		wg.Add(1)
 		go func(name string) {
 			defer wg.Done()
-			path, err := testdata.Build("./" + fp.Main)
-			if err != nil {
-				errs <- err
-				return
-			}
-			src, err := host.ReadSource(path, "")
-			if err != nil {
-				errs <- err
-				return
-			}
+			src := host.Source{Name: fp.File, Bytes: host.SelectPlugin(shared, fp.Plugin.Manifest.Name)}
 			p, err := h.Load(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 5000}, Capabilities: fp.Plugin.Manifest.Capabilities})
 			if err != nil {
 				errs <- err

@@ -14,6 +14,7 @@ import (
 	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/plugins/guards/argpolicy"
 	"github.com/agentwarden/warden/plugins/guards/paramcontract"
 	"github.com/agentwarden/warden/plugins/guards/writegate"
 )
@@ -32,7 +33,7 @@ func (c *countingCaller) CallTool(_ context.Context, _ string, args json.RawMess
 type swapCase struct {
 	name    string
 	slot    string // the chain position
-	first   string // the first-party main package
+	selects string // the first-party plugin, by its manifest name
 	variant string // the fixture under internal/testdata/guests
 	ref     string // the variant's plugin@version
 	call    chain.Call
@@ -61,7 +62,7 @@ func TestHotSwapChangesRules(t *testing.T) {
 	cases := []swapCase{
 		{
 			name: "a WriteGate that also gates a read tool", slot: "WriteGate",
-			first: "./plugins/guards/writegate/cmd", variant: "writegate-gatesread", ref: "writegate@1.1.0",
+			selects: "writegate", variant: "writegate-gatesread", ref: "writegate@1.1.0",
 			call: chain.Call{Tenant: "acme", Tool: "search_articles", Args: []byte(`{"q":"Q3"}`),
 				Contract: json.RawMessage(`{"sideEffect":"NONE"}`)},
 			before: true,
@@ -73,7 +74,7 @@ func TestHotSwapChangesRules(t *testing.T) {
 		},
 		{
 			name: "a ParamContract with another USER normalisation", slot: "ParamContract",
-			first: "./plugins/guards/paramcontract/cmd", variant: "paramcontract-nopunct", ref: "paramcontract@1.1.0",
+			selects: "paramcontract", variant: "paramcontract-nopunct", ref: "paramcontract@1.1.0",
 			call: chain.Call{Tenant: "acme", Tool: "create_article", Args: []byte(`{"title":"Q3 launch"}`),
 				Contract: json.RawMessage(`{"args":{"title":{"sources":["USER"],"label":"标题"}}}`),
 				State:    map[string]json.RawMessage{string(abi.CapStateConversation): json.RawMessage(`{"userMessages":["标题就叫 q3-launch 吧"]}`)}},
@@ -89,14 +90,17 @@ func TestHotSwapChangesRules(t *testing.T) {
 }
 
 func runSwap(ctx context.Context, t *testing.T, h *host.Host, tc swapCase) {
-	path, err := testdata.Build(tc.first)
+	// The slot serves the first-party module bound to its plugin, as
+	// warden's first-party slots do; the variant is a module of one plugin.
+	path, err := testdata.Build("./plugins/firstparty/cmd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := os.ReadFile(path)
+	shared, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := host.SelectPlugin(shared, tc.selects)
 	selfTest := func(ctx context.Context, p *host.Plugin) error {
 		if v := p.Guard(ctx, "self-test", &abi.Request{ABI: abi.Version, Kind: abi.RoleGuard, Phase: abi.PhaseBefore, Tool: "t",
 			Args: json.RawMessage(`{}`)}); !v.Pass {
@@ -114,6 +118,14 @@ func runSwap(ctx context.Context, t *testing.T, h *host.Host, tc swapCase) {
 	}
 	defer slot.Close()
 	firstPlugin := slot.Plugin()
+	// A neighbour slot serves another plugin of the same module, and
+	// keeps it through the swap.
+	neighbourSrc := host.Source{Name: "ArgPolicy", Bytes: host.SelectPlugin(shared, "argpolicy")}
+	neighbour, err := h.NewSlot(ctx, tc.slot+"-neighbour", neighbourSrc, host.Policy{Capabilities: argpolicy.Plugin.Manifest.Capabilities}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer neighbour.Close()
 	variant := testdata.Bytes(t, tc.variant) // built before the load starts
 	tool := &countingCaller{}
 	c := &chain.Chain{Before: []chain.Guard{slot}, Invoker: &chain.Invoker{Caller: tool}}
@@ -198,6 +210,13 @@ func runSwap(ctx context.Context, t *testing.T, h *host.Host, tc swapCase) {
 	}
 	if info.Ref != tc.ref || slot.Current().Ref != tc.ref || len(slot.History()) != 2 {
 		t.Errorf("generation %s, current %s, %d generations; want %s after one swap", info.Ref, slot.Current().Ref, len(slot.History()), tc.ref)
+	}
+	if slot.Plugin().ModuleDigest() != host.Digest(variant) || firstPlugin.ModuleDigest() != host.Digest(shared) {
+		t.Errorf("the slot serves module %s, was %s; want the variant %s, was the first-party module %s",
+			slot.Plugin().ModuleDigest(), firstPlugin.ModuleDigest(), host.Digest(variant), host.Digest(shared))
+	}
+	if g := neighbour.Current(); g.Number != 1 || g.Digest != host.Digest(neighbourSrc.Bytes) || neighbour.Plugin().ModuleDigest() != host.Digest(shared) {
+		t.Errorf("the neighbour slot moved: %+v", g)
 	}
 	if st := firstPlugin.Stats(); st.InstancesLive != 0 || st.InFlight != 0 {
 		t.Errorf("retired generation %s still holds %d instances, %d calls", st.Plugin, st.InstancesLive, st.InFlight)

@@ -63,7 +63,7 @@ func build(ctx context.Context, o Options) (*Set, error) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "warden: building the first-party plugins from %s into %s (once for these sources)\n", root, dir)
 	}
-	err = publish(cache, dir, func(tmp string) error { return buildAll(ctx, goCmd, root, tmp) })
+	err = publish(cache, dir, func(tmp string) error { return buildAll(ctx, goCmd, root, tmp, []Plugin{Module}) })
 	if err != nil {
 		return nil, fmt.Errorf("firstparty: %w", err)
 	}
@@ -77,7 +77,7 @@ func build(ctx context.Context, o Options) (*Set, error) {
 }
 
 // keepBuilds is how many builds from source the cache keeps: each change
-// of the plugins' sources adds one (some 50 MB), and a developer changes
+// of the plugins' sources adds one (some 7 MB), and a developer changes
 // them often.
 const keepBuilds = 4
 
@@ -107,13 +107,13 @@ func prune(cache string, keep int) {
 	}
 }
 
-// buildAll builds every plugin into dir, as many at once as there are CPUs
+// buildAll builds each of ps into dir, as many at once as there are CPUs
 // (the linker is single-threaded).
-func buildAll(ctx context.Context, goCmd, root, dir string) error {
+func buildAll(ctx context.Context, goCmd, root, dir string, ps []Plugin) error {
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	errs := make([]error, len(Plugins))
+	errs := make([]error, len(ps))
 	var wg sync.WaitGroup
-	for i, p := range Plugins {
+	for i, p := range ps {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -138,10 +138,11 @@ func buildAll(ctx context.Context, goCmd, root, dir string) error {
 	return nil
 }
 
-// sourceKey digests everything the plugins' build reads: the toolchain's
-// version and settings, the build flags, go.mod and go.sum, and for every
-// package the plugins import, its Go and embedded files when they are in
-// this tree (or a local replacement), else its module's path and version.
+// sourceKey digests everything the first-party module's build reads: the
+// toolchain's version and settings, the build flags, go.mod and go.sum,
+// and for every package it imports, its Go and embedded files when they
+// are in this tree (or a local replacement), else its module's path and
+// version.
 func sourceKey(ctx context.Context, goCmd, root string) (string, error) {
 	h := sha256.New()
 	env, err := goOutput(ctx, goCmd, root, "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT", "GOWASM", "GOWORK")
@@ -157,9 +158,7 @@ func sourceKey(ctx context.Context, goCmd, root string) (string, error) {
 	args := []string{"list", "-deps", "-f",
 		"{{if not .Standard}}{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \",\"}}\t{{join .EmbedFiles \",\"}}\t" +
 			"{{with .Module}}{{.Path}}@{{.Version}}{{with .Replace}}=>{{.Path}}@{{.Version}}{{end}}{{end}}{{end}}"}
-	for _, p := range Plugins {
-		args = append(args, p.Package)
-	}
+	args = append(args, Module.Package)
 	out, err := goOutput(ctx, goCmd, root, args...)
 	if err != nil {
 		return "", err

@@ -1,6 +1,7 @@
 package firstparty
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,14 +15,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/plugins"
 )
 
 // Plugin is one first-party plugin: the name of its module file (without
-// .wasm, as `make plugins` names it) and the main package that builds it.
+// .wasm, as `make plugins` names it), the main package that builds it as a
+// module of its own, and its manifest's name, by which the first-party
+// module serves it (Selects).
 type Plugin struct {
 	Name    string
 	Package string
+	Selects string
 }
 
 // Plugins are the first-party plugins (package plugins' list): the guards
@@ -29,10 +34,16 @@ type Plugin struct {
 var Plugins = func() []Plugin {
 	var out []Plugin
 	for _, p := range plugins.All {
-		out = append(out, Plugin{p.File, "./" + p.Main})
+		out = append(out, Plugin{p.File, "./" + p.Main, p.Plugin.Manifest.Name})
 	}
 	return out
 }()
+
+// Module is the first-party module: one module serving every plugin of
+// Plugins (guest.ServeAll), which each first-party slot loads bound to its
+// plugin (host.SelectPlugin). A module of one plugin (Plugin.Package) can
+// still take a slot's place.
+var Module = Plugin{Name: "firstparty", Package: "./plugins/firstparty/cmd"}
 
 // Origin says where a Set came from.
 type Origin string
@@ -52,11 +63,16 @@ const (
 
 // Set is the first-party modules.
 type Set struct {
-	// Modules holds each module by its Plugin.Name.
+	// Modules holds each plugin's module by its Plugin.Name: the
+	// first-party module bound to the plugin (host.SelectPlugin), or a
+	// module of the plugin's own (<name>.wasm in a directory, ReadDir).
 	Modules map[string][]byte
-	Origin  Origin
-	// Dir holds the modules as <name>.wasm; it is empty for an embedded
-	// set until WriteDir writes them out.
+	// Shared is the first-party module itself (Module) when some of
+	// Modules are bound from it, else nil.
+	Shared []byte
+	Origin Origin
+	// Dir holds the modules as readFS reads them; it is empty for an
+	// embedded set until WriteDir writes it out.
 	Dir string
 }
 
@@ -164,14 +180,27 @@ func ReadDir(dir string) (*Set, error) {
 	return s, nil
 }
 
-// readFS reads every first-party module under dir of fsys; none at all is
-// errNone, some but not all ErrIncomplete naming the missing.
+// readFS reads the first-party modules under dir of fsys: each plugin's
+// module of its own (<name>.wasm) where there is one, else the first-party
+// module (firstparty.wasm) bound to the plugin. A directory with neither
+// is errNone; one where some plugin has neither, ErrIncomplete naming
+// them.
 func readFS(fsys fs.FS, dir string) (*Set, error) {
+	shared, err := fs.ReadFile(fsys, path.Join(dir, Module.Name+".wasm"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		shared = nil
+	case err != nil:
+		return nil, err
+	}
 	s := &Set{Modules: map[string][]byte{}}
 	var missing []string
 	for _, p := range Plugins {
 		b, err := fs.ReadFile(fsys, path.Join(dir, p.Name+".wasm"))
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && shared != nil:
+			s.Modules[p.Name] = host.SelectPlugin(shared, p.Selects)
+			s.Shared = shared
 		case errors.Is(err, fs.ErrNotExist):
 			missing = append(missing, p.Name+".wasm")
 		case err != nil:
@@ -184,14 +213,16 @@ func readFS(fsys fs.FS, dir string) (*Set, error) {
 	case len(missing) == len(Plugins):
 		return nil, errNone
 	case len(missing) > 0:
-		return nil, fmt.Errorf("%w: no %s", ErrIncomplete, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w: no %s (nor %s.wasm, which serves them all)", ErrIncomplete, strings.Join(missing, ", "), Module.Name)
 	}
 	return s, nil
 }
 
 // WriteDir makes sure the set is in a directory (Dir), for a reader that
 // takes one (warden serve's plugin directory): an embedded set is written
-// out once under the cache, in a directory named after its digest.
+// out once under the cache, in a directory named after its digest, as
+// readFS reads it (firstparty.wasm, and a module of its own for each
+// plugin not bound from it).
 func (s *Set) WriteDir(o Options) (string, error) {
 	if s.Dir != "" {
 		return s.Dir, nil
@@ -206,7 +237,15 @@ func (s *Set) WriteDir(o Options) (string, error) {
 		return dir, nil
 	}
 	err = publish(cache, dir, func(tmp string) error {
+		if s.Shared != nil {
+			if err := os.WriteFile(filepath.Join(tmp, Module.Name+".wasm"), s.Shared, 0o644); err != nil {
+				return err
+			}
+		}
 		for _, p := range Plugins {
+			if s.Shared != nil && bytes.Equal(s.Modules[p.Name], host.SelectPlugin(s.Shared, p.Selects)) {
+				continue
+			}
 			if err := os.WriteFile(filepath.Join(tmp, p.Name+".wasm"), s.Modules[p.Name], 0o644); err != nil {
 				return err
 			}

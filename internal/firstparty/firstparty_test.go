@@ -14,8 +14,10 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/agentwarden/warden/host"
 	"github.com/agentwarden/warden/internal/chain"
 	"github.com/agentwarden/warden/internal/testdata"
+	"github.com/agentwarden/warden/plugins"
 )
 
 // Plugins lists every plugins/*/*/cmd of the tree, the guards under the
@@ -48,18 +50,32 @@ func TestPluginsMatchTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^FIRSTPARTY\s*:=(.*)$`).FindSubmatch(mk)
-	var names []string
-	for _, p := range Plugins {
-		names = append(names, p.Name)
+	if m == nil || strings.TrimSpace(string(m[1])) != Module.Name {
+		t.Errorf("Makefile's FIRSTPARTY is not %s", Module.Name)
 	}
-	if m == nil || strings.Join(strings.Fields(string(m[1])), " ") != strings.Join(names, " ") {
-		t.Errorf("Makefile's FIRSTPARTY is not %v", names)
+	if _, err := os.Stat(filepath.Join(testdata.Root(), Module.Package, "main.go")); err != nil {
+		t.Errorf("the first-party module: %v", err)
+	}
+	for _, p := range Plugins {
+		if pl, ok := plugins.Lookup(chainName(p)); !ok || pl.Plugin.Manifest.Name != p.Selects {
+			t.Errorf("%s selects %q", p.Name, p.Selects)
+		}
 	}
 	for _, g := range append(slices.Clone(chain.FirstPartyBefore), chain.FirstPartyAfter...) {
 		if !slices.ContainsFunc(Plugins, func(p Plugin) bool { return p.Package == "./plugins/guards/"+strings.ToLower(g)+"/cmd" }) {
 			t.Errorf("guard %s has no plugin", g)
 		}
 	}
+}
+
+// chainName is the slot name of a first-party plugin.
+func chainName(p Plugin) string {
+	for _, pl := range plugins.All {
+		if pl.File == p.Name {
+			return pl.Name
+		}
+	}
+	return ""
 }
 
 // fakeFS holds a module for each named plugin, under wasm/.
@@ -88,8 +104,12 @@ func TestLoadEmbedded(t *testing.T) {
 		err    string
 	}{
 		{name: "every module", fsys: fakeFS(allNames()...), origin: Embedded},
+		{name: "the first-party module", fsys: fakeFS(Module.Name), origin: Embedded},
+		// A plugin's module of its own takes its place beside the
+		// first-party module.
+		{name: "the first-party module and two", fsys: fakeFS(Module.Name, "argpolicy", "env"), origin: Embedded},
 		{name: "two missing", fsys: fakeFS(allNames()[:8]...),
-			err: "firstparty: embedded: incomplete set of first-party modules: no node.wasm, env.wasm"},
+			err: "firstparty: embedded: incomplete set of first-party modules: no node.wasm, env.wasm (nor firstparty.wasm, which serves them all)"},
 		// No module at all is a binary built without them: Load then
 		// builds from source, which a directory that is not a tree refuses.
 		{name: "none", fsys: fakeFS(),
@@ -108,8 +128,21 @@ func TestLoadEmbedded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Origin != tt.origin || s.Dir != "" || len(s.Modules) != len(Plugins) || string(s.Modules["env"]) != "\x00asm env" {
+			if s.Origin != tt.origin || s.Dir != "" || len(s.Modules) != len(Plugins) {
 				t.Fatalf("set %s %q %d modules", s.Origin, s.Dir, len(s.Modules))
+			}
+			shared := tt.fsys["wasm/"+Module.Name+".wasm"]
+			if (shared == nil) != (s.Shared == nil) || shared != nil && !bytes.Equal(s.Shared, shared.Data) {
+				t.Fatal("the set does not hold the first-party module")
+			}
+			for _, p := range Plugins {
+				want := []byte("\x00asm " + p.Name)
+				if own := tt.fsys["wasm/"+p.Name+".wasm"]; own == nil {
+					want = host.SelectPlugin(shared.Data, p.Selects)
+				}
+				if !bytes.Equal(s.Modules[p.Name], want) {
+					t.Fatalf("%s's module is %q, want %q", p.Name, s.Modules[p.Name], want)
+				}
 			}
 		})
 	}
@@ -124,36 +157,47 @@ func TestNoModulesIsErrNoModules(t *testing.T) {
 }
 
 // An embedded set is written out once, into a directory named after its
-// digest, which a second set with the same modules finds.
+// digest, which a second set with the same modules finds: a module per
+// plugin, or the first-party module and the plugins' own modules beside.
 func TestWriteDir(t *testing.T) {
 	t.Parallel()
-	cache := t.TempDir()
-	o := Options{CacheDir: cache}
-	s, err := load(context.Background(), o, fakeFS(allNames()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := s.WriteDir(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := filepath.Join(cache, "embedded-"+s.Digest()[:32]); dir != want || s.Dir != want {
-		t.Fatalf("dir %s, want %s", dir, want)
-	}
-	back, err := ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if back.Digest() != s.Digest() || back.Origin != FromDir {
-		t.Fatalf("read back %s %s, want %s", back.Origin, back.Digest(), s.Digest())
-	}
-	s2, _ := load(context.Background(), o, fakeFS(allNames()...))
-	if dir2, err := s2.WriteDir(o); err != nil || dir2 != dir {
-		t.Fatalf("second write: %s %v", dir2, err)
-	}
-	entries, _ := os.ReadDir(cache)
-	if len(entries) != 1 {
-		t.Fatalf("cache holds %d entries, want 1", len(entries))
+	for _, names := range [][]string{allNames(), {Module.Name}, {Module.Name, "writegate"}} {
+		t.Run(strings.Join(names, "+"), func(t *testing.T) {
+			t.Parallel()
+			cache := t.TempDir()
+			o := Options{CacheDir: cache}
+			s, err := load(context.Background(), o, fakeFS(names...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir, err := s.WriteDir(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(cache, "embedded-"+s.Digest()[:32]); dir != want || s.Dir != want {
+				t.Fatalf("dir %s, want %s", dir, want)
+			}
+			back, err := ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Digest() != s.Digest() || back.Origin != FromDir || !bytes.Equal(back.Shared, s.Shared) {
+				t.Fatalf("read back %s %s, want %s", back.Origin, back.Digest(), s.Digest())
+			}
+			for _, p := range Plugins {
+				if !bytes.Equal(back.Modules[p.Name], s.Modules[p.Name]) {
+					t.Errorf("%s.wasm differs from the set's", p.Name)
+				}
+			}
+			s2, _ := load(context.Background(), o, fakeFS(names...))
+			if dir2, err := s2.WriteDir(o); err != nil || dir2 != dir {
+				t.Fatalf("second write: %s %v", dir2, err)
+			}
+			entries, _ := os.ReadDir(cache)
+			if len(entries) != 1 {
+				t.Fatalf("cache holds %d entries, want 1", len(entries))
+			}
+		})
 	}
 }
 
@@ -167,7 +211,7 @@ func TestReadDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadDir(dir)
-	if !errors.Is(err, ErrIncomplete) || !strings.HasSuffix(err.Error(), ": no argbinding.wasm, paramcontract.wasm, fingerprint.wasm, writegate.wasm, responsecontract.wasm, evidence.wasm, control.wasm, node.wasm, env.wasm") {
+	if !errors.Is(err, ErrIncomplete) || !strings.HasSuffix(err.Error(), ": no argbinding.wasm, paramcontract.wasm, fingerprint.wasm, writegate.wasm, responsecontract.wasm, evidence.wasm, control.wasm, node.wasm, env.wasm (nor firstparty.wasm, which serves them all)") {
 		t.Fatalf("one module: %v", err)
 	}
 }
@@ -207,9 +251,14 @@ func TestBuildCacheReused(t *testing.T) {
 		t.Fatalf("two builds differ: %s %s, %s %s", sets[0].Dir, sets[0].Digest(), sets[1].Dir, sets[1].Digest())
 	}
 	for i, s := range sets {
-		if b := s.Modules["writegate"]; !bytes.HasPrefix(b, []byte("\x00asm")) {
-			t.Errorf("build %d: writegate.wasm is not a module", i)
+		if b := s.Modules["writegate"]; !bytes.HasPrefix(b, []byte("\x00asm")) || s.Shared == nil ||
+			!bytes.Equal(b, host.SelectPlugin(s.Shared, "writegate")) {
+			t.Errorf("build %d: writegate's module is not the first-party module bound to writegate", i)
 		}
+	}
+	// A build is a plugin directory as it is.
+	if dir, err := sets[0].WriteDir(o); err != nil || dir != sets[0].Dir {
+		t.Fatalf("WriteDir: %s %v", dir, err)
 	}
 	if !strings.Contains(progress[0].String()+progress[1].String(), "warden: building the first-party plugins from ") {
 		t.Errorf("no progress line: %q %q", progress[0].String(), progress[1].String())

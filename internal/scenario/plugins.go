@@ -35,6 +35,10 @@ type PluginInfo struct {
 	Generation uint64 `json:"generation,omitempty"`
 	Digest     string `json:"digest,omitempty"`
 	Source     string `json:"source,omitempty"`
+	// Module (sha256:…) is the first-party module's own digest when the
+	// slot's module is it bound to the slot's plugin (host.SelectPlugin):
+	// Digest then names module and plugin both.
+	Module string `json:"module,omitempty"`
 	// Role is a tenant module's: guard or builtin.
 	Role string `json:"role,omitempty"`
 }
@@ -103,8 +107,12 @@ func firstPartyPlugins(ctx context.Context, o Options, clock func() time.Time) (
 			return nil, err
 		}
 		g := sl.Current()
-		info = append(info, PluginInfo{Kind: KindPlugin, Plugin: name, Ref: g.Ref, Runtime: "wasm",
-			Generation: g.Number, Digest: "sha256:" + g.Digest, Source: string(set.Origin)})
+		pi := PluginInfo{Kind: KindPlugin, Plugin: name, Ref: g.Ref, Runtime: "wasm",
+			Generation: g.Number, Digest: "sha256:" + g.Digest, Source: string(set.Origin)}
+		if p := sl.Plugin(); p.Selected() != "" {
+			pi.Module = "sha256:" + p.ModuleDigest()
+		}
+		info = append(info, pi)
 		return sl, nil
 	}
 	var builtins []loop.Builtin
@@ -161,9 +169,13 @@ func sharedHost(ctx context.Context, cacheDir string, set *firstparty.Set) (*hos
 	for k := range shared.slots {
 		loaded[k.digest] = true
 	}
+	// The plugins bound from one module (the first-party module) share
+	// its compilation: it is compiled once.
 	var todo []host.Source
+	compiling := map[string]bool{}
 	for name, b := range set.Modules {
-		if !loaded[host.Digest(b)] {
+		if m := host.ModuleDigest(b); !loaded[host.Digest(b)] && !compiling[m] {
+			compiling[m] = true
 			todo = append(todo, host.Source{Name: name + ".wasm", Bytes: b})
 		}
 	}

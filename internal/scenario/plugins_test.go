@@ -45,13 +45,27 @@ func TestLoadPlugins(t *testing.T) {
 			t.Errorf("native %d: %+v %q", i, n, n.String())
 		}
 		want := scenario.PluginInfo{Kind: scenario.KindPlugin, Plugin: names[i], Ref: n.Ref, Runtime: "wasm", Generation: 1,
-			Digest: "sha256:" + host.Digest(o.Plugins.Modules[files[i]]), Source: string(o.Plugins.Origin)}
+			Digest: "sha256:" + host.Digest(o.Plugins.Modules[files[i]]), Source: string(o.Plugins.Origin),
+			Module: "sha256:" + host.Digest(o.Plugins.Shared)}
 		if w != want {
 			t.Errorf("wasm %d: %+v, want %+v", i, w, want)
 		}
 		if !wasmLine.MatchString(w.String()) {
 			t.Errorf("wasm %d: line %q", i, w.String())
 		}
+	}
+	// One module serves them all, bound to each slot's plugin: a digest
+	// per slot, one module's digest under them.
+	digests := map[string]bool{}
+	for i := range wasm {
+		b := o.Plugins.Modules[files[i]]
+		digests[wasm[i].Digest] = true
+		if o.Plugins.Shared == nil || host.ModuleDigest(b) != host.Digest(o.Plugins.Shared) {
+			t.Errorf("%s's module is not bound from the first-party module", names[i])
+		}
+	}
+	if len(digests) != len(names) {
+		t.Errorf("%d digests for %d slots", len(digests), len(names))
 	}
 	// Loaded once per process: a second load is the same generation.
 	again, err := scenario.LoadPlugins(ctx, o)

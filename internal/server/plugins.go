@@ -144,12 +144,24 @@ type moduleFile struct {
 	sidecarDigest     string // of sidecar; "" when there is none
 }
 
-// readPluginFile reads a module and its sidecar, if any.
+// sharedModuleFile is the first-party module (internal/firstparty), which
+// serves each first-party slot whose own file the plugin directory lacks.
+const sharedModuleFile = "firstparty.wasm"
+
+// readPluginFile reads a module and its sidecar, if any. Without the
+// slot's own module, a first-party slot serves the first-party module of
+// the directory bound to its plugin (host.SelectPlugin), so that one
+// module, compiled once, serves every slot, and a slot's own file, written
+// beside it, takes that slot's place.
 func readPluginFile(dir string, f pluginFile) (moduleFile, error) {
 	m := moduleFile{path: filepath.Join(dir, f.base+".wasm"), sidecarPath: filepath.Join(dir, f.base+".json")}
 	var err error
 	if m.module, err = os.ReadFile(m.path); err != nil {
-		return m, fmt.Errorf("server: plugin %s: %w", m.path, pathErr(err))
+		shared, serr := os.ReadFile(filepath.Join(dir, sharedModuleFile))
+		if !errors.Is(err, fs.ErrNotExist) || serr != nil {
+			return m, fmt.Errorf("server: plugin %s: %w", m.path, pathErr(err))
+		}
+		m.path, m.module = filepath.Join(dir, sharedModuleFile), host.SelectPlugin(shared, f.want.Name)
 	}
 	m.digest = host.Digest(m.module)
 	switch m.sidecar, err = os.ReadFile(m.sidecarPath); {
@@ -224,9 +236,17 @@ func (s *Server) LoadPlugins(ctx context.Context) error {
 	// Compile them all at once, one per CPU; the installs that follow,
 	// one at a time, find them compiled. A module that does not compile
 	// is reported by its install, naming its file.
+	// The slots bound from one module (the first-party module) share its
+	// compilation: it is compiled once.
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	var wg sync.WaitGroup
+	compiling := map[string]bool{}
 	for _, l := range mods {
+		if d := host.ModuleDigest(l.src.Bytes); compiling[d] {
+			continue
+		} else {
+			compiling[d] = true
+		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()

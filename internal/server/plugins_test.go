@@ -288,6 +288,55 @@ func TestLoadPlugins(t *testing.T) {
 	}
 }
 
+// TestLoadPluginsShared: a plugin directory holding the first-party module
+// (firstparty.wasm) serves every first-party slot from it, bound to the
+// slot's plugin and compiled once; a slot's own module beside it takes
+// that slot's place, and taking it away returns the slot to the shared
+// module, as the slot's next generation.
+func TestLoadPluginsShared(t *testing.T) {
+	t.Parallel()
+	path, err := testdata.Build("./plugins/firstparty/cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "firstparty.wasm"), shared)
+	own := firstPartyModules(t)["writegate.wasm"]
+	writeFile(t, filepath.Join(dir, "writegate.wasm"), own)
+	gens := server.NewMemoryGenerations()
+	f := newPluginFixture(t, dir, gens)
+	for _, p := range plugins.All {
+		sl := f.slotInfo(t, p.Name)
+		digest, file := host.Digest(host.SelectPlugin(shared, p.Plugin.Manifest.Name)), "firstparty.wasm"
+		if p.Name == "WriteGate" {
+			digest, file = host.Digest(own), "writegate.wasm"
+		}
+		recs, err := gens.Generations(context.Background(), p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sl.Current.Number != 1 || sl.Current.Digest != digest || len(recs) != 1 || recs[0].Digest != digest || recs[0].File != file {
+			t.Fatalf("%s: %+v, records %+v; want digest %s from %s", p.Name, sl.Current, recs, digest, file)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "writegate.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := f.srv.Scan(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := host.Digest(host.SelectPlugin(shared, "writegate"))
+	if wg := f.slotInfo(t, "WriteGate"); wg.Current.Number != 2 || wg.Current.Digest != want {
+		t.Fatalf("after taking writegate.wasm away: %+v, want generation 2 %s", wg.Current, want)
+	}
+}
+
 // TestLoadPluginsErrors: a missing or bad module or sidecar stops the
 // start with an error naming the file, and a refusal is recorded.
 func TestLoadPluginsErrors(t *testing.T) {

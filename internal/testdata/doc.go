@@ -78,6 +78,9 @@
 //	               builtin's name (refused at install)
 //	builtinnonext  third-party builtin whose tool fails without a next step
 //	               (refused at install by the plugin kit's probes)
+//	multi          two guards in one module (guest.ServeAll), alpha and beta,
+//	               selected by name (host.SelectPlugin)
+//	ignoreselect   exports warden_select by hand and ignores the selection
 //	domaindeny     a tenant guard with a config: rejects a domain on its deny list
 //	capsask        asks for effect.node and state.conversation (a tenant's grant)
 //	unknownrole    declares a role the host does not know
