@@ -34,6 +34,9 @@ const (
 	FuncCanonical = "canonical" // (path, buf) -> i64: the canonical JSON digest hashes
 	FuncHash      = "hash"      // (path, buf) -> i64: DigestSize bytes of SHA-256 of the raw text
 	FuncItems     = "items"     // (path, limit, buf) -> i64: each item's kind, text and members
+
+	// Effects assembled by the host.
+	FuncSplice = "splice" // (kind, parts): effects whose payloads the host splices from literal JSON and request values
 )
 
 // HostFuncs are the names of all of ImportModule's functions, in the order
@@ -42,6 +45,7 @@ var HostFuncs = []string{
 	FuncSuccess, FuncFailed, FuncRejected, FuncDeferred, FuncPass, FuncEffect,
 	FuncNow, FuncRandom, FuncLog,
 	FuncQuery, FuncValidate, FuncDigest, FuncWalk, FuncCanonical, FuncHash, FuncItems,
+	FuncSplice,
 }
 
 // The exports a direct-ABI guest provides, besides the WASI reactor's

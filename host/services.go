@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/internal/services"
@@ -380,4 +381,73 @@ func (st *callState) cached(key string, compute func() ([]byte, bool)) ([]byte, 
 	out, found := compute()
 	st.lastKey, st.lastOut, st.lastFound = key, out, found
 	return out, found
+}
+
+// splice(kindPtr, kindLen, partsPtr, partsLen): effects of one kind whose
+// payloads the host assembles from the guest's parts (services.Splice):
+// literal JSON the guest wrote and values of the request copied in without
+// passing through the guest. The parts are bounded by the plugin's output
+// limit and charged to its memory as they are read; the payloads are
+// assembled within the output room left and charged to it; the guest's
+// literal JSON is checked through each payload's skeleton
+// (abi.Recorder.EffectSpliced) and each value copied in once. Malformed
+// parts, a refused path or a value over the room void the call.
+func hostSplice(ctx context.Context, m api.Module, stack []uint64) {
+	st := begin(ctx)
+	if st == nil {
+		return
+	}
+	room := st.rec.Room()
+	if n := int(uint32(stack[1]) + uint32(stack[3])); room >= 0 && n > room {
+		st.rec.Charge(n) // records PLUGIN_OUTPUT_TOO_LARGE
+		return
+	}
+	kind, ok1 := read(st, m, stack[0], stack[1])
+	parts, ok2 := read(st, m, stack[2], stack[3])
+	if !ok1 || !ok2 {
+		return
+	}
+	st.charge(len(parts))
+	out, err := services.Splice(parts, spliceReader{st}, room)
+	switch {
+	case errors.Is(err, services.ErrSpliceTooLarge):
+		st.rec.Charge(room + 1)
+		return
+	case errors.Is(err, services.ErrSpliceJSON):
+		st.rec.Violate(abi.ViolationBadData, string(kind)+": "+err.Error())
+		return
+	case err != nil:
+		refuse(st, err)
+		return
+	}
+	if ctx.Err() != nil {
+		stopCall(ctx)
+	}
+	k := string(kind)
+	st.rec.GrowEffects(len(out))
+	for _, p := range out {
+		st.charge(len(p.Payload) + len(p.Skeleton))
+		if !st.rec.Charge(len(k) + len(p.Payload)) {
+			return
+		}
+		st.rec.EffectSpliced(k, p.Skeleton, p.Payload)
+	}
+}
+
+// spliceReader reads a splice's values in the request of the call in
+// progress, in place (the splice copies what it takes).
+type spliceReader struct{ st *callState }
+
+func (r spliceReader) Query(path string) (gjson.Result, error) {
+	if err := services.CheckPath(path); err != nil {
+		return gjson.Result{}, err
+	}
+	r.st.charge(len(path))
+	req := r.st.req
+	return gjson.Get(unsafe.String(unsafe.SliceData(req), len(req)), path), nil
+}
+
+func (r spliceReader) Canonical(v gjson.Result) []byte {
+	r.st.charge(2 * len(v.Raw))
+	return services.Canonical(v)
 }

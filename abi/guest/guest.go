@@ -73,6 +73,7 @@ type reporter interface {
 	walk(path string, limit int) string
 	items(path string, limit int) string
 	canonical(path string) []byte
+	splice(kind string, parts []byte)
 }
 
 // Call is one decision: the request envelope and the way to answer it.

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -208,7 +209,7 @@ func (r nativeReporter) hash(path string, out *[DigestSize]byte) bool {
 	if !ok || !v.Exists() {
 		return false
 	}
-	*out = sha256.Sum256([]byte(v.Raw))
+	*out = sha256.Sum256(unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))) // read in place
 	return true
 }
 
@@ -232,16 +233,55 @@ func (r nativeReporter) walk(path string, limit int) string {
 }
 
 func (r nativeReporter) items(path string, limit int) string {
-	out, err := services.Items(r.n.req, path, limit)
-	if err != nil {
-		r.n.rec.Violate(abi.ViolationHostRefused, err.Error())
+	v, ok := r.get(path)
+	if !ok {
 		return ""
 	}
-	return string(out)
+	out := services.ItemsValue(v, limit) // fresh, and only read from here on
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
 func (r nativeReporter) log(_ int32, msg string) {
 	if len(r.n.Logs) < 100 {
 		r.n.Logs = append(r.n.Logs, msg)
 	}
+}
+
+// splice assembles the payloads as the host does (services.Splice), on the
+// members the call's paths run on.
+func (r nativeReporter) splice(kind string, parts []byte) {
+	rec := r.n.rec
+	room := rec.Room()
+	if room >= 0 && len(kind)+len(parts) > room {
+		rec.Charge(len(kind) + len(parts))
+		return
+	}
+	out, err := services.Splice(parts, nativeSplice{r}, room)
+	switch {
+	case errors.Is(err, services.ErrSpliceTooLarge):
+		rec.Charge(room + 1)
+		return
+	case errors.Is(err, services.ErrSpliceJSON):
+		rec.Violate(abi.ViolationBadData, kind+": "+err.Error())
+		return
+	case err != nil:
+		rec.Violate(abi.ViolationHostRefused, err.Error())
+		return
+	}
+	rec.GrowEffects(len(out))
+	for _, p := range out {
+		if !rec.Charge(len(kind) + len(p.Payload)) {
+			return
+		}
+		rec.EffectSpliced(kind, p.Skeleton, p.Payload)
+	}
+}
+
+// nativeSplice reads a splice's values as the native runner's paths do.
+type nativeSplice struct{ r nativeReporter }
+
+func (s nativeSplice) Query(path string) (gjson.Result, error) { return s.r.n.members.Query(path) }
+
+func (s nativeSplice) Canonical(v gjson.Result) []byte {
+	return services.CanonicalIn(s.r.n.ctx, v, s.r.n.members.Stable())
 }

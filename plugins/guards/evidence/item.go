@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
@@ -43,7 +44,13 @@ type call struct {
 	toolSpec *contract.Tool
 	callID   string
 	rawArgs  gjson.Result // bound arguments
-	args     string       // canonical bound arguments
+	args     string       // canonical bound arguments, once asked (canonArgs)
+	hasArgs  bool
+	// argsPath is the envelope path of the bound arguments when the host
+	// gives their canonical JSON (canonicalizer), else "".
+	argsPath string
+	// walkLimit is how many leaves extraction asks the host's walk for.
+	walkLimit int
 	x        *contract.Extraction
 	walked   []*guest.Walked // the host's walk of each extract, when it found them
 	// compactRaw is whether the response is compact JSON already, and so
@@ -64,7 +71,7 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &call{req: req, tool: tool, resp: envelope.Response(req), toolSpec: t, budget: Budget}
+	e := &call{req: req, tool: tool, resp: response(req), toolSpec: t, budget: Budget, walkLimit: MaxValues}
 	if n := envelope.Get(req, "config.maxPayloadBytes").Int(); n > 0 {
 		e.budget = int(n)
 	}
@@ -82,10 +89,34 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 		return nil, fmt.Errorf("evidence: evidence of a %s call: only executed calls have evidence", outcome)
 	}
 	e.rawArgs = envelope.Args(req)
-	e.args = canonicalArgs(req, e.rawArgs)
+	if c, ok := req.(canonicalizer); ok {
+		e.argsPath = abi.FieldArgs
+		if c.Has(abi.FieldBound) { // envelope.Args prefers the bound arguments
+			e.argsPath = abi.FieldBound
+		}
+	}
 	e.callID = envelope.Get(req, abi.FieldCallID).String()
 	e.id = e.evidenceID()
 	return e, nil
+}
+
+// response is the raw response of the request, nil when it has none. It is
+// the bytes of the string the reader answered, not a copy: they are only
+// read.
+func response(req envelope.Reader) []byte {
+	r := envelope.Get(req, abi.FieldResponse)
+	if !r.Exists() {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(r.Raw), len(r.Raw))
+}
+
+// canonArgs is the canonical JSON of the bound arguments, computed once.
+func (e *call) canonArgs() string {
+	if !e.hasArgs {
+		e.args, e.hasArgs = canonicalArgs(e.req, e.rawArgs), true
+	}
+	return e.args
 }
 
 // canonicalizer is a Reader whose host gives a value's canonical JSON
@@ -120,7 +151,7 @@ func (e *call) evidenceID() string {
 	} else {
 		h.Write([]byte(e.tool))
 		h.Write([]byte{0})
-		h.Write([]byte(e.args))
+		h.Write([]byte(e.canonArgs()))
 		h.Write([]byte{0})
 		h.Write(e.resp)
 	}
@@ -168,7 +199,7 @@ func (e *call) extraction() *contract.Extraction {
 		e.walked = make([]*guest.Walked, len(e.toolSpec.Extracts))
 		x = e.toolSpec.ExtractFound(e.resp, func(i int) (gjson.Result, int) {
 			p := responsePath(e.toolSpec.Extracts[i].Path)
-			w := h.Walk(p, MaxValues)
+			w := h.Walk(p, e.walkLimit)
 			e.walked[i] = &w
 			if w.Kind == guest.WalkMissing {
 				return gjson.Result{}, 0
@@ -199,7 +230,7 @@ type hostReader interface {
 // retrieved at the given time (RFC 3339).
 func (e *call) item(retrievedAt string) abi.EvidenceItem {
 	it := abi.EvidenceItem{
-		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.args), Locator),
+		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.canonArgs()), Locator),
 		RetrievedAt: retrievedAt, ToolCallID: e.callID,
 		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(e.resp),
 	}
@@ -424,32 +455,16 @@ func (e *call) listItems(i int) (contract.ItemList, bool) {
 	if n > guest.MaxItems {
 		return nil, false
 	}
-	its := l.Items(responsePath(e.toolSpec.Extracts[i].Path), n)
-	if len(its.List) != n {
+	its := l.ItemsView(responsePath(e.toolSpec.Extracts[i].Path), n)
+	if its.Len() != n {
 		return nil, false // not the value the extract found
 	}
-	return itemList{&its}, true
+	return its, true
 }
 
 // itemLister is a Reader whose host lists a value's items (*guest.Call).
 type itemLister interface {
-	Items(path string, limit int) guest.Items
-}
-
-// itemList is a host's items answer as the contract reads it.
-type itemList struct{ its *guest.Items }
-
-func (l itemList) Len() int { return len(l.its.List) }
-
-func (l itemList) Item(i int) (byte, string, string) {
-	it := l.its.List[i]
-	return it.Kind, it.Raw, it.Text
-}
-
-func (l itemList) EachMember(i int, fn func(key string, kind byte, raw, text string)) {
-	for _, m := range l.its.MembersOf(i) {
-		fn(m.Key, m.Kind, m.Raw, m.Text)
-	}
+	ItemsView(path string, limit int) guest.ItemsView
 }
 
 // truncated is the observation of a response over the budget: the result's

@@ -1,0 +1,174 @@
+package evidence
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/abi/guest"
+	"github.com/agentwarden/warden/contract"
+)
+
+// spliceItem names the call's EvidenceItem as parts the host assembles
+// (guest.Parts), byte for byte what appendItem writes of item's
+// EvidenceItem: the guest writes every field it decides, and the host
+// copies in the response (the payload), the extracts' values, the
+// excerpt (the response's compact head), the locator's canonical arguments
+// and, for a single extract, its leaf values (the walk's), so that none
+// of them is copied into the guest to be encoded again.
+func (e *call) spliceItem(p *guest.Parts, retrievedAt string) {
+	if e.toolSpec != nil && len(e.toolSpec.Extracts) == 1 {
+		e.walkLimit = 1 // whether there are leaves; the host writes them
+	}
+	truncated := len(e.resp) > e.budget
+	p.JSON(`{"id":`)
+	p.String(e.id)
+	p.JSON(`,"sourceType":`)
+	p.String(sourceType(e.req, e.tool))
+	p.JSON(`,"locator":`)
+	if e.argsPath != "" {
+		p.StringOf(Locator, guest.Text(e.tool+" "), guest.CanonicalText(e.argsPath))
+	} else {
+		p.String(contract.Truncate([]byte(e.tool+" "+e.canonArgs()), Locator))
+	}
+	p.JSON(`,"retrievedAt":`)
+	p.String(retrievedAt)
+	p.JSON(`,"toolCallId":`)
+	p.String(e.callID)
+	if len(e.resp) > 0 {
+		p.JSON(`,"excerpt":`)
+		p.StringOf(Excerpt, guest.RawText(abi.FieldResponse))
+		p.JSON(`,"contentHash":`)
+		p.String(e.contentHash())
+	}
+	p.JSON(`,"tool":`)
+	p.String(e.tool)
+	p.JSON(`,"status":`)
+	p.String(e.status.String())
+	p.JSON(`,"businessOk":`)
+	p.JSON(strconv.FormatBool(e.ok))
+	result, empty := abi.ResultFailure, false
+	var x *contract.Extraction
+	if e.ok {
+		x = e.extraction()
+		result, empty = abi.ResultWithData, x.Empty
+		if x.Empty {
+			result = abi.ResultEmpty
+		}
+	}
+	p.JSON(`,"result":`)
+	p.String(result)
+	p.JSON(`,"empty":`)
+	p.JSON(strconv.FormatBool(empty))
+	if truncated {
+		p.JSON(`,"truncated":true`)
+	}
+	if len(e.resp) != 0 {
+		p.JSON(`,"size":`)
+		p.JSON(strconv.Itoa(len(e.resp)))
+	}
+	if x != nil {
+		e.spliceExtracts(p, x)
+	}
+	if len(e.resp) > 0 {
+		p.JSON(`,"payload":`)
+		if truncated {
+			b, _ := json.Marshal(contract.Truncate(e.resp, e.budget))
+			p.RawJSON(b)
+		} else {
+			p.Value(abi.FieldResponse)
+		}
+	}
+	p.JSON(`}`)
+}
+
+// spliceExtracts writes the item's extracts, counts and values as item
+// and appendItem do: by name in key order (a later extract of the same
+// name replacing an earlier one), the values merged across extracts in
+// their order.
+func (e *call) spliceExtracts(p *guest.Parts, x *contract.Extraction) {
+	if len(x.Items) == 0 {
+		return
+	}
+	counts := make(map[string]int, len(x.Items))
+	values := make(map[string]int, len(x.Items)) // name: the extract whose value is written
+	for i, xi := range x.Items {
+		name := xi.Key
+		if name == "" {
+			name = xi.Path
+		}
+		counts[name] = xi.Count
+		if xi.Value.Exists() {
+			values[name] = i
+		}
+	}
+	if len(values) > 0 {
+		p.JSON(`,"extracts":{`)
+		for n, k := range sortedKeys(values) {
+			if n > 0 {
+				p.JSON(",")
+			}
+			p.String(k)
+			p.JSON(":")
+			i := values[k]
+			if i < len(e.walked) && e.walked[i] != nil {
+				p.Value(responsePath(x.Items[i].Path)) // the value the host found
+			} else {
+				p.Literal(func(b []byte) []byte { return appendCompact(b, []byte(x.Items[i].Value.Raw), false, -1) })
+			}
+		}
+		p.JSON("}")
+	}
+	p.JSON(`,"counts":{`)
+	for n, k := range sortedKeys(counts) {
+		if n > 0 {
+			p.JSON(",")
+		}
+		p.String(k)
+		p.JSON(":")
+		p.JSON(strconv.Itoa(counts[k]))
+	}
+	p.JSON("}")
+	if len(x.Items) == 1 && len(e.walked) == 1 && e.walked[0] != nil && e.walkLimit == 1 {
+		// One extract: its values are the walk's leaves as they are.
+		if x.Items[0].Value.Exists() && len(e.walked[0].Leaves) > 0 {
+			p.JSON(`,"values":`)
+			p.Leaves(responsePath(x.Items[0].Path), MaxValues)
+		}
+		return
+	}
+	var l leaves
+	var vals []string
+	for i, xi := range x.Items {
+		if xi.Value.Exists() {
+			vals = e.appendLeaves(&l, vals, i, xi)
+		}
+	}
+	if len(vals) > 0 {
+		p.JSON(`,"values":[`)
+		for i, v := range vals {
+			if i > 0 {
+				p.JSON(",")
+			}
+			p.String(v)
+		}
+		p.JSON("]")
+	}
+}
+
+// spliceEntities writes the entity.record payloads entities makes, each
+// ended by End, and says how many.
+func (e *call) spliceEntities(p *guest.Parts) int {
+	if !e.ok {
+		return 0
+	}
+	x := e.extraction()
+	n := 0
+	e.toolSpec.EachEntityOf([]byte(e.rawArgs.Raw), *x, e.listItems, func(f *contract.EntityFields) {
+		// an entity's values are scalars, whose raw JSON is compact
+		p.Literal(func(b []byte) []byte { return appendEntityFields(b, f, true) })
+		p.End()
+		n++
+	})
+	return n
+}
