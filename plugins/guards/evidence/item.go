@@ -51,8 +51,9 @@ type call struct {
 	argsPath string
 	// walkLimit is how many leaves extraction asks the host's walk for.
 	walkLimit int
-	x        *contract.Extraction
-	walked   []*guest.Walked // the host's walk of each extract, when it found them
+	x         *contract.Extraction
+	walked    []*guest.Walked // the host's walk of each extract, when it found them
+	paths     []string        // each extract's envelope path, when the host found them
 	// compactRaw is whether the response is compact JSON already, and so
 	// every raw value taken from it (set by item).
 	compactRaw bool
@@ -88,12 +89,17 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 	default:
 		return nil, fmt.Errorf("evidence: evidence of a %s call: only executed calls have evidence", outcome)
 	}
-	e.rawArgs = envelope.Args(req)
 	if c, ok := req.(canonicalizer); ok {
 		e.argsPath = abi.FieldArgs
 		if c.Has(abi.FieldBound) { // envelope.Args prefers the bound arguments
 			e.argsPath = abi.FieldBound
 		}
+	}
+	// The arguments' own bytes are read only where they are used: a WRITE
+	// tool's entities merge them, and a reader without the host's
+	// canonical form canonicalizes them in the guest.
+	if e.argsPath == "" || t.IsWrite() {
+		e.rawArgs = envelope.Args(req)
 	}
 	e.callID = envelope.Get(req, abi.FieldCallID).String()
 	e.id = e.evidenceID()
@@ -188,8 +194,10 @@ func (e *call) extraction() *contract.Extraction {
 	}
 	h, ok := e.req.(hostReader)
 	if ok && e.toolSpec != nil {
-		for _, ex := range e.toolSpec.Extracts {
-			if p := responsePath(ex.Path); len(p) > guest.MaxPathBytes || strings.ContainsAny(ex.Path, pathSyntax) {
+		e.paths = make([]string, len(e.toolSpec.Extracts))
+		for i, ex := range e.toolSpec.Extracts {
+			e.paths[i] = responsePath(ex.Path)
+			if len(e.paths[i]) > guest.MaxPathBytes || strings.ContainsAny(ex.Path, pathSyntax) {
 				ok = false
 			}
 		}
@@ -198,7 +206,7 @@ func (e *call) extraction() *contract.Extraction {
 	if ok {
 		e.walked = make([]*guest.Walked, len(e.toolSpec.Extracts))
 		x = e.toolSpec.ExtractFound(e.resp, func(i int) (gjson.Result, int) {
-			p := responsePath(e.toolSpec.Extracts[i].Path)
+			p := e.paths[i]
 			w := h.Walk(p, e.walkLimit)
 			e.walked[i] = &w
 			if w.Kind == guest.WalkMissing {
@@ -455,7 +463,7 @@ func (e *call) listItems(i int) (contract.ItemList, bool) {
 	if n > guest.MaxItems {
 		return nil, false
 	}
-	its := l.ItemsView(responsePath(e.toolSpec.Extracts[i].Path), n)
+	its := l.ItemsView(e.paths[i], n)
 	if its.Len() != n {
 		return nil, false // not the value the extract found
 	}

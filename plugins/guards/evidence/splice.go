@@ -90,50 +90,65 @@ func (e *call) spliceExtracts(p *guest.Parts, x *contract.Extraction) {
 	if len(x.Items) == 0 {
 		return
 	}
-	counts := make(map[string]int, len(x.Items))
-	values := make(map[string]int, len(x.Items)) // name: the extract whose value is written
+	// Each name's extract: the last of that name (as item's maps keep
+	// it), and the last of that name with a value; in key order.
+	names := make([]named, 0, len(x.Items))
 	for i, xi := range x.Items {
 		name := xi.Key
 		if name == "" {
 			name = xi.Path
 		}
-		counts[name] = xi.Count
+		j := 0
+		for j < len(names) && names[j].name < name {
+			j++
+		}
+		if j == len(names) || names[j].name != name {
+			names = append(names, named{})
+			copy(names[j+1:], names[j:])
+			names[j] = named{name: name, value: -1}
+		}
+		names[j].count = i
 		if xi.Value.Exists() {
-			values[name] = i
+			names[j].value = i
 		}
 	}
-	if len(values) > 0 {
-		p.JSON(`,"extracts":{`)
-		for n, k := range sortedKeys(values) {
-			if n > 0 {
-				p.JSON(",")
-			}
-			p.String(k)
-			p.JSON(":")
-			i := values[k]
-			if i < len(e.walked) && e.walked[i] != nil {
-				p.Value(responsePath(x.Items[i].Path)) // the value the host found
-			} else {
-				p.Literal(func(b []byte) []byte { return appendCompact(b, []byte(x.Items[i].Value.Raw), false, -1) })
-			}
+	first := true
+	for _, n := range names {
+		if n.value < 0 {
+			continue
 		}
+		if first {
+			p.JSON(`,"extracts":{`)
+		} else {
+			p.JSON(",")
+		}
+		first = false
+		p.String(n.name)
+		p.JSON(":")
+		if i := n.value; i < len(e.walked) && e.walked[i] != nil {
+			p.Value(e.paths[i]) // the value the host found
+		} else {
+			p.Literal(func(b []byte) []byte { return appendCompact(b, []byte(x.Items[i].Value.Raw), false, -1) })
+		}
+	}
+	if !first {
 		p.JSON("}")
 	}
 	p.JSON(`,"counts":{`)
-	for n, k := range sortedKeys(counts) {
-		if n > 0 {
+	for j, n := range names {
+		if j > 0 {
 			p.JSON(",")
 		}
-		p.String(k)
+		p.String(n.name)
 		p.JSON(":")
-		p.JSON(strconv.Itoa(counts[k]))
+		p.JSON(strconv.Itoa(x.Items[n.count].Count))
 	}
 	p.JSON("}")
 	if len(x.Items) == 1 && len(e.walked) == 1 && e.walked[0] != nil && e.walkLimit == 1 {
 		// One extract: its values are the walk's leaves as they are.
 		if x.Items[0].Value.Exists() && len(e.walked[0].Leaves) > 0 {
 			p.JSON(`,"values":`)
-			p.Leaves(responsePath(x.Items[0].Path), MaxValues)
+			p.Leaves(e.paths[0], MaxValues)
 		}
 		return
 	}
@@ -171,4 +186,11 @@ func (e *call) spliceEntities(p *guest.Parts) int {
 		n++
 	})
 	return n
+}
+
+// named is an extract name of an item: the extract whose count it
+// records and the one whose value it records (-1 for none).
+type named struct {
+	name         string
+	count, value int
 }
