@@ -407,29 +407,33 @@ func hostSplice(ctx context.Context, m api.Module, stack []uint64) {
 		return
 	}
 	st.charge(len(parts))
-	out, err := services.Splice(parts, &spliceReader{st: st}, room)
-	switch {
-	case errors.Is(err, services.ErrSpliceTooLarge):
-		st.rec.Charge(room + 1)
-		return
-	case errors.Is(err, services.ErrSpliceJSON):
-		st.rec.Violate(abi.ViolationBadData, string(kind)+": "+err.Error())
-		return
-	case err != nil:
-		refuse(st, err)
-		return
-	}
-	if ctx.Err() != nil {
-		stopCall(ctx)
-	}
 	k := string(kind)
-	st.rec.GrowEffects(len(out))
-	for _, p := range out {
+	stopped, grown := false, false
+	err := services.Splice(parts, &spliceReader{st: st}, room, func(n int, p services.Spliced) {
+		if stopped {
+			return
+		}
+		if ctx.Err() != nil {
+			stopCall(ctx)
+		}
+		if !grown {
+			st.rec.GrowEffects(n)
+			grown = true
+		}
 		st.charge(len(p.Payload) + len(p.Skeleton))
 		if !st.rec.Charge(len(k) + len(p.Payload)) {
+			stopped = true
 			return
 		}
 		st.rec.EffectSpliced(k, p.Skeleton, p.Payload)
+	})
+	switch {
+	case errors.Is(err, services.ErrSpliceTooLarge):
+		st.rec.Charge(room + 1)
+	case errors.Is(err, services.ErrSpliceJSON):
+		st.rec.Violate(abi.ViolationBadData, k+": "+err.Error())
+	case err != nil:
+		refuse(st, err)
 	}
 }
 

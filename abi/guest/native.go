@@ -256,24 +256,28 @@ func (r nativeReporter) splice(kind string, parts []byte) {
 		rec.Charge(len(kind) + len(parts))
 		return
 	}
-	out, err := services.Splice(parts, nativeSplice{r}, room)
-	switch {
-	case errors.Is(err, services.ErrSpliceTooLarge):
-		rec.Charge(room + 1)
-		return
-	case errors.Is(err, services.ErrSpliceJSON):
-		rec.Violate(abi.ViolationBadData, kind+": "+err.Error())
-		return
-	case err != nil:
-		rec.Violate(abi.ViolationHostRefused, err.Error())
-		return
-	}
-	rec.GrowEffects(len(out))
-	for _, p := range out {
+	stopped, grown := false, false
+	err := services.Splice(parts, nativeSplice{r}, room, func(n int, p services.Spliced) {
+		if stopped {
+			return
+		}
+		if !grown {
+			rec.GrowEffects(n)
+			grown = true
+		}
 		if !rec.Charge(len(kind) + len(p.Payload)) {
+			stopped = true
 			return
 		}
 		rec.EffectSpliced(kind, p.Skeleton, p.Payload)
+	})
+	switch {
+	case errors.Is(err, services.ErrSpliceTooLarge):
+		rec.Charge(room + 1)
+	case errors.Is(err, services.ErrSpliceJSON):
+		rec.Violate(abi.ViolationBadData, kind+": "+err.Error())
+	case err != nil:
+		rec.Violate(abi.ViolationHostRefused, err.Error())
 	}
 }
 

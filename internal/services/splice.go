@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
@@ -82,13 +83,37 @@ type SpliceReader interface {
 }
 
 // Splice assembles the payloads parts names from req, at most room bytes
-// in all (room < 0: unbounded). Every value it copies in is checked once to
-// be valid JSON with no key twice in an object (a value inside one checked
-// already is not scanned again); the literal parts are checked by the
-// caller through each payload's skeleton.
-func Splice(parts []byte, req SpliceReader, room int) ([]Spliced, error) {
-	s := splicer{parts: parts, req: req, room: room}
-	return s.run()
+// in all (room < 0: unbounded), and gives them to fn in order once all are
+// assembled (none when it fails). Every value it copies in is checked once
+// to be valid JSON with no key twice in an object (a value inside one
+// checked already is not scanned again); the literal parts are checked by
+// the caller through each payload's skeleton. The payloads are fn's to
+// keep; a skeleton is valid only during fn.
+func Splice(parts []byte, req SpliceReader, room int, fn func(n int, p Spliced)) error {
+	s := splicers.Get().(*splicer)
+	defer s.release()
+	s.parts, s.req, s.room = parts, req, room
+	if err := s.run(); err != nil {
+		return err
+	}
+	for _, p := range s.out {
+		fn(len(s.out), p)
+	}
+	return nil
+}
+
+// splicers keep their buffers (all but the payloads) between splices.
+var splicers = sync.Pool{New: func() any { return new(splicer) }}
+
+func (s *splicer) release() {
+	if cap(s.skel) > 64<<10 || cap(s.text) > 64<<10 || cap(s.out) > 4096 {
+		return // an outsized splice's buffers are not kept
+	}
+	clear(s.out)
+	clear(s.vals)
+	clear(s.checked)
+	*s = splicer{skel: s.skel[:0], text: s.text[:0], out: s.out[:0], vals: s.vals[:0], checked: s.checked[:0], skels: s.skels[:0]}
+	splicers.Put(s)
 }
 
 type splicer struct {
@@ -102,6 +127,7 @@ type splicer struct {
 	buf     []byte // every payload, each a capped slice of it
 	skel    []byte // the current payload's skeleton
 	holes   int    // values copied into the current payload
+	skels   []byte // the skeletons of payloads with values, one after another
 	text    []byte // a string part's text, reused
 	vals    []gjson.Result
 	start   int
@@ -136,16 +162,16 @@ func (s *splicer) get(path []byte) (gjson.Result, error) {
 	return s.req.Query(unsafe.String(unsafe.SliceData(path), len(path)))
 }
 
-func (s *splicer) run() ([]Spliced, error) {
+func (s *splicer) run() error {
 	size, payloads, err := s.measure()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if s.room >= 0 {
 		size = min(size, s.room+1)
 	}
 	s.buf = make([]byte, 0, size)
-	s.out = make([]Spliced, 0, payloads)
+	s.out = slices.Grow(s.out[:0], payloads)
 	s.i = 0
 	for s.i < len(s.parts) {
 		tag := s.parts[s.i]
@@ -173,7 +199,7 @@ func (s *splicer) run() ([]Spliced, error) {
 			if s.inString {
 				// a value inside a literal's string would be read as the
 				// string's text by the skeleton's check, not as a value
-				return nil, fmt.Errorf("services: %w: a value inside a string", ErrSpliceJSON)
+				return fmt.Errorf("services: %w: a value inside a string", ErrSpliceJSON)
 			}
 			s.holes++
 			err = s.part(tag)
@@ -181,18 +207,18 @@ func (s *splicer) run() ([]Spliced, error) {
 			err = s.end()
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if s.room >= 0 && s.total+len(s.buf)-s.start > s.room {
-			return nil, fmt.Errorf("services: %w: more than %d bytes", ErrSpliceTooLarge, s.room)
+			return fmt.Errorf("services: %w: more than %d bytes", ErrSpliceTooLarge, s.room)
 		}
 	}
 	if len(s.buf) > s.start || s.holes > 0 || len(s.out) == 0 {
 		if err := s.end(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return s.out, nil
+	return nil
 }
 
 // measure checks the parts' framing, reads the values they copy in (kept
@@ -250,7 +276,8 @@ func (s *splicer) measure() (size, payloads int, err error) {
 					return 0, 0, err
 				}
 			}
-			size += min(limit, 1<<12) + 8
+			// a JSON string of the text: escapes make it longer
+			size += min(limit, 1<<12)*3/2 + 8
 		case SpliceEnd:
 			if payloads++; payloads > MaxSplicePayloads+1 {
 				return 0, 0, fmt.Errorf("services: %w: more than %d payloads", ErrSplice, MaxSplicePayloads)
@@ -308,7 +335,9 @@ func (s *splicer) end() error {
 	s.total += len(p)
 	skel := p // all literal: the payload is its own skeleton
 	if s.holes > 0 {
-		skel = slices.Clone(s.skel)
+		at := len(s.skels)
+		s.skels = append(s.skels, s.skel...)
+		skel = s.skels[at:len(s.skels):len(s.skels)]
 	}
 	s.out = append(s.out, Spliced{Payload: p, Skeleton: skel})
 	s.start, s.skel, s.holes = len(s.buf), s.skel[:0], 0

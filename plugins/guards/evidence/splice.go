@@ -179,7 +179,11 @@ func (e *call) spliceEntities(p *guest.Parts) int {
 	}
 	x := e.extraction()
 	n := 0
-	e.toolSpec.EachEntityOf([]byte(e.rawArgs.Raw), *x, e.listItems, func(f *contract.EntityFields) {
+	var list func(int) (contract.ItemList, bool)
+	if listByHost {
+		list = e.listItems
+	}
+	e.toolSpec.EachEntityOf([]byte(e.rawArgs.Raw), *x, list, func(f *contract.EntityFields) {
 		// an entity's values are scalars, whose raw JSON is compact
 		p.Literal(func(b []byte) []byte { return appendEntityFields(b, f, true) })
 		p.End()
