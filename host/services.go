@@ -452,7 +452,7 @@ func (r *spliceReader) Query(path string) (gjson.Result, error) {
 		r.members.Reset(r.st.req)
 		r.indexed = true
 	}
-	r.st.charge(len(path))
+	r.st.charge(len(path) + 64) // the path and the value the splice keeps
 	return r.members.Query(path)
 }
 
