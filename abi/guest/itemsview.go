@@ -1,16 +1,18 @@
 package guest
 
-// ItemsView is what Items answers, read in place: each item's kind, raw
-// JSON, text and members are decoded from the answer when asked, so that
-// a guest going through the items once allocates only an index of where
-// each item starts (Items decodes every member into a Member first). It
-// reads an answer the way Items does: a cut or corrupted answer ends where
-// it stops making sense.
+// ItemsView is what Items answers, read in place and in one pass: each
+// item's kind, raw JSON, text and members are decoded from the answer when
+// asked, so that a guest going through the items in order allocates
+// nothing per item or member (Items decodes every member into a Member
+// first). Items asked out of order are found by reading the answer from
+// the last item known. A cut or corrupted answer ends where it stops
+// making sense: the items after it have kind 0 and no members.
 type ItemsView struct {
 	// Kind is the value's kind (WalkMissing when the path matches nothing).
 	Kind byte
 	b    string
-	at   []int // where each item starts in b
+	n    int
+	at   []int // where each item known so far starts in b; one more past the last read
 }
 
 // ItemsView is Items read in place.
@@ -22,40 +24,54 @@ func viewItems(b string) ItemsView {
 	if len(b) < 5 {
 		return ItemsView{}
 	}
-	v := ItemsView{Kind: b[0], b: b}
 	n := le32(b, 1)
-	v.at = make([]int, 0, min(n, len(b)/9))
-	for i := 5; len(v.at) < n; {
-		start := i
-		iv, next, ok := itemValue(b, i)
-		if !ok {
-			break
-		}
-		i = next
-		if iv.Kind == WalkObject {
-			if i+4 > len(b) {
-				break
-			}
-			i = eachMember(b, i, nil)
-		}
-		v.at = append(v.at, start)
-	}
+	v := ItemsView{Kind: b[0], b: b, n: n, at: make([]int, 1, min(n, len(b)/9)+1)}
+	v.at[0] = 5
 	return v
 }
 
-// eachMember goes through the member count and members at b[i:], calling
-// fn (when not nil) with each, and says where they end.
-func eachMember(b string, i int, fn func(key string, kind byte, raw, text string)) int {
-	m := le32(b, i)
+// Len is the number of items the answer lists.
+func (v *ItemsView) Len() int { return v.n }
+
+// start is where item i starts, reading the answer up to it; -1 when the
+// answer ends before it.
+func (v *ItemsView) start(i int) int {
+	for len(v.at) <= i {
+		end := v.skip(v.at[len(v.at)-1], nil)
+		if end < 0 {
+			return -1
+		}
+		v.at = append(v.at, end)
+	}
+	return v.at[i]
+}
+
+// skip reads the item at b[at:], its members given to fn (when not nil),
+// and says where the next one starts (-1 when the answer is cut).
+func (v *ItemsView) skip(at int, fn func(key string, kind byte, raw, text string)) int {
+	if at < 0 {
+		return -1
+	}
+	iv, i, ok := itemValue(v.b, at)
+	if !ok {
+		return -1
+	}
+	if iv.Kind != WalkObject {
+		return i
+	}
+	if i+4 > len(v.b) {
+		return -1
+	}
+	m := le32(v.b, i)
 	i += 4
 	for range m {
-		k, next, ok := lenField(b, i)
+		k, next, ok := lenField(v.b, i)
 		if !ok {
-			break
+			return -1
 		}
-		mv, next, ok := itemValue(b, next)
+		mv, next, ok := itemValue(v.b, next)
 		if !ok {
-			break
+			return -1
 		}
 		i = next
 		if fn != nil {
@@ -65,20 +81,22 @@ func eachMember(b string, i int, fn func(key string, kind byte, raw, text string
 	return i
 }
 
-// Len is the number of items.
-func (v ItemsView) Len() int { return len(v.at) }
-
 // Item is the i-th item's kind, raw JSON and text.
-func (v ItemsView) Item(i int) (kind byte, raw, text string) {
-	iv, _, _ := itemValue(v.b, v.at[i])
+func (v *ItemsView) Item(i int) (kind byte, raw, text string) {
+	at := v.start(i)
+	if at < 0 {
+		return 0, "", ""
+	}
+	iv, _, _ := itemValue(v.b, at)
 	return iv.Kind, iv.Raw, iv.Text
 }
 
 // EachMember calls fn with each member of the i-th item, an object's, in
 // document order (none for an item that is not an object).
-func (v ItemsView) EachMember(i int, fn func(key string, kind byte, raw, text string)) {
-	iv, next, _ := itemValue(v.b, v.at[i])
-	if iv.Kind == WalkObject && next+4 <= len(v.b) {
-		eachMember(v.b, next, fn)
+func (v *ItemsView) EachMember(i int, fn func(key string, kind byte, raw, text string)) {
+	at := v.start(i)
+	end := v.skip(at, fn)
+	if len(v.at) == i+1 && end >= 0 && i+1 < v.n {
+		v.at = append(v.at, end) // read once: the next item starts here
 	}
 }

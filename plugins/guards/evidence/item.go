@@ -467,7 +467,7 @@ func (e *call) listItems(i int) (contract.ItemList, bool) {
 	if its.Len() != n {
 		return nil, false // not the value the extract found
 	}
-	return its, true
+	return &its, true
 }
 
 // itemLister is a Reader whose host lists a value's items (*guest.Call).
