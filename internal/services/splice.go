@@ -112,7 +112,8 @@ func (s *splicer) release() {
 	clear(s.out)
 	clear(s.vals)
 	clear(s.checked)
-	*s = splicer{skel: s.skel[:0], text: s.text[:0], out: s.out[:0], vals: s.vals[:0], checked: s.checked[:0], skels: s.skels[:0]}
+	clear(s.copied)
+	*s = splicer{skel: s.skel[:0], text: s.text[:0], out: s.out[:0], vals: s.vals[:0], checked: s.checked[:0], copied: s.copied[:0], skels: s.skels[:0]}
 	splicers.Put(s)
 }
 
@@ -123,6 +124,7 @@ type splicer struct {
 	room    int
 	total   int
 	checked []string // values checked valid, by their bytes
+	copied  []string // the values the parts copy in
 	out     []Spliced
 	buf     []byte // every payload, each a capped slice of it
 	skel    []byte // the current payload's skeleton
@@ -169,6 +171,9 @@ func (s *splicer) run() error {
 	}
 	if s.room >= 0 {
 		size = min(size, s.room+1)
+	}
+	if err := s.check(); err != nil {
+		return err
 	}
 	s.buf = make([]byte, 0, size)
 	s.out = slices.Grow(s.out[:0], payloads)
@@ -255,6 +260,9 @@ func (s *splicer) measure() (size, payloads int, err error) {
 			}
 			s.vals = append(s.vals, v)
 			size += len(v.Raw) + 4
+			if tag == SpliceValue && v.Exists() {
+				s.copied = append(s.copied, v.Raw)
+			}
 		case SpliceString:
 			limit, err := s.u32()
 			if err != nil {
@@ -287,6 +295,23 @@ func (s *splicer) measure() (size, payloads int, err error) {
 		}
 	}
 	return size, payloads, nil
+}
+
+// check checks each value a splice copies in once: the largest first, so
+// that a value inside one checked already (an extract of the response
+// beside the response) is not scanned again.
+func (s *splicer) check() error {
+	slices.SortFunc(s.copied, func(a, b string) int { return len(b) - len(a) })
+	for _, raw := range s.copied {
+		if s.known(raw) {
+			continue
+		}
+		if !abi.DistinctJSON(unsafe.Slice(unsafe.StringData(raw), len(raw))) {
+			return fmt.Errorf("services: %w: a value copied in", ErrSpliceJSON)
+		}
+		s.checked = append(s.checked, raw)
+	}
+	return nil
 }
 
 // next is the next value measure read.
@@ -350,20 +375,14 @@ func (s *splicer) end() error {
 
 // value copies in the value at a path, compacted, after checking it.
 func (s *splicer) value() error {
-	path, _ := s.bytes() // measured
+	_, _ = s.bytes() // measured
 	v := s.next()
 	s.skel = append(s.skel, "null"...)
 	if !v.Exists() {
 		s.buf = append(s.buf, "null"...)
 		return nil
 	}
-	if !s.known(v.Raw) {
-		if !abi.DistinctJSON(unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))) {
-			return fmt.Errorf("services: %w: the value at %s", ErrSpliceJSON, path)
-		}
-		s.checked = append(s.checked, v.Raw)
-	}
-	s.buf = AppendCompact(s.buf, v.Raw)
+	s.buf = AppendCompact(s.buf, v.Raw) // checked (check)
 	return nil
 }
 

@@ -91,7 +91,7 @@ func TestSplice(t *testing.T) {
 			[]string{`1`, `{"a":"t"}`, `[]`}, []string{`1`, `{"a":null}`, `[]`}, nil, ""},
 		{"a trailing end starts none", parts{}.lit(`1`).end(), -1, []string{`1`}, []string{`1`}, nil, ""},
 		{"no parts", parts{}, -1, []string{``}, []string{``}, nil, ""},
-		{"value with a key twice", parts{}.val("dup"), -1, nil, nil, services.ErrSpliceJSON, "the value at dup"},
+		{"value with a key twice", parts{}.val("dup"), -1, nil, nil, services.ErrSpliceJSON, "a value copied in"},
 		{"value inside a string", parts{}.lit(`"a`).val("tool").lit(`"`), -1, nil, nil, services.ErrSpliceJSON, "a value inside a string"},
 		{"value after an escaped quote", parts{}.lit(`["a\"`).str(5, "t", "x").lit(`"]`), -1, nil, nil, services.ErrSpliceJSON, "inside a string"},
 		{"value after a closed string", parts{}.lit(`["a\\",`).val("tool").lit(`]`), -1, []string{`["a\\","t"]`}, []string{`["a\\",null]`}, nil, ""},
