@@ -142,16 +142,16 @@ func appendLen(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// The encoding of parts (internal/services, Splice*).
+// The encoding of parts (docs/ABI.md, "splice").
 const (
-	spliceJSON       byte = 'j'
-	spliceValue      byte = 'v'
-	spliceString     byte = 's'
-	spliceLeaves     byte = 'w'
-	spliceEnd        byte = 'e'
-	segmentText      byte = 't'
-	segmentRaw       byte = 'r'
-	segmentCanonical byte = 'c'
+	spliceJSON       = abi.SpliceJSON
+	spliceValue      = abi.SpliceValue
+	spliceString     = abi.SpliceString
+	spliceLeaves     = abi.SpliceLeaves
+	spliceEnd        = abi.SpliceEnd
+	segmentText      = abi.SegmentText
+	segmentRaw       = abi.SegmentRaw
+	segmentCanonical = abi.SegmentCanonical
 )
 
 // Splice asks for effects of one kind whose payloads the host assembles

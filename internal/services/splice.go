@@ -13,42 +13,21 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// The parts of a splice (docs/ABI.md, "splice"): a guest names an effect's
-// payload as literal JSON it wrote and values of the request the host
-// copies in, so that a payload holding a large value of the request (a
-// response, a subtree of it) is neither copied into the guest nor encoded
-// there, and the bytes the host copies need no second check. Each part is a
-// tag and its fields; a length or limit is 4 bytes little-endian.
+// The parts of a splice (docs/ABI.md, "splice"; abi.SpliceJSON …): a
+// guest names an effect's payload as literal JSON it wrote and values of
+// the request the host copies in, so that a payload holding a large value
+// of the request (a response, a subtree of it) is neither copied into the
+// guest nor encoded there, and the bytes the host copies need no second
+// check.
 const (
-	// SpliceJSON is literal JSON text: length, bytes.
-	SpliceJSON byte = 'j'
-	// SpliceValue is the value at a gjson path of the request without
-	// insignificant whitespace (null when the path matches nothing):
-	// length, path.
-	SpliceValue byte = 'v'
-	// SpliceString is one JSON string made of segments, cut to a limit of
-	// bytes at a UTF-8 boundary with "…" appended when cut: limit, count,
-	// then count segments, each a mode (SegmentText, SegmentRaw,
-	// SegmentCanonical), a length and that many bytes.
-	SpliceString byte = 's'
-	// SpliceLeaves is a JSON array of strings: the walk primitive's
-	// distinct non-null scalar leaves of the value at a gjson path, at most
-	// limit of them (capped at MaxWalkLeaves): limit, length, path.
-	SpliceLeaves byte = 'w'
-	// SpliceEnd ends a payload: the parts after it make the next one.
-	SpliceEnd byte = 'e'
-)
-
-// The segments of a SpliceString part.
-const (
-	// SegmentText is text, taken as it is.
-	SegmentText byte = 't'
-	// SegmentRaw is the text of the value at a path without insignificant
-	// whitespace (nothing when the path matches nothing).
-	SegmentRaw byte = 'r'
-	// SegmentCanonical is the canonical JSON of the value at a path (as
-	// the canonical primitive answers it).
-	SegmentCanonical byte = 'c'
+	SpliceJSON       = abi.SpliceJSON
+	SpliceValue      = abi.SpliceValue
+	SpliceString     = abi.SpliceString
+	SpliceLeaves     = abi.SpliceLeaves
+	SpliceEnd        = abi.SpliceEnd
+	SegmentText      = abi.SegmentText
+	SegmentRaw       = abi.SegmentRaw
+	SegmentCanonical = abi.SegmentCanonical
 )
 
 // Splice bounds.
