@@ -181,6 +181,14 @@ func (r nativeReporter) query(path string) (string, bool) {
 	return strings.Clone(res.Raw), true
 }
 
+func (r nativeReporter) size(path string) int {
+	res, ok := r.get(path)
+	if !ok || !res.Exists() {
+		return -1
+	}
+	return len(res.Raw)
+}
+
 func (r nativeReporter) exists(path string) bool {
 	res, ok := r.get(path)
 	return ok && res.Exists()

@@ -278,3 +278,8 @@ func (wasmReporter) splice(kind string, parts []byte) {
 	p, pl := bp(parts)
 	hostSplice(k, kl, p, pl)
 }
+
+func (wasmReporter) size(path string) int {
+	p, pl := sp(path)
+	return int(max(hostQuery(p, pl, nil, 0), -1))
+}

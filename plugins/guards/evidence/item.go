@@ -51,9 +51,14 @@ type call struct {
 	argsPath string
 	// walkLimit is how many leaves extraction asks the host's walk for.
 	walkLimit int
-	x         *contract.Extraction
-	walked    []*guest.Walked // the host's walk of each extract, when it found them
-	paths     []string        // each extract's envelope path, when the host found them
+	// lazyArrays leaves an array extract's value in the envelope: its
+	// Value is an empty array standing for it (stubs: which, for the first
+	// 64 extracts).
+	lazyArrays bool
+	stubs      uint64
+	x          *contract.Extraction
+	walked     []*guest.Walked // the host's walk of each extract, when it found them
+	paths      []string        // each extract's envelope path, when the host found them
 	// compactRaw is whether the response is compact JSON already, and so
 	// every raw value taken from it (set by item).
 	compactRaw bool
@@ -211,6 +216,12 @@ func (e *call) extraction() *contract.Extraction {
 			e.walked[i] = &w
 			if w.Kind == guest.WalkMissing {
 				return gjson.Result{}, 0
+			}
+			if e.lazyArrays && w.Kind == guest.WalkArray {
+				// not copied in: what is written of it the host copies
+				// (spliceItem), and its items come from the host's list
+				e.stubs |= 1 << i
+				return gjson.Result{Type: gjson.JSON, Raw: "[]"}, w.Size
 			}
 			return h.Get(p), w.Size
 		})
@@ -453,7 +464,14 @@ const listItemsBytes = 64 << 10
 // when the host found the extract (extraction) and can list it whole.
 func (e *call) listItems(i int) (contract.ItemList, bool) {
 	l, ok := e.req.(itemLister)
-	if !ok || i >= len(e.walked) || e.walked[i] == nil || i >= len(e.x.Items) || len(e.x.Items[i].Value.Raw) > listItemsBytes {
+	if !ok || i >= len(e.walked) || e.walked[i] == nil || i >= len(e.x.Items) {
+		return nil, false
+	}
+	size := len(e.x.Items[i].Value.Raw)
+	if e.stubbed(i) {
+		size = l.Size(e.paths[i])
+	}
+	if size > listItemsBytes {
 		return nil, false
 	}
 	n := 1
@@ -473,6 +491,22 @@ func (e *call) listItems(i int) (contract.ItemList, bool) {
 // itemLister is a Reader whose host lists a value's items (*guest.Call).
 type itemLister interface {
 	ItemsView(path string, limit int) guest.ItemsView
+	Size(path string) int
+}
+
+// stubbed reports whether extract i's value was left in the envelope
+// (lazyArrays): its Value is an empty array standing for it.
+func (e *call) stubbed(i int) bool { return i < 64 && e.stubs&(1<<i) != 0 }
+
+// value is extract i's value, read from the host when it was left there.
+func (e *call) value(i int) gjson.Result {
+	if e.stubbed(i) {
+		if h, ok := e.req.(hostReader); ok {
+			e.x.Items[i].Value = h.Get(e.paths[i])
+		}
+		e.stubs &^= 1 << i
+	}
+	return e.x.Items[i].Value
 }
 
 // truncated is the observation of a response over the budget: the result's

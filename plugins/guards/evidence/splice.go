@@ -20,6 +20,9 @@ func (e *call) spliceItem(p *guest.Parts, retrievedAt string) {
 	if e.toolSpec != nil && len(e.toolSpec.Extracts) == 1 {
 		e.walkLimit = 1 // whether there are leaves; the host writes them
 	}
+	// In wasm an array extract stays in the envelope: the host copies it
+	// into the item and lists its items for the entities.
+	e.lazyArrays = listByHost && e.toolSpec != nil && len(e.toolSpec.Extracts) <= 64
 	truncated := len(e.resp) > e.budget
 	p.JSON(`{"id":`)
 	p.String(e.id)
@@ -181,7 +184,13 @@ func (e *call) spliceEntities(p *guest.Parts) int {
 	n := 0
 	var list func(int) (contract.ItemList, bool)
 	if listByHost {
-		list = e.listItems
+		list = func(i int) (contract.ItemList, bool) {
+			l, ok := e.listItems(i)
+			if !ok {
+				e.value(i) // the guest reads it itself: copied in now
+			}
+			return l, ok
+		}
 	}
 	e.toolSpec.EachEntityOf([]byte(e.rawArgs.Raw), *x, list, func(f *contract.EntityFields) {
 		// an entity's values are scalars, whose raw JSON is compact

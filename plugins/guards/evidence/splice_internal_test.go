@@ -30,11 +30,18 @@ var SpliceCorpus = func() [][]byte {
 		recs = append(recs, fmt.Sprintf(`{"id":%d,"title":"Spring launch article number %d","status":"PUBLISHED","updatedAt":"2026-11-2%dT10:00:00Z"}`, 1000+i, i, i%10))
 	}
 	bench := `{"code":0,"msg":"ok","data":{"rows":[` + strings.Join(recs, ",") + `]}}`
+	// over the 64 KiB the guard lists through the host: read in the guest
+	var many []string
+	for i := range 700 {
+		many = append(many, fmt.Sprintf(`{"id":%d,"name":"record %d","pad":"%s"}`, i, i, strings.Repeat("p", 60)))
+	}
+	large := `{"code":0,"data":{"rows":[` + strings.Join(many, ",") + `]}}`
 	type r struct{ contract, outcome, code, resp, extra, args string }
 	rs := []r{
 		{search, "SUCCESS", "", `{"code":0,"data":{"rows":[{"id":1,"name":"A"},{"id":"b","name":"B"}]}}`, "", ""},
 		{search, "SUCCESS", "", bench, "", ""},
 		{search, "SUCCESS", "", big, "", ""},
+		{search, "SUCCESS", "", large, `,"config":{"maxPayloadBytes":16777216}`, ""},
 		{search, "SUCCESS", "", `{"code":0,"data":{"rows":[{"id":"é\u2028\"\\/","name":"<b>&amp;</b> 官网 😀","x":"\u00e9\ud83d\ude00"},{"id":"\u0000ctl","name":"tab\there"}]}}`, "", ""},
 		{search, "SUCCESS", "", "{ \"code\" : 0 ,\n \"data\" : { \"rows\" : [ { \"id\" : 1 , \"name\" : \"a b\" , \"n\" : { \"deep\" : [ 1 , { \"x\" : \"y z\" } ] } } ] } }", "", ""},
 		{search, "SUCCESS", "", `{"code":0,"data":{"rows":[]}}`, "", ""},
