@@ -348,6 +348,7 @@ func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Ver
 	inst.st.rec.Reset()
 	inst.st.logs = 0
 	inst.st.req = req
+	inst.st.members.Reset(req) // indexed on the call's first path
 	inst.st.lastKey, inst.st.lastOut, inst.st.hostBytes = "", nil, 0
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	err = inst.impl.handle(withState(cctx, inst.st), req)

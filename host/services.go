@@ -130,7 +130,7 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 	var refused error
 	out, found := st.cached(key, func() ([]byte, bool) {
 		st.charge(len(pb))
-		r, err := services.Query(st.req, string(pb))
+		r, err := st.query(string(pb))
 		if err != nil {
 			refused = err
 			return nil, false
@@ -138,7 +138,7 @@ func hostQuery(ctx context.Context, m api.Module, stack []uint64) {
 		if !r.Exists() {
 			return nil, false
 		}
-		st.charge(2 * len(r.Raw)) // gjson's copy of the result and ours
+		st.charge(len(r.Raw)) // our copy of the result, read in place
 		return []byte(r.Raw), true
 	})
 	switch {
@@ -184,12 +184,12 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 	var refused error
 	out, found := st.cached(key, func() ([]byte, bool) {
 		st.charge(len(sp) + len(dp))
-		schema, err := services.Query(st.req, string(sp))
+		schema, err := st.query(string(sp))
 		if err != nil {
 			refused = err
 			return nil, false
 		}
-		doc, err := services.Query(st.req, string(dp))
+		doc, err := st.query(string(dp))
 		if err != nil {
 			refused = err
 			return nil, false
@@ -288,7 +288,7 @@ func pathAnswer(ctx context.Context, m api.Module, stack []uint64, kind string, 
 	var refused error
 	out, found := st.cached(kind+"\x00"+string(pb), func() ([]byte, bool) {
 		st.charge(len(pb))
-		v, err := services.Query(st.req, string(pb))
+		v, err := st.query(string(pb))
 		if err != nil {
 			refused = err
 			return nil, false
@@ -344,7 +344,7 @@ func limitedAnswer(ctx context.Context, m api.Module, stack []uint64, kind strin
 	var refused error
 	out, _ := st.cached(key, func() ([]byte, bool) {
 		st.charge(len(pb))
-		v, err := services.Query(st.req, string(pb))
+		v, err := st.query(string(pb))
 		if err != nil {
 			refused = err
 			return nil, false
@@ -380,6 +380,15 @@ func (st *callState) cached(key string, compute func() ([]byte, bool)) ([]byte, 
 	out, found := compute()
 	st.lastKey, st.lastOut, st.lastFound = key, out, found
 	return out, found
+}
+
+// query runs a guest's path on the request of the call in progress after
+// services.CheckPath, as services.Query does, but on the member its first
+// key names (services.Members, the request's members indexed on the call's
+// first path) instead of scanning the request from its first byte; on the
+// host's envelopes the answers are gjson's exactly, read in place.
+func (st *callState) query(path string) (gjson.Result, error) {
+	return st.members.Query(path)
 }
 
 // splice(kindPtr, kindLen, partsPtr, partsLen): effects of one kind whose
@@ -438,22 +447,12 @@ func hostSplice(ctx context.Context, m api.Module, stack []uint64) {
 }
 
 // spliceReader reads a splice's values in the request of the call in
-// progress, in place (the splice copies what it takes): its members are
-// indexed on the first path, so that each path runs on the member its
-// first key names instead of scanning the request from its first byte.
-type spliceReader struct {
-	st      *callState
-	members services.Members
-	indexed bool
-}
+// progress, in place (the splice copies what it takes).
+type spliceReader struct{ st *callState }
 
 func (r *spliceReader) Query(path string) (gjson.Result, error) {
-	if !r.indexed {
-		r.members.Reset(r.st.req)
-		r.indexed = true
-	}
 	r.st.charge(len(path) + 64) // the path and the value the splice keeps
-	return r.members.Query(path)
+	return r.st.query(path)
 }
 
 func (r *spliceReader) Canonical(v gjson.Result) []byte {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"github.com/agentwarden/warden/internal/services"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -18,6 +19,8 @@ type callState struct {
 	logs   int
 	// req is the request of the call in progress, for the host services.
 	req []byte
+	// members indexes req's members on the call's first path (query)
+	members services.Members
 	// the services' one-entry cache
 	lastKey   string
 	lastOut   []byte
