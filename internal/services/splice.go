@@ -85,14 +85,15 @@ func Splice(parts []byte, req SpliceReader, room int, fn func(n int, p Spliced))
 var splicers = sync.Pool{New: func() any { return new(splicer) }}
 
 func (s *splicer) release() {
-	if cap(s.skel) > 64<<10 || cap(s.text) > 64<<10 || cap(s.out) > 4096 {
+	if cap(s.skel) > 64<<10 || cap(s.text) > 64<<10 || cap(s.pre) > 64<<10 || cap(s.out) > 4096 {
 		return // an outsized splice's buffers are not kept
 	}
 	clear(s.out)
 	clear(s.vals)
 	clear(s.checked)
 	clear(s.copied)
-	*s = splicer{skel: s.skel[:0], text: s.text[:0], out: s.out[:0], vals: s.vals[:0], checked: s.checked[:0], copied: s.copied[:0], skels: s.skels[:0]}
+	*s = splicer{skel: s.skel[:0], text: s.text[:0], out: s.out[:0], vals: s.vals[:0], checked: s.checked[:0], copied: s.copied[:0], skels: s.skels[:0],
+		pre: s.pre[:0], preEnd: s.preEnd[:0]}
 	splicers.Put(s)
 }
 
@@ -104,6 +105,11 @@ type splicer struct {
 	total   int
 	checked []string // values checked valid, by their bytes
 	copied  []string // the values the parts copy in
+	// pre holds the strings and leaves written while measuring, one after
+	// another: preEnd where each ends, preFrom where the next starts
+	pre     []byte
+	preEnd  []int
+	preFrom int
 	out     []Spliced
 	buf     []byte // every payload, each a capped slice of it
 	skel    []byte // the current payload's skeleton
@@ -223,12 +229,7 @@ func (s *splicer) measure() (size, payloads int, err error) {
 				return 0, 0, err
 			}
 			size += len(b)
-		case SpliceValue, SpliceLeaves:
-			if tag == SpliceLeaves {
-				if _, err := s.u32(); err != nil {
-					return 0, 0, err
-				}
-			}
+		case SpliceValue:
 			path, err := s.bytes()
 			if err != nil {
 				return 0, 0, err
@@ -239,32 +240,26 @@ func (s *splicer) measure() (size, payloads int, err error) {
 			}
 			s.vals = append(s.vals, v)
 			size += len(v.Raw) + 4
-			if tag == SpliceValue && v.Exists() {
+			if v.Exists() {
 				s.copied = append(s.copied, v.Raw)
 			}
-		case SpliceString:
-			limit, err := s.u32()
+		case SpliceString, SpliceLeaves:
+			// written now, into pre, so that the payloads' size is known
+			start := len(s.pre)
+			var err error
+			if tag == SpliceString {
+				err = s.str()
+			} else {
+				err = s.leaves()
+			}
 			if err != nil {
 				return 0, 0, err
 			}
-			count, err := s.u32()
-			if err != nil {
-				return 0, 0, err
+			if s.room >= 0 && len(s.pre) > s.room {
+				return 0, 0, fmt.Errorf("services: %w: more than %d bytes", ErrSpliceTooLarge, s.room)
 			}
-			for range count {
-				if s.i >= len(s.parts) {
-					return 0, 0, fmt.Errorf("services: %w: a string's segment past the end", ErrSplice)
-				}
-				if m := s.parts[s.i]; m != SegmentText && m != SegmentRaw && m != SegmentCanonical {
-					return 0, 0, fmt.Errorf("services: %w: unknown segment %q", ErrSplice, m)
-				}
-				s.i++
-				if _, err := s.bytes(); err != nil {
-					return 0, 0, err
-				}
-			}
-			// a JSON string of the text: escapes make it longer
-			size += min(limit, 1<<12)*3/2 + 8
+			s.preEnd = append(s.preEnd, len(s.pre))
+			size += len(s.pre) - start
 		case SpliceEnd:
 			if payloads++; payloads > MaxSplicePayloads+1 {
 				return 0, 0, fmt.Errorf("services: %w: more than %d payloads", ErrSplice, MaxSplicePayloads)
@@ -301,13 +296,27 @@ func (s *splicer) next() gjson.Result {
 }
 
 func (s *splicer) part(tag byte) error {
-	switch tag {
-	case SpliceValue:
+	if tag == SpliceValue {
 		return s.value()
-	case SpliceString:
-		return s.str()
 	}
-	return s.leaves()
+	// written by measure: its fields are skipped, its bytes copied
+	if tag == SpliceString {
+		_, _ = s.u32()
+		count, _ := s.u32()
+		for range count {
+			s.i++
+			_, _ = s.bytes()
+		}
+	} else {
+		_, _ = s.u32()
+		_, _ = s.bytes()
+	}
+	end := s.preEnd[0]
+	s.preEnd = s.preEnd[1:]
+	s.buf = append(s.buf, s.pre[s.preFrom:end]...)
+	s.preFrom = end
+	s.skel = append(s.skel, "null"...)
+	return nil
 }
 
 // track follows whether the literal JSON so far ends inside a string.
@@ -432,17 +441,28 @@ func (s *splicer) str() error {
 		}
 		text = append(text[:cut], "…"...)
 	}
-	s.buf = abi.AppendJSONString(s.buf, unsafe.String(unsafe.SliceData(text), len(text)), false)
-	s.skel = append(s.skel, "null"...)
+	s.pre = abi.AppendJSONString(s.pre, unsafe.String(unsafe.SliceData(text), len(text)), false)
 	return nil
 }
 
 // leaves writes the walk's leaves of a value as a JSON array of strings.
 func (s *splicer) leaves() error {
-	limit, _ := s.u32() // measured
-	_, _ = s.bytes()
-	s.buf = AppendLeaves(s.buf, s.next(), limit)
-	s.skel = append(s.skel, "null"...)
+	limit, err := s.u32()
+	if err != nil {
+		return err
+	}
+	path, err := s.bytes()
+	if err != nil {
+		return err
+	}
+	v, err := s.get(path)
+	if err != nil {
+		return err
+	}
+	s.pre = AppendLeaves(s.pre, v, limit)
+	if s.room >= 0 && len(s.pre) > s.room {
+		return fmt.Errorf("services: %w: more than %d bytes", ErrSpliceTooLarge, s.room)
+	}
 	return nil
 }
 
