@@ -25,18 +25,6 @@ func (p *Parts) Bytes() []byte {
 	return p.b
 }
 
-// Len is the size of the encoded parts.
-func (p *Parts) Len() int { return len(p.b) }
-
-// Grow makes room for n more bytes.
-func (p *Parts) Grow(n int) {
-	if cap(p.b)-len(p.b) < n {
-		b := make([]byte, len(p.b), len(p.b)+n)
-		copy(b, p.b)
-		p.b = b
-	}
-}
-
 // close ends the open literal, writing its length.
 func (p *Parts) close() {
 	if !p.opened() {
