@@ -34,6 +34,9 @@ const (
 	FuncCanonical = "canonical" // (path, buf) -> i64: the canonical JSON digest hashes
 	FuncHash      = "hash"      // (path, buf) -> i64: DigestSize bytes of SHA-256 of the raw text
 	FuncItems     = "items"     // (path, limit, buf) -> i64: each item's kind, text and members
+
+	// Effects assembled by the host.
+	FuncSplice = "splice" // (kind, parts): effects whose payloads the host splices from literal JSON and request values
 )
 
 // HostFuncs are the names of all of ImportModule's functions, in the order
@@ -42,6 +45,7 @@ var HostFuncs = []string{
 	FuncSuccess, FuncFailed, FuncRejected, FuncDeferred, FuncPass, FuncEffect,
 	FuncNow, FuncRandom, FuncLog,
 	FuncQuery, FuncValidate, FuncDigest, FuncWalk, FuncCanonical, FuncHash, FuncItems,
+	FuncSplice,
 }
 
 // The exports a direct-ABI guest provides, besides the WASI reactor's
@@ -92,6 +96,21 @@ const (
 
 // DigestSize is the length of digest's answer: a SHA-256.
 const DigestSize = 32
+
+// The parts of splice (docs/ABI.md, "splice"): a tag byte and its fields,
+// each length or limit 4 bytes little-endian.
+const (
+	SpliceJSON   byte = 'j' // length, bytes: literal JSON
+	SpliceValue  byte = 'v' // length, path: the value, compact; null when missing
+	SpliceString byte = 's' // limit, count, segments: one JSON string, cut to limit
+	SpliceLeaves byte = 'w' // limit, length, path: walk's leaves as a JSON array of strings
+	SpliceEnd    byte = 'e' // ends a payload
+
+	// The segments of SpliceString: a mode byte, a length and its bytes.
+	SegmentText      byte = 't' // the bytes as text
+	SegmentRaw       byte = 'r' // the compact text of the value at a path
+	SegmentCanonical byte = 'c' // the canonical JSON of the value at a path
+)
 
 // The Warden-over-extism ABI: a module that imports from ExtismEnvModule is
 // loaded through the extism SDK and reports through ExtismUserModule's

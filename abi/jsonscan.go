@@ -20,7 +20,7 @@ func scanJSON(data []byte) (valid, dup, object bool) {
 		if cap(s.keys) > 1024 {
 			return // a deep document's stack is not kept
 		}
-		clear(s.keys[:cap(s.keys)]) // the keys point into data
+		clear(s.keys[:s.high]) // the keys point into data
 		*keys = s.keys[:0]
 		scanKeys.Put(keys)
 	}()
@@ -65,7 +65,8 @@ const maxDepth = 10000
 // found it only validates the rest.
 type validScanner struct {
 	dupScanner
-	dup bool
+	dup  bool
+	high int // the most keys s.keys held: what a scan leaves to clear
 }
 
 // value scans one value at s.i (after whitespace); false when it is not
@@ -279,6 +280,7 @@ func (s *validScanner) object(depth int) bool {
 					}
 				}
 				s.keys = append(s.keys, key)
+				s.high = max(s.high, len(s.keys))
 			default:
 				seen = make(map[string]struct{}, 2*n)
 				for _, k := range s.keys[base:] {

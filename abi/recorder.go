@@ -303,6 +303,70 @@ func (r *Recorder) Effect(kind string, payload []byte) {
 	r.verdict.Effects = append(r.verdict.Effects, Effect{Kind: kind, Payload: cloneRaw(payload)})
 }
 
+// EffectSpliced records an effect whose payload the host assembled from a
+// plugin's parts (the splice primitive): skeleton is the plugin's literal
+// JSON with null in place of each value the host copied
+// in, and is what is checked (valid JSON, no key twice); the copied values
+// were checked by the host, so payload is neither scanned again nor
+// copied: the recorder keeps it. Its bytes were charged by the caller.
+func (r *Recorder) EffectSpliced(kind string, skeleton, payload []byte) {
+	if r.violation != nil {
+		return
+	}
+	c, err := EffectCapability(kind)
+	if err != nil {
+		r.fail(PluginContractViolation, ViolationUnknownEffect, kind)
+		return
+	}
+	if !slices.Contains(r.grant, c) {
+		r.fail(PluginContractViolation, ViolationEffectNotGranted, kind)
+		return
+	}
+	if len(skeleton) > 0 {
+		if detail, bad := badJSON(skeleton); bad {
+			if detail != "" {
+				detail = kind + ": " + detail
+			} else {
+				detail = kind
+			}
+			r.fail(PluginContractViolation, ViolationBadData, detail)
+			return
+		}
+	}
+	if len(payload) == 0 {
+		payload = nil
+	}
+	r.verdict.Effects = append(r.verdict.Effects, Effect{Kind: kind, Payload: payload})
+}
+
+// GrowEffects makes room for n more effects (a splice's, whose number is
+// known before they are recorded).
+func (r *Recorder) GrowEffects(n int) {
+	if n > 0 {
+		r.verdict.Effects = slices.Grow(r.verdict.Effects, n)
+	}
+}
+
+// Room is how many more output bytes the call may report: -1 when
+// unbounded, 0 once a violation voided it.
+func (r *Recorder) Room() int {
+	switch {
+	case r.violation != nil:
+		return 0
+	case r.maxOutput <= 0:
+		return -1
+	}
+	return max(r.maxOutput-r.used, 0)
+}
+
+// DistinctJSON reports whether data is valid JSON (as json.Valid judges
+// it) in which no object holds a key twice: what the recorder takes of a
+// plugin's data, in one pass.
+func DistinctJSON(data []byte) bool {
+	valid, dup, _ := scanJSON(data)
+	return valid && !dup
+}
+
 // Finish ends the call: the verdict, or the *Violation that voids it (its
 // effects are dropped).
 func (r *Recorder) Finish() (Verdict, error) {

@@ -354,18 +354,17 @@ func (b *entityBuilder) finish() {
 }
 
 // fieldValue is what the entity rule reads of a field's value: its kind
-// (as ItemList's, 0 for none), raw JSON and text, from gjson (the text read
-// when asked) or from a host's list.
+// (as ItemList's, 0 for none), raw JSON and text (gjson's String), from
+// gjson or from a host's list. It holds no gjson.Result: the rule copies
+// values around, and a small value is what keeps that cheap inside a guest.
 type fieldValue struct {
-	kind  byte
-	raw   string
-	text  string
-	r     gjson.Result
-	fromR bool
+	kind byte
+	raw  string
+	text string
 }
 
 func gjsonValue(r gjson.Result) fieldValue {
-	v := fieldValue{raw: r.Raw, r: r, fromR: true}
+	v := fieldValue{raw: r.Raw}
 	switch {
 	case !r.Exists():
 	case r.IsObject():
@@ -375,24 +374,19 @@ func gjsonValue(r gjson.Result) fieldValue {
 	case r.Type == gjson.Null:
 		v.kind = 'n'
 	case r.Type == gjson.False:
-		v.kind = 'f'
+		v.kind, v.text = 'f', "false"
 	case r.Type == gjson.True:
-		v.kind = 't'
+		v.kind, v.text = 't', "true"
 	case r.Type == gjson.Number:
-		v.kind = '#'
+		v.kind, v.text = '#', r.String()
 	default:
-		v.kind = 's'
+		v.kind, v.text = 's', r.Str
 	}
 	return v
 }
 
 // String is the value's text (gjson's String).
-func (v fieldValue) String() string {
-	if v.fromR {
-		return v.r.String()
-	}
-	return v.text
-}
+func (v fieldValue) String() string { return v.text }
 
 // has is hasValue: present, not null and not the empty string.
 func (v fieldValue) has() bool {

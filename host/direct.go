@@ -93,6 +93,7 @@ var directHostFuncs = map[string]struct {
 	abi.FuncCanonical: {hostCanonical, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 	abi.FuncHash:      {hostHash, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 	abi.FuncItems:     {hostItems, []api.ValueType{i32, i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncSplice:    {hostSplice, []api.ValueType{i32, i32, i32, i32}, nil},
 }
 
 func instantiateDirectHost(ctx context.Context, rt wazero.Runtime) error {

@@ -411,3 +411,72 @@ func (st *callState) cached(kind string, path, extra string, compute func() ([]b
 	st.lastOut, st.lastFound = out, found
 	return out, found
 }
+
+// splice(kindPtr, kindLen, partsPtr, partsLen): effects of one kind whose
+// payloads the host assembles from the guest's parts (services.Splice):
+// literal JSON the guest wrote and values of the request copied in without
+// passing through the guest. The parts are bounded by the plugin's output
+// limit and charged to its memory as they are read; the payloads are
+// assembled within the output room left and charged to it; the guest's
+// literal JSON is checked through each payload's skeleton
+// (abi.Recorder.EffectSpliced) and each value copied in once. Malformed
+// parts, a refused path or a value over the room void the call.
+func hostSplice(ctx context.Context, m api.Module, stack []uint64) {
+	st := begin(ctx)
+	if st == nil {
+		return
+	}
+	room := st.rec.Room()
+	if n := int(uint32(stack[1]) + uint32(stack[3])); room >= 0 && n > room {
+		st.rec.Charge(n) // records PLUGIN_OUTPUT_TOO_LARGE
+		return
+	}
+	kind, ok1 := read(st, m, stack[0], stack[1])
+	parts, ok2 := read(st, m, stack[2], stack[3])
+	if !ok1 || !ok2 {
+		return
+	}
+	st.charge(len(parts))
+	k := string(kind)
+	stopped, grown := false, false
+	err := services.Splice(parts, &spliceReader{st: st}, room, func(n int, p services.Spliced) {
+		if stopped {
+			return
+		}
+		if ctx.Err() != nil {
+			stopCall(ctx)
+		}
+		if !grown {
+			st.rec.GrowEffects(n)
+			grown = true
+		}
+		st.charge(len(p.Payload) + len(p.Skeleton))
+		if !st.rec.Charge(len(k) + len(p.Payload)) {
+			stopped = true
+			return
+		}
+		st.rec.EffectSpliced(k, p.Skeleton, p.Payload)
+	})
+	switch {
+	case errors.Is(err, services.ErrSpliceTooLarge):
+		st.rec.Charge(room + 1)
+	case errors.Is(err, services.ErrSpliceJSON):
+		st.rec.Violate(abi.ViolationBadData, k+": "+err.Error())
+	case err != nil:
+		refuse(st, err)
+	}
+}
+
+// spliceReader reads a splice's values in the request of the call in
+// progress, in place (the splice copies what it takes).
+type spliceReader struct{ st *callState }
+
+func (r *spliceReader) Query(path string) (gjson.Result, error) {
+	r.st.charge(len(path) + 64) // the path and the value the splice keeps
+	return r.st.query(path)
+}
+
+func (r *spliceReader) Canonical(v gjson.Result) []byte {
+	r.st.charge(2 * len(v.Raw))
+	return services.Canonical(v)
+}

@@ -80,6 +80,8 @@ type reporter interface {
 	walk(path string, limit int) string
 	items(path string, limit int) string
 	canonical(path string) []byte
+	splice(kind string, parts []byte)
+	size(path string) int
 }
 
 // Call is one decision: the request envelope and the way to answer it.
@@ -112,6 +114,10 @@ func (c *Call) Get(path string) gjson.Result {
 // Has reports whether a gjson path of the envelope matches anything,
 // without copying the value into the guest.
 func (c *Call) Has(path string) bool { return c.r.exists(path) }
+
+// Size is the length of the raw JSON at a gjson path of the envelope, -1
+// when the path matches nothing, without copying the value into the guest.
+func (c *Call) Size(path string) int { return c.r.size(path) }
 
 // MaxPathBytes is the longest path the host evaluates (docs/ABI.md,
 // "Primitives"); a longer one voids the call.

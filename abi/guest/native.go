@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -180,6 +181,14 @@ func (r nativeReporter) query(path string) (string, bool) {
 	return strings.Clone(res.Raw), true
 }
 
+func (r nativeReporter) size(path string) int {
+	res, ok := r.get(path)
+	if !ok || !res.Exists() {
+		return -1
+	}
+	return len(res.Raw)
+}
+
 func (r nativeReporter) exists(path string) bool {
 	res, ok := r.get(path)
 	return ok && res.Exists()
@@ -246,4 +255,47 @@ func (r nativeReporter) log(_ int32, msg string) {
 	if len(r.n.Logs) < 100 {
 		r.n.Logs = append(r.n.Logs, msg)
 	}
+}
+
+// splice assembles the payloads as the host does (services.Splice), on the
+// members the call's paths run on.
+func (r nativeReporter) splice(kind string, parts []byte) {
+	rec := r.n.rec
+	room := rec.Room()
+	if room >= 0 && len(kind)+len(parts) > room {
+		rec.Charge(len(kind) + len(parts))
+		return
+	}
+	stopped, grown := false, false
+	err := services.Splice(parts, nativeSplice{r}, room, func(n int, p services.Spliced) {
+		if stopped {
+			return
+		}
+		if !grown {
+			rec.GrowEffects(n)
+			grown = true
+		}
+		if !rec.Charge(len(kind) + len(p.Payload)) {
+			stopped = true
+			return
+		}
+		rec.EffectSpliced(kind, p.Skeleton, p.Payload)
+	})
+	switch {
+	case errors.Is(err, services.ErrSpliceTooLarge):
+		rec.Charge(room + 1)
+	case errors.Is(err, services.ErrSpliceJSON):
+		rec.Violate(abi.ViolationBadData, kind+": "+err.Error())
+	case err != nil:
+		rec.Violate(abi.ViolationHostRefused, err.Error())
+	}
+}
+
+// nativeSplice reads a splice's values as the native runner's paths do.
+type nativeSplice struct{ r nativeReporter }
+
+func (s nativeSplice) Query(path string) (gjson.Result, error) { return s.r.n.members.Query(path) }
+
+func (s nativeSplice) Canonical(v gjson.Result) []byte {
+	return services.CanonicalIn(s.r.n.ctx, v, s.r.n.members.Stable())
 }

@@ -154,3 +154,86 @@ func TestItemsNativeAsScan(t *testing.T) {
 		}
 	}
 }
+
+// TestSpliceNative: the parts a guest names through Parts become its
+// effects as the host assembles them, one per payload; a value placed
+// inside a literal string, an ungranted kind and an output over the limit
+// void the call as the host's splice does.
+func TestSpliceNative(t *testing.T) {
+	t.Parallel()
+	m := abi.Manifest{Name: "splices", Version: "1.0.0", ABI: abi.Version, Role: abi.RoleGuard, Phases: []abi.Phase{abi.PhaseAfter},
+		Capabilities: []abi.Capability{abi.CapEffectEvidence}}
+	req := []byte(`{"tool":"t","args":{"b":1, "a":"x"},"response":{ "rows" : [ {"id":1} , {"id":"é"} ] }}`)
+	tests := []struct {
+		name    string
+		kind    string
+		build   func(p *Parts)
+		limit   int
+		effects string
+		err     string
+	}{
+		{"item", abi.EffectEvidenceRegister, func(p *Parts) {
+			p.JSON(`{"r":`)
+			p.Value("response.rows")
+			p.JSON(`,"s":`)
+			p.String("a\"b<")
+			p.JSON(`,"l":`)
+			p.StringOf(12, Text("t "), CanonicalText("args"))
+			p.JSON(`,"e":`)
+			p.StringOf(100, RawText("response"))
+			p.JSON(`,"v":`)
+			p.Leaves("response", 10)
+			p.JSON(`,"n":`)
+			p.Literal(func(b []byte) []byte { return append(b, "1.50"...) })
+			p.JSON(`}`)
+		}, 1 << 20, `evidence.register {"r":[{"id":1},{"id":"é"}],"s":"a\"b<","l":"t {\"a\":\"x\",\"…","e":"{\"rows\":[{\"id\":1},{\"id\":\"é\"}]}","v":["1","é"],"n":1.50}`, ""},
+		{"records", abi.EffectEntityRecord, func(p *Parts) {
+			p.JSON(`{"id":1}`)
+			p.End()
+			p.RawJSON([]byte(`{"id":2}`))
+			p.End()
+		}, 1 << 20, "entity.record {\"id\":1}\nentity.record {\"id\":2}", ""},
+		{"value inside a string", abi.EffectEntityRecord, func(p *Parts) {
+			p.JSON(`{"a":"x`)
+			p.Value("tool")
+			p.JSON(`"}`)
+		}, 1 << 20, "", "bad_data"},
+		{"not granted", abi.EffectLedgerReserve, func(p *Parts) { p.JSON(`{}`) }, 1 << 20, "", "effect_not_granted"},
+		{"over the output limit", abi.EffectEntityRecord, func(p *Parts) {
+			p.JSON(`[`)
+			p.Value("response")
+			p.JSON(`,`)
+			p.Value("response")
+			p.JSON(`]`)
+		}, 60, "", "output_too_large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			n, err := NewNative(Plugin{Manifest: m, Handle: func(c *Call) {
+				var p Parts
+				tt.build(&p)
+				c.Splice(tt.kind, &p)
+				c.Pass(nil)
+			}}, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := n.Call(context.Background(), req)
+			var violation *abi.Violation
+			switch {
+			case tt.err != "" && !(errors.As(err, &violation) && string(violation.Kind) == tt.err):
+				t.Fatalf("error %v, want a %s violation", err, tt.err)
+			case tt.err == "" && err != nil:
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range v.Effects {
+				got = append(got, e.Kind+" "+string(e.Payload))
+			}
+			if strings.Join(got, "\n") != tt.effects {
+				t.Fatalf("effects\n%s\nwant\n%s", strings.Join(got, "\n"), tt.effects)
+			}
+		})
+	}
+}

@@ -348,3 +348,17 @@ func (wasmReporter) canonical(path string) []byte {
 		svcBuf = make([]byte, got)
 	}
 }
+
+//go:wasmimport warden splice
+func hostSplice(kind unsafe.Pointer, kindLen uint32, parts unsafe.Pointer, partsLen uint32)
+
+func (wasmReporter) splice(kind string, parts []byte) {
+	k, kl := sp(kind)
+	p, pl := bp(parts)
+	hostSplice(k, kl, p, pl)
+}
+
+func (wasmReporter) size(path string) int {
+	p, pl := sp(path)
+	return int(max(hostQuery(p, pl, nil, 0), -1))
+}

@@ -39,7 +39,9 @@ func Items(req []byte, path string, limit int) ([]byte, error) {
 // ItemsValue is Items on a value already read.
 func ItemsValue(v gjson.Result, limit int) []byte {
 	limit = min(max(limit, 0), MaxItems)
-	out := make([]byte, 5, 5+2*len(v.Raw))
+	// an answer holds each scalar's raw text and text, and 13 bytes and a
+	// key per member: about 2.1 times the value for records of short keys
+	out := make([]byte, 5, 5+2*len(v.Raw)+len(v.Raw)/4)
 	out[0] = walkKind(v)
 	if !v.Exists() || limit == 0 {
 		return out

@@ -2,6 +2,9 @@ package services
 
 import (
 	"encoding/binary"
+	"sync"
+
+	"github.com/agentwarden/warden/abi"
 
 	"github.com/tidwall/gjson"
 )
@@ -50,7 +53,7 @@ func Walk(req []byte, path string, limit int) ([]byte, error) {
 // WalkValue is Walk on a value already read.
 func WalkValue(v gjson.Result, limit int) []byte {
 	limit = min(max(limit, 0), MaxWalkLeaves)
-	out := make([]byte, 9, 9+min(len(v.Raw), 4096))
+	out := make([]byte, 9, 9+min(len(v.Raw), 4096, 64*limit))
 	out[0] = walkKind(v)
 	size := 0
 	if v.IsArray() || v.IsObject() {
@@ -62,8 +65,33 @@ func WalkValue(v gjson.Result, limit int) []byte {
 	}
 	w := walker{out: out, limit: limit}
 	w.leaves(v)
+	w.release()
 	binary.LittleEndian.PutUint32(w.out[5:], uint32(w.n))
 	return w.out
+}
+
+// AppendLeaves appends Walk's leaves of v (at most limit, capped at
+// MaxWalkLeaves) as a JSON array of strings, as abi.Marshal writes them.
+func AppendLeaves(b []byte, v gjson.Result, limit int) []byte {
+	w := walker{out: append(b, '['), limit: min(max(limit, 0), MaxWalkLeaves), json: true}
+	if w.limit > 0 && v.Exists() {
+		w.leaves(v)
+		w.release()
+	}
+	return append(w.out, ']')
+}
+
+// seenSets are the walkers' sets, kept for the next walk.
+var seenSets = sync.Pool{New: func() any { return make(map[string]struct{}, 64) }}
+
+// release gives back the walker's set, emptied (its keys point into the
+// request).
+func (w *walker) release() {
+	if w.seen != nil && len(w.seen) <= 4096 {
+		clear(w.seen)
+		seenSets.Put(w.seen)
+	}
+	w.seen = nil
 }
 
 func walkKind(v gjson.Result) byte {
@@ -96,6 +124,7 @@ type walker struct {
 	limit int
 	list  []string
 	seen  map[string]struct{}
+	json  bool // the leaves are appended as JSON strings, comma-separated
 }
 
 func (w *walker) leaves(v gjson.Result) bool {
@@ -114,8 +143,15 @@ func (w *walker) leaves(v gjson.Result) bool {
 	if w.has(s) {
 		return true
 	}
-	w.out = binary.LittleEndian.AppendUint32(w.out, uint32(len(s)))
-	w.out = append(w.out, s...)
+	switch {
+	case w.json && w.n > 0:
+		w.out = abi.AppendJSONString(append(w.out, ','), s, false)
+	case w.json:
+		w.out = abi.AppendJSONString(w.out, s, false)
+	default:
+		w.out = binary.LittleEndian.AppendUint32(w.out, uint32(len(s)))
+		w.out = append(w.out, s...)
+	}
 	w.n++
 	return w.n < w.limit
 }
@@ -129,9 +165,12 @@ func (w *walker) has(s string) bool {
 				return true
 			}
 		}
+		if w.list == nil {
+			w.list = make([]string, 0, walkLinear+1)
+		}
 		w.list = append(w.list, s)
 		if len(w.list) > walkLinear {
-			w.seen = make(map[string]struct{}, 4*len(w.list))
+			w.seen = seenSets.Get().(map[string]struct{})
 			for _, x := range w.list {
 				w.seen[x] = struct{}{}
 			}

@@ -155,19 +155,44 @@ func appendEntityFields(b []byte, f *contract.EntityFields, compact bool) []byte
 		b = appendString(b, f.Name)
 	}
 	if len(f.Attrs) > 0 {
-		slices.SortFunc(f.Attrs, func(x, y contract.EntityAttr) int { return strings.Compare(x.Key, y.Key) })
-		b = append(b, `,"attrs":{`...)
-		for i, a := range f.Attrs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, a.Key)
-			b = append(b, ':')
-			b = appendRawString(b, a.Raw, compact)
-		}
-		b = append(b, '}')
+		sortAttrs(f.Attrs)
+		b = appendAttrs(append(b, `,"attrs":{`...), f.Attrs, compact)
 	}
 	return append(b, '}')
+}
+
+// appendAttrs appends the members of an entity's attributes and the
+// closing brace; a function of its own, so that its loop is a small one
+// inside a guest.
+//
+//go:noinline
+func appendAttrs(b []byte, attrs []contract.EntityAttr, compact bool) []byte {
+	for i, a := range attrs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, a.Key)
+		b = append(b, ':')
+		b = appendRawString(b, a.Raw, compact)
+	}
+	return append(b, '}')
+}
+
+// sortAttrs sorts attributes by key: by insertion while few (an entity
+// has a handful, and a generic sort's calls cost more inside a guest),
+// else by slices.SortFunc.
+//
+//go:noinline
+func sortAttrs(a []contract.EntityAttr) {
+	if len(a) > 12 {
+		slices.SortFunc(a, func(x, y contract.EntityAttr) int { return strings.Compare(x.Key, y.Key) })
+		return
+	}
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j].Key < a[j-1].Key; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
 }
 
 // appendRaw appends the raw JSON value v compacted, or as it is when it is

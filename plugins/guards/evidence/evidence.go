@@ -37,6 +37,7 @@
 package evidence
 
 import (
+	"sync"
 	"time"
 
 	"github.com/agentwarden/warden/abi"
@@ -67,12 +68,19 @@ func handle(c *guest.Call) {
 	if err != nil {
 		panic(err) // the host turns it into a trap: the guard fails closed
 	}
-	it := e.item(c.Now().Format(time.RFC3339Nano))
-	c.Effect(abi.EffectEvidenceRegister, appendItem(make([]byte, 0, 512+2*len(e.resp)), &it, e.compactRaw))
-	for _, ent := range e.entities() {
-		c.Effect(abi.EffectEntityRecord, ent)
+	// The item and the entity records are named as parts the host
+	// assembles (the splice primitive): the guest writes what it decides,
+	// the host copies in the response and its extracts.
+	p := partsPool.Get().(*guest.Parts)
+	defer partsPool.Put(p)
+	p.Reset()
+	e.spliceItem(p, c.Now().Format(time.RFC3339Nano))
+	c.Splice(abi.EffectEvidenceRegister, p)
+	p.Reset()
+	if e.spliceEntities(p) > 0 {
+		c.Splice(abi.EffectEntityRecord, p)
 	}
-	if !it.Truncated {
+	if len(e.resp) <= e.budget {
 		c.Pass(nil)
 		return
 	}
@@ -87,3 +95,6 @@ func handle(c *guest.Call) {
 	r := abi.FieldResult
 	c.Failed(abi.Code(c.Get(r+".code").String()), text, c.Get(r+".next").String(), data)
 }
+
+// partsPool keeps the parts' buffers between calls.
+var partsPool = sync.Pool{New: func() any { return new(guest.Parts) }}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
 	"github.com/agentwarden/warden/abi/guest"
@@ -43,9 +44,21 @@ type call struct {
 	toolSpec *contract.Tool
 	callID   string
 	rawArgs  gjson.Result // bound arguments
-	args     string       // canonical bound arguments
-	x        *contract.Extraction
-	walked   []*guest.Walked // the host's walk of each extract, when it found them
+	args     string       // canonical bound arguments, once asked (canonArgs)
+	hasArgs  bool
+	// argsPath is the envelope path of the bound arguments when the host
+	// gives their canonical JSON (canonicalizer), else "".
+	argsPath string
+	// walkLimit is how many leaves extraction asks the host's walk for.
+	walkLimit int
+	// lazyArrays leaves an array extract's value in the envelope: its
+	// Value is an empty array standing for it (stubs: which, for the first
+	// 64 extracts).
+	lazyArrays bool
+	stubs      uint64
+	x          *contract.Extraction
+	walked     []*guest.Walked // the host's walk of each extract, when it found them
+	paths      []string        // each extract's envelope path, when the host found them
 	// compactRaw is whether the response is compact JSON already, and so
 	// every raw value taken from it (set by item).
 	compactRaw bool
@@ -64,7 +77,7 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &call{req: req, tool: tool, resp: envelope.Response(req), toolSpec: t, budget: Budget}
+	e := &call{req: req, tool: tool, resp: response(req), toolSpec: t, budget: Budget, walkLimit: MaxValues}
 	if n := envelope.Get(req, "config.maxPayloadBytes").Int(); n > 0 {
 		e.budget = int(n)
 	}
@@ -81,11 +94,40 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 	default:
 		return nil, fmt.Errorf("evidence: evidence of a %s call: only executed calls have evidence", outcome)
 	}
-	e.rawArgs = envelope.Args(req)
-	e.args = canonicalArgs(req, e.rawArgs)
+	if c, ok := req.(canonicalizer); ok {
+		e.argsPath = abi.FieldArgs
+		if c.Has(abi.FieldBound) { // envelope.Args prefers the bound arguments
+			e.argsPath = abi.FieldBound
+		}
+	}
+	// The arguments' own bytes are read only where they are used: a WRITE
+	// tool's entities merge them, and a reader without the host's
+	// canonical form canonicalizes them in the guest.
+	if e.argsPath == "" || t.IsWrite() {
+		e.rawArgs = envelope.Args(req)
+	}
 	e.callID = envelope.Get(req, abi.FieldCallID).String()
 	e.id = e.evidenceID()
 	return e, nil
+}
+
+// response is the raw response of the request, nil when it has none. It is
+// the bytes of the string the reader answered, not a copy: they are only
+// read.
+func response(req envelope.Reader) []byte {
+	r := envelope.Get(req, abi.FieldResponse)
+	if !r.Exists() {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(r.Raw), len(r.Raw))
+}
+
+// canonArgs is the canonical JSON of the bound arguments, computed once.
+func (e *call) canonArgs() string {
+	if !e.hasArgs {
+		e.args, e.hasArgs = canonicalArgs(e.req, e.rawArgs), true
+	}
+	return e.args
 }
 
 // canonicalizer is a Reader whose host gives a value's canonical JSON
@@ -120,7 +162,7 @@ func (e *call) evidenceID() string {
 	} else {
 		h.Write([]byte(e.tool))
 		h.Write([]byte{0})
-		h.Write([]byte(e.args))
+		h.Write([]byte(e.canonArgs()))
 		h.Write([]byte{0})
 		h.Write(e.resp)
 	}
@@ -157,8 +199,10 @@ func (e *call) extraction() *contract.Extraction {
 	}
 	h, ok := e.req.(hostReader)
 	if ok && e.toolSpec != nil {
-		for _, ex := range e.toolSpec.Extracts {
-			if p := responsePath(ex.Path); len(p) > guest.MaxPathBytes || strings.ContainsAny(ex.Path, pathSyntax) {
+		e.paths = make([]string, len(e.toolSpec.Extracts))
+		for i, ex := range e.toolSpec.Extracts {
+			e.paths[i] = responsePath(ex.Path)
+			if len(e.paths[i]) > guest.MaxPathBytes || strings.ContainsAny(ex.Path, pathSyntax) {
 				ok = false
 			}
 		}
@@ -167,11 +211,17 @@ func (e *call) extraction() *contract.Extraction {
 	if ok {
 		e.walked = make([]*guest.Walked, len(e.toolSpec.Extracts))
 		x = e.toolSpec.ExtractFound(e.resp, func(i int) (gjson.Result, int) {
-			p := responsePath(e.toolSpec.Extracts[i].Path)
-			w := h.Walk(p, MaxValues)
+			p := e.paths[i]
+			w := h.Walk(p, e.walkLimit)
 			e.walked[i] = &w
 			if w.Kind == guest.WalkMissing {
 				return gjson.Result{}, 0
+			}
+			if e.lazyArrays && w.Kind == guest.WalkArray {
+				// not copied in: what is written of it the host copies
+				// (spliceItem), and its items come from the host's list
+				e.stubs |= 1 << i
+				return gjson.Result{Type: gjson.JSON, Raw: "[]"}, w.Size
 			}
 			return h.Get(p), w.Size
 		})
@@ -199,7 +249,7 @@ type hostReader interface {
 // retrieved at the given time (RFC 3339).
 func (e *call) item(retrievedAt string) abi.EvidenceItem {
 	it := abi.EvidenceItem{
-		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.args), Locator),
+		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.canonArgs()), Locator),
 		RetrievedAt: retrievedAt, ToolCallID: e.callID,
 		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(e.resp),
 	}
@@ -414,7 +464,14 @@ const listItemsBytes = 64 << 10
 // when the host found the extract (extraction) and can list it whole.
 func (e *call) listItems(i int) (contract.ItemList, bool) {
 	l, ok := e.req.(itemLister)
-	if !ok || i >= len(e.walked) || e.walked[i] == nil || i >= len(e.x.Items) || len(e.x.Items[i].Value.Raw) > listItemsBytes {
+	if !ok || i >= len(e.walked) || e.walked[i] == nil || i >= len(e.x.Items) {
+		return nil, false
+	}
+	size := len(e.x.Items[i].Value.Raw)
+	if e.stubbed(i) {
+		size = l.Size(e.paths[i])
+	}
+	if size > listItemsBytes {
 		return nil, false
 	}
 	n := 1
@@ -424,32 +481,32 @@ func (e *call) listItems(i int) (contract.ItemList, bool) {
 	if n > guest.MaxItems {
 		return nil, false
 	}
-	its := l.Items(responsePath(e.toolSpec.Extracts[i].Path), n)
-	if len(its.List) != n {
+	its := l.ItemsView(e.paths[i], n)
+	if its.Len() != n {
 		return nil, false // not the value the extract found
 	}
-	return itemList{&its}, true
+	return &its, true
 }
 
 // itemLister is a Reader whose host lists a value's items (*guest.Call).
 type itemLister interface {
-	Items(path string, limit int) guest.Items
+	ItemsView(path string, limit int) guest.ItemsView
+	Size(path string) int
 }
 
-// itemList is a host's items answer as the contract reads it.
-type itemList struct{ its *guest.Items }
+// stubbed reports whether extract i's value was left in the envelope
+// (lazyArrays): its Value is an empty array standing for it.
+func (e *call) stubbed(i int) bool { return i < 64 && e.stubs&(1<<i) != 0 }
 
-func (l itemList) Len() int { return len(l.its.List) }
-
-func (l itemList) Item(i int) (byte, string, string) {
-	it := l.its.List[i]
-	return it.Kind, it.Raw, it.Text
-}
-
-func (l itemList) EachMember(i int, fn func(key string, kind byte, raw, text string)) {
-	for _, m := range l.its.MembersOf(i) {
-		fn(m.Key, m.Kind, m.Raw, m.Text)
+// value is extract i's value, read from the host when it was left there.
+func (e *call) value(i int) gjson.Result {
+	if e.stubbed(i) {
+		if h, ok := e.req.(hostReader); ok {
+			e.x.Items[i].Value = h.Get(e.paths[i])
+		}
+		e.stubs &^= 1 << i
 	}
+	return e.x.Items[i].Value
 }
 
 // truncated is the observation of a response over the budget: the result's
