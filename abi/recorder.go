@@ -277,30 +277,39 @@ func (r *Recorder) Pass(args, facts []byte) {
 
 // Effect records an effect to apply if the call is accepted.
 func (r *Recorder) Effect(kind string, payload []byte) {
+	if r.effectOK(kind, payload) {
+		r.verdict.Effects = append(r.verdict.Effects, Effect{Kind: kind, Payload: cloneRaw(payload)})
+	}
+}
+
+// effectOK reports whether an effect of kind with the JSON checked may be
+// recorded: the call is not void, the kind known and granted, the JSON (if
+// any) valid with no key twice; otherwise it voids the call.
+func (r *Recorder) effectOK(kind string, checked []byte) bool {
 	if r.violation != nil {
-		return
+		return false
 	}
 	c, err := EffectCapability(kind)
 	if err != nil {
 		r.fail(PluginContractViolation, ViolationUnknownEffect, kind)
-		return
+		return false
 	}
 	if !slices.Contains(r.grant, c) {
 		r.fail(PluginContractViolation, ViolationEffectNotGranted, kind)
-		return
+		return false
 	}
-	if len(payload) > 0 {
-		if detail, bad := badJSON(payload); bad {
+	if len(checked) > 0 {
+		if detail, bad := badJSON(checked); bad {
 			if detail != "" {
 				detail = kind + ": " + detail
 			} else {
 				detail = kind
 			}
 			r.fail(PluginContractViolation, ViolationBadData, detail)
-			return
+			return false
 		}
 	}
-	r.verdict.Effects = append(r.verdict.Effects, Effect{Kind: kind, Payload: cloneRaw(payload)})
+	return true
 }
 
 // EffectSpliced records an effect whose payload the host assembled from a
@@ -310,28 +319,8 @@ func (r *Recorder) Effect(kind string, payload []byte) {
 // were checked by the host, so payload is neither scanned again nor
 // copied: the recorder keeps it. Its bytes were charged by the caller.
 func (r *Recorder) EffectSpliced(kind string, skeleton, payload []byte) {
-	if r.violation != nil {
+	if !r.effectOK(kind, skeleton) {
 		return
-	}
-	c, err := EffectCapability(kind)
-	if err != nil {
-		r.fail(PluginContractViolation, ViolationUnknownEffect, kind)
-		return
-	}
-	if !slices.Contains(r.grant, c) {
-		r.fail(PluginContractViolation, ViolationEffectNotGranted, kind)
-		return
-	}
-	if len(skeleton) > 0 {
-		if detail, bad := badJSON(skeleton); bad {
-			if detail != "" {
-				detail = kind + ": " + detail
-			} else {
-				detail = kind
-			}
-			r.fail(PluginContractViolation, ViolationBadData, detail)
-			return
-		}
 	}
 	if len(payload) == 0 {
 		payload = nil
