@@ -199,17 +199,21 @@ func hostValidate(ctx context.Context, m api.Module, stack []uint64) {
 			refused = err
 			return nil, false
 		}
+		kept := st.members.Stable()
 		doc, err := st.query(unsafeString(dp))
 		if err != nil {
 			refused = err
 			return nil, false
 		}
+		kept = kept && (st.members.Stable() || !doc.Exists())
 		// A compile keeps about twice the schema's text (see jsonschema's
 		// estimate); charge that whether or not it was cached.
 		st.charge(2 * len(schema.Raw))
-		// services.Query's answers are copies of the request's bytes,
-		// never changed: the call's memo keeps them as they are.
-		out, err := services.ValidateIn(ctx, schema.Raw, doc, true)
+		// The call's memo keeps the answers as they are only when they
+		// live as long as the call (Members.Stable); a modifier's or a
+		// literal's answer, or one in the envelope's reused buffer, is
+		// copied, so no later write can change what was found valid.
+		out, err := services.ValidateIn(ctx, schema.Raw, doc, kept)
 		if err != nil {
 			stopCall(ctx) // the deadline passed while compiling or validating
 		}

@@ -153,18 +153,32 @@ func (m *Members) get(path string) gjson.Result {
 	}
 	for i := range m.shared {
 		if c := &m.shared[i]; c.Key == first {
-			m.stable = c.Firm
-			return member(c.V, rest)
+			r := member(c.V, rest)
+			m.stable = c.Firm && within(r.Raw, c.V.Raw)
+			return r
 		}
 	}
 	for i, k := range m.keys {
 		if k != first {
 			continue
 		}
-		m.stable = m.firm[i]
-		return member(m.vals[i], rest)
+		r := member(m.vals[i], rest)
+		m.stable = m.firm[i] && within(r.Raw, m.vals[i].Raw)
+		return r
 	}
 	return gjson.Result{}
+}
+
+// within reports whether sub's bytes lie inside outer's. An answer is as
+// stable as its member only when gjson read it there: a modifier or a
+// literal (`|@reverse`, `!true`, a multipath) answers bytes of its own or
+// of the path, which live no longer than the primitive call.
+func within(sub, outer string) bool {
+	if sub == "" {
+		return true
+	}
+	s, o := uintptr(unsafe.Pointer(unsafe.StringData(sub))), uintptr(unsafe.Pointer(unsafe.StringData(outer)))
+	return s >= o && s+uintptr(len(sub)) <= o+uintptr(len(outer))
 }
 
 // member evaluates the rest of a path on a member's value.
@@ -187,8 +201,9 @@ func (m *Members) state(path, rest string) gjson.Result {
 	}
 	for i, k := range m.viewKeys {
 		if unescapedIs(view, k) {
-			m.stable = true
-			return member(m.viewVals[i], sub)
+			r := member(m.viewVals[i], sub)
+			m.stable = within(r.Raw, m.viewVals[i].Raw)
+			return r
 		}
 	}
 	return gjson.Result{}
