@@ -443,7 +443,7 @@ func hostSplice(ctx context.Context, m api.Module, stack []uint64) {
 	st.charge(len(parts))
 	k := string(kind)
 	stopped, grown := false, false
-	err := services.Splice(parts, &spliceReader{st: st}, room, func(n int, p services.Spliced) {
+	err := services.Splice(parts, &spliceReader{ctx: ctx, st: st}, room, func(n int, p services.Spliced) {
 		if stopped {
 			return
 		}
@@ -472,12 +472,31 @@ func hostSplice(ctx context.Context, m api.Module, stack []uint64) {
 }
 
 // spliceReader reads a splice's values in the request of the call in
-// progress, in place (the splice copies what it takes).
-type spliceReader struct{ st *callState }
+// progress, in place (the splice copies what it takes). Each value is
+// charged as read, before the payloads are assembled: its bytes (which
+// the splice keeps and copies), twice for one that is not in place (a
+// modifier's or a literal's, which gjson allocated), so that the values a
+// splice reads are bounded by the plugin's memory whatever the room; the
+// deadline is checked at each.
+type spliceReader struct {
+	ctx context.Context
+	st  *callState
+}
 
 func (r *spliceReader) Query(path string) (gjson.Result, error) {
+	if r.ctx.Err() != nil {
+		stopCall(r.ctx)
+	}
 	r.st.charge(len(path) + 64) // the path and the value the splice keeps
-	return r.st.query(path)
+	v, err := r.st.query(path)
+	if err != nil {
+		return v, err
+	}
+	r.st.charge(len(v.Raw))
+	if !r.st.members.Stable() {
+		r.st.charge(len(v.Raw))
+	}
+	return v, nil
 }
 
 func (r *spliceReader) Canonical(v gjson.Result) []byte {

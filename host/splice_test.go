@@ -40,10 +40,11 @@ func TestSpliceBounds(t *testing.T) {
 		{"malformed", abi.PluginContractViolation, bad + "宿主函数拒绝了输入：services: splice refused: unknown part 'X' at byte 7。下一步：" + reportNext},
 		{"cut", abi.PluginContractViolation, bad + "宿主函数拒绝了输入：services: splice refused: a part of 1073741824 bytes past the end。下一步：" + reportNext},
 		{"parts", abi.PluginContractViolation, bad + "宿主函数拒绝了输入：services: splice refused: more than 10000 payloads。下一步：" + reportNext},
+		{"modifiers", abi.PluginMemoryLimit, "插件 splicebomb@1.0.0 超出内存上限。下一步：调用 builtin_node_fail 说明该插件不可用"},
 	}
 	for _, tt := range tests {
 		p := p
-		if tt.mode == "longpath" || tt.mode == "parts" {
+		if tt.mode == "longpath" || tt.mode == "parts" || tt.mode == "modifiers" {
 			p = wide
 		}
 		v := p.Guard(context.Background(), "tenant-a", before(`{"mode":"`+tt.mode+`","big":`+big+`}`))

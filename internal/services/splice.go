@@ -244,6 +244,13 @@ func (s *splicer) measure() (size, payloads int, err error) {
 				s.copied = append(s.copied, v.Raw)
 			}
 		case SpliceString, SpliceLeaves:
+			if tag == SpliceString && len(s.parts)-s.i >= 8 {
+				// each segment of a string counts as a part
+				n += int(binary.LittleEndian.Uint32(s.parts[s.i+4:]))
+				if n >= MaxSpliceParts {
+					return 0, 0, fmt.Errorf("services: %w: more than %d parts", ErrSplice, MaxSpliceParts)
+				}
+			}
 			// written now, into pre, so that the payloads' size is known
 			start := len(s.pre)
 			var err error
@@ -374,10 +381,16 @@ func (s *splicer) value() error {
 	return nil
 }
 
-// known reports whether raw lies inside a value checked already.
+// knownChecked bounds the values known compares with: the largest ones,
+// which hold the others a splice usually copies in (an extract beside the
+// response), so that many small values cost a bounded search each.
+const knownChecked = 64
+
+// known reports whether raw lies inside a value checked already (one of
+// the first knownChecked; a value in none of them is scanned itself).
 func (s *splicer) known(raw string) bool {
 	p := uintptr(unsafe.Pointer(unsafe.StringData(raw)))
-	for _, c := range s.checked {
+	for _, c := range s.checked[:min(len(s.checked), knownChecked)] {
 		q := uintptr(unsafe.Pointer(unsafe.StringData(c)))
 		if p >= q && p+uintptr(len(raw)) <= q+uintptr(len(c)) {
 			return true
@@ -412,12 +425,14 @@ func (s *splicer) str() error {
 		case SegmentText:
 			text = append(text, b...)
 		case SegmentRaw, SegmentCanonical:
+			if len(text) > limit {
+				break // cut already: the segment is not read
+			}
 			v, err := s.get(b)
 			if err != nil {
 				return err
 			}
 			switch {
-			case len(text) > limit: // cut already: the segment is not read
 			case mode == SegmentCanonical:
 				text = append(text, s.req.Canonical(v)...)
 			case v.Exists():

@@ -38,6 +38,15 @@ func (p parts) str(limit int, segs ...string) parts {
 	return p
 }
 
+// manySegments is n text segments of one byte each.
+func manySegments(n int) []string {
+	segs := make([]string, 0, 2*n)
+	for range n {
+		segs = append(segs, "t", "a")
+	}
+	return segs
+}
+
 func (p parts) end() parts { return append(p, services.SpliceEnd) }
 
 // reader answers the splice's paths on one request, as the native runner.
@@ -104,6 +113,8 @@ func TestSplice(t *testing.T) {
 		{"segment past the end", parts{'s', 5, 0, 0, 0, 1, 0, 0, 0}, -1, nil, nil, services.ErrSplice, "segment past the end"},
 		{"path refused", parts{}.val(strings.Repeat("a", 513)), -1, nil, nil, services.ErrPath, "513 bytes"},
 		{"too many payloads", parts(strings.Repeat("e", services.MaxSplicePayloads+1)), -1, nil, nil, services.ErrSplice, "more than 10000 payloads"},
+		{"too many segments", parts{}.str(5, manySegments(services.MaxSpliceParts)...), -1, nil, nil, services.ErrSplice, "more than 65536 parts"},
+		{"a segment after the cut is not read", parts{}.str(2, "t", "abc", "r", strings.Repeat("a", 513)), -1, []string{`"ab…"`}, []string{`null`}, nil, ""},
 		{"too many parts", parts{}.lit("").append([]byte(strings.Repeat("\x6a\x00\x00\x00\x00", services.MaxSpliceParts))...), -1, nil, nil, services.ErrSplice, "more than 65536 parts"},
 	}
 	for _, tt := range tests {

@@ -5,8 +5,10 @@
 // the request more times than the output limit allows (amplify), a value
 // inside a literal string (instring), a key twice (dupkey), a path of
 // 1 MiB (longpath), parts that are not well formed (malformed: an unknown
-// tag; cut: a length past the end), and more parts than a splice takes
-// (parts).
+// tag; cut: a length past the end), more parts than a splice takes
+// (parts), and values a modifier makes anew, each a copy of the whole
+// request, many times (modifiers: the host must charge them as read, not
+// only once the payloads are assembled).
 package main
 
 import (
@@ -59,6 +61,15 @@ func init() {
 				splice(abi.EffectEntityRecord, binary.LittleEndian.AppendUint32([]byte{'v'}, 1<<30))
 				c.Pass(nil)
 				return
+			case "modifiers":
+				p.JSON("[")
+				for i := range 30000 {
+					if i > 0 {
+						p.JSON(",")
+					}
+					p.Value("@reverse")
+				}
+				p.JSON("]")
 			case "parts":
 				for range 1<<16 + 1 {
 					p.End()
