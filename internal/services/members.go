@@ -30,6 +30,10 @@ type Members struct {
 	vals   []gjson.Result
 	firm   []bool // vals[i] lives in memory that outlives the call
 	built  bool
+	// scan says the request has a top-level key twice (only a raw request
+	// given to Reset can): gjson's answer for a path on such a key may come
+	// from any of them, so every path scans the request
+	scan bool
 	// views indexes the state member's views when it was given by parts.
 	viewKeys []string
 	viewVals []gjson.Result
@@ -53,7 +57,7 @@ func (m *Members) SetParts(req []byte) {
 	clear(m.vals)
 	clear(m.viewVals)
 	m.shared = nil
-	m.keys, m.vals, m.firm, m.built = m.keys[:0], m.vals[:0], m.firm[:0], true
+	m.keys, m.vals, m.firm, m.built, m.scan = m.keys[:0], m.vals[:0], m.firm[:0], true, false
 	m.viewKeys, m.viewVals, m.hasState, m.stable = m.viewKeys[:0], m.viewVals[:0], false, false
 }
 
@@ -117,7 +121,10 @@ func (m *Members) build() {
 	gjson.Parse(m.req).ForEach(func(k, v gjson.Result) bool {
 		for _, seen := range m.keys {
 			if seen == k.Str {
-				return true // gjson answers a path with the first of duplicate keys
+				// gjson answers "a" with the first of duplicate keys but
+				// "a.b" with the first "a" that has a "b": scan them all
+				m.scan = true
+				return false
 			}
 		}
 		m.Add(k.Str, v, false)
@@ -147,6 +154,9 @@ func (m *Members) get(path string) gjson.Result {
 	}
 	if !m.built {
 		m.build()
+	}
+	if m.scan {
+		return gjson.Get(m.req, path)
 	}
 	if first == "state" && m.hasState {
 		return m.state(path, rest)

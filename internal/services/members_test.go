@@ -18,6 +18,7 @@ var membersEnvelopes = []string{
 		`"state":{"state.evidence":{"items":[{"id":"ev_1","values":["42"]}]},"state.fingerprints":{"limit":3,"repeatTools":["search"]}},` +
 		`"response":{"code":200,"data":{"records":[{"id":1},{"id":2}]}}}`,
 	`{"tool":"a","tool":"b","args":{"x":1},"args":[1,2]}`, // duplicate keys: the first counts
+	`{"args":1,"args":{"x":{"y":2}},"a":1,"a":{"b":2}}`,   // duplicate keys: a path may match a later one
 	` { "tool" : "spaced" , "args" : [ 1 , { "x" : "y" } ] , "response" : "text{\"x\":1}" } `,
 	`{"argsText":"not json {","tool":"t"}`,
 	`{}`,
@@ -36,7 +37,7 @@ var membersPaths = []string{
 	"config.maxPayloadBytes", "result.outcome", "contract.args", "contract.sideEffect", "missing", "missing.x",
 	"tool.x", "argsText", "argsText.x", "args|@keys", "@this", "#", "0", "args.", ".args", "a-b.c_d.2", "1.2",
 	"{tool,args}", "[tool,args]", "ar*", "ar?s", "args\\.x", "provenance.a\\.b", "args.@reverse", "args.tags|#",
-	"response.1", "args.1.x", "abi", "kind",
+	"response.1", "args.1.x", "abi", "kind", "args.x.y", "a.b", "a.b|!true", "a",
 }
 
 // TestMembersAnswersAsTheScan checks the index against gjson on the whole
