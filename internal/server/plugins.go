@@ -158,8 +158,11 @@ func readPluginFile(dir string, f pluginFile) (moduleFile, error) {
 	var err error
 	if m.module, err = os.ReadFile(m.path); err != nil {
 		shared, serr := os.ReadFile(filepath.Join(dir, sharedModuleFile))
-		if !errors.Is(err, fs.ErrNotExist) || serr != nil {
+		switch {
+		case !errors.Is(err, fs.ErrNotExist):
 			return m, fmt.Errorf("server: plugin %s: %w", m.path, pathErr(err))
+		case serr != nil:
+			return m, fmt.Errorf("server: plugin %s: %w (nor is there a %s serving it)", m.path, pathErr(err), sharedModuleFile)
 		}
 		m.path, m.module = filepath.Join(dir, sharedModuleFile), host.SelectPlugin(shared, f.want.Name)
 	}

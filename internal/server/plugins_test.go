@@ -362,7 +362,7 @@ func TestLoadPluginsErrors(t *testing.T) {
 		refused string
 	}{
 		{"missing module", func(dir string) { os.Remove(filepath.Join(dir, "writegate.wasm")) }, nil,
-			fs.ErrNotExist, "server: plugin <dir>/writegate.wasm: open: no such file or directory", ""},
+			fs.ErrNotExist, "server: plugin <dir>/writegate.wasm: open: no such file or directory (nor is there a firstparty.wasm serving it)", ""},
 		{"not a module", func(dir string) { os.WriteFile(filepath.Join(dir, "writegate.wasm"), junk, 0o644) }, nil,
 			host.ErrCompile, "server: plugin <dir>/writegate.wasm: host: slot WriteGate: candidate: host: compile writegate.wasm: " +
 				"module does not compile: host: module cannot be instrumented: meter: section headers: truncated or bad encoding at byte 10: malformed module", host.Digest(junk)},
