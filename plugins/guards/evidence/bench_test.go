@@ -17,25 +17,7 @@ var (
 // call, natively and as wasm in one run.
 func BenchmarkEvidence(b *testing.B) {
 	req := in{contract: search, args: benchArgs, response: benchResponse, result: ok(benchResponse)}.request()
-	ctx := context.Background()
-	b.Run("native", func(b *testing.B) {
-		n := native(b)
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := n.Call(ctx, req); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("wasm", func(b *testing.B) {
-		p := wasmPlugin(b)
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := p.Invoke(ctx, "t", req); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchBoth(b, req)
 }
 
 // BenchmarkEvidenceChainCall is the Evidence guard on BenchmarkChain's call
@@ -55,6 +37,12 @@ func BenchmarkEvidenceChainCall(b *testing.B) {
 	const c = `{"label":"检索文章","success":{"path":"code","op":"EQ","value":200},"error":{"code":"code","message":"msg"},` +
 		`"extracts":[{"key":"articles","path":"data.records","entity":{"type":"article","id":"id","name":"title"}}]}`
 	req := in{tool: "search_articles", contract: c, args: args, response: resp, result: ok(resp)}.request()
+	benchBoth(b, req)
+}
+
+// benchBoth runs the guard on req natively and as wasm, one sub-benchmark
+// each.
+func benchBoth(b *testing.B, req []byte) {
 	ctx := context.Background()
 	b.Run("native", func(b *testing.B) {
 		n := native(b)
