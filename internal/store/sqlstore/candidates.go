@@ -47,14 +47,19 @@ func (s *DB) slotCandidates(ctx context.Context, what, q string, args ...any) ([
 	return queryAll(ctx, s, what, scanSlotCandidate, q, args...)
 }
 
-// lockSlots serialises, on PostgreSQL, the transactions that number or
-// decide a slot's generations.
-func (s *DB) lockSlots(ctx context.Context, tx *sql.Tx) error {
-	if s.dialect != Postgres {
-		return nil
+// beginSlots begins a transaction that numbers or decides a slot's
+// generations: on PostgreSQL it holds the slots' lock, which serialises
+// such transactions across instances.
+func (s *DB) beginSlots(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil || s.dialect != Postgres {
+		return tx, err
 	}
-	_, err := tx.ExecContext(ctx, `LOCK TABLE slot_generations IN SHARE ROW EXCLUSIVE MODE`)
-	return err
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE slot_generations IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
 }
 
 // ProposeSlotGeneration records a slot's candidate (store.SlotControl):
@@ -70,14 +75,11 @@ func (s *DB) ProposeSlotGeneration(ctx context.Context, c store.SlotCandidate, m
 	fail := func(err error) (store.SlotCandidate, bool, error) {
 		return store.SlotCandidate{}, false, fmt.Errorf("sqlstore: propose slot generation %s: %w", c.Slot, err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.beginSlots(ctx)
 	if err != nil {
 		return fail(err)
 	}
 	defer tx.Rollback()
-	if err := s.lockSlots(ctx, tx); err != nil {
-		return fail(err)
-	}
 	pending, err := scanSlotCandidate(tx.QueryRowContext(ctx, s.rebind(slotCandidateSelect+` WHERE slot = ? AND state = ?`), c.Slot, store.CandidatePreparing))
 	hasPending := err == nil
 	switch {
@@ -171,14 +173,11 @@ func (s *DB) DecideSlotCandidate(ctx context.Context, slot string, number uint64
 	fail := func(err error) (store.SlotCandidate, bool, error) {
 		return store.SlotCandidate{}, false, fmt.Errorf("%s: %w", what, err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.beginSlots(ctx)
 	if err != nil {
 		return fail(err)
 	}
 	defer tx.Rollback()
-	if err := s.lockSlots(ctx, tx); err != nil {
-		return fail(err)
-	}
 	get := func() (store.SlotCandidate, error) {
 		return scanSlotCandidate(tx.QueryRowContext(ctx, s.rebind(slotCandidateSelect+` WHERE slot = ? AND number = ?`), slot, int64(number)))
 	}

@@ -34,14 +34,11 @@ func (s *DB) PutSlotGeneration(ctx context.Context, g store.SlotGeneration, modu
 	fail := func(err error) (store.SlotGeneration, bool, error) {
 		return store.SlotGeneration{}, false, fmt.Errorf("sqlstore: put slot generation %s: %w", g.Slot, err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.beginSlots(ctx)
 	if err != nil {
 		return fail(err)
 	}
 	defer tx.Rollback()
-	if err := s.lockSlots(ctx, tx); err != nil {
-		return fail(err)
-	}
 	last, err := scanSlotGeneration(tx.QueryRowContext(ctx, s.rebind(slotGenerationSelect+` WHERE slot = ? ORDER BY number DESC LIMIT 1`), g.Slot))
 	switch {
 	case err == nil:
