@@ -164,7 +164,7 @@ func (m *Members) get(path string) gjson.Result {
 	for i := range m.shared {
 		if c := &m.shared[i]; c.Key == first {
 			r := member(c.V, rest)
-			m.stable = c.Firm && within(r.Raw, c.V.Raw)
+			m.stable = c.Firm && !aliases(r.Raw, path)
 			return r
 		}
 	}
@@ -173,22 +173,24 @@ func (m *Members) get(path string) gjson.Result {
 			continue
 		}
 		r := member(m.vals[i], rest)
-		m.stable = m.firm[i] && within(r.Raw, m.vals[i].Raw)
+		m.stable = m.firm[i] && !aliases(r.Raw, path)
 		return r
 	}
 	return gjson.Result{}
 }
 
-// within reports whether sub's bytes lie inside outer's. An answer is as
-// stable as its member only when gjson read it there: a modifier or a
-// literal (`|@reverse`, `!true`, a multipath) answers bytes of its own or
-// of the path, which live no longer than the primitive call.
-func within(sub, outer string) bool {
-	if sub == "" {
-		return true
+// aliases reports whether the answer a's bytes lie inside the path's. A
+// literal (`!true`, `!{…}`) answers bytes of the path, which the caller
+// may reuse as soon as the query returns (the host copies a guest's path
+// into a buffer of the call's), so such an answer is never stable; gjson's
+// other answers are bytes of the member or strings it allocated, which
+// nothing rewrites.
+func aliases(a, path string) bool {
+	if a == "" || path == "" {
+		return false
 	}
-	s, o := uintptr(unsafe.Pointer(unsafe.StringData(sub))), uintptr(unsafe.Pointer(unsafe.StringData(outer)))
-	return s >= o && s+uintptr(len(sub)) <= o+uintptr(len(outer))
+	p, q := uintptr(unsafe.Pointer(unsafe.StringData(a))), uintptr(unsafe.Pointer(unsafe.StringData(path)))
+	return p < q+uintptr(len(path)) && q < p+uintptr(len(a))
 }
 
 // member evaluates the rest of a path on a member's value.
@@ -212,7 +214,7 @@ func (m *Members) state(path, rest string) gjson.Result {
 	for i, k := range m.viewKeys {
 		if unescapedIs(view, k) {
 			r := member(m.viewVals[i], sub)
-			m.stable = within(r.Raw, m.viewVals[i].Raw)
+			m.stable = !aliases(r.Raw, path)
 			return r
 		}
 	}
