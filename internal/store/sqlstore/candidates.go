@@ -66,11 +66,8 @@ func (s *DB) beginSlots(ctx context.Context) (*sql.Tx, error) {
 // numbered under the same lock as PutSlotGeneration, and notified to the
 // instances listening at the commit.
 func (s *DB) ProposeSlotGeneration(ctx context.Context, c store.SlotCandidate, module []byte) (store.SlotCandidate, bool, error) {
-	if c.Slot == "" || c.Digest == "" || c.Origin == "" {
-		return store.SlotCandidate{}, false, fmt.Errorf("sqlstore: propose slot generation: slot, digest and origin are required: %w", store.ErrInvalid)
-	}
-	if len(c.Config) > 0 && !json.Valid(c.Config) {
-		return store.SlotCandidate{}, false, fmt.Errorf("sqlstore: propose slot generation %s: config is not JSON: %w", c.Slot, store.ErrInvalid)
+	if err := checkGeneration("propose slot generation", c.SlotGeneration); err != nil {
+		return store.SlotCandidate{}, false, err
 	}
 	fail := func(err error) (store.SlotCandidate, bool, error) {
 		return store.SlotCandidate{}, false, fmt.Errorf("sqlstore: propose slot generation %s: %w", c.Slot, err)

@@ -19,17 +19,26 @@ var _ store.SlotControl = (*DB)(nil)
 // generations; the payload is the slot's name.
 const slotChannel = "warden_slots"
 
+// checkGeneration refuses a generation or candidate without a slot, digest
+// or origin, or with a config that is not JSON; what names the operation.
+func checkGeneration(what string, g store.SlotGeneration) error {
+	if g.Slot == "" || g.Digest == "" || g.Origin == "" {
+		return fmt.Errorf("sqlstore: %s: slot, digest and origin are required: %w", what, store.ErrInvalid)
+	}
+	if len(g.Config) > 0 && !json.Valid(g.Config) {
+		return fmt.Errorf("sqlstore: %s %s: config is not JSON: %w", what, g.Slot, store.ErrInvalid)
+	}
+	return nil
+}
+
 // PutSlotGeneration makes g the slot's desired generation
 // (store.SlotControl). On PostgreSQL the slot's table is locked for the
 // transaction, so two instances installing at once number their
 // generations one after the other, and the commit notifies every
 // instance listening.
 func (s *DB) PutSlotGeneration(ctx context.Context, g store.SlotGeneration, module []byte, onlyFirst bool) (store.SlotGeneration, bool, error) {
-	if g.Slot == "" || g.Digest == "" || g.Origin == "" {
-		return store.SlotGeneration{}, false, fmt.Errorf("sqlstore: put slot generation: slot, digest and origin are required: %w", store.ErrInvalid)
-	}
-	if len(g.Config) > 0 && !json.Valid(g.Config) {
-		return store.SlotGeneration{}, false, fmt.Errorf("sqlstore: put slot generation %s: config is not JSON: %w", g.Slot, store.ErrInvalid)
+	if err := checkGeneration("put slot generation", g); err != nil {
+		return store.SlotGeneration{}, false, err
 	}
 	fail := func(err error) (store.SlotGeneration, bool, error) {
 		return store.SlotGeneration{}, false, fmt.Errorf("sqlstore: put slot generation %s: %w", g.Slot, err)
