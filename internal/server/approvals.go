@@ -203,7 +203,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, tenant s
 		}
 		return err
 	}
-	if !ss.tryRun() {
+	if !ss.takeRun(r.Context()) {
 		return errSessionBusy
 	}
 	locked := true

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,8 +9,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentwarden/warden/internal/server"
+	"github.com/agentwarden/warden/internal/store"
 )
 
 const springLaunch = `{"text":"帮我在市场部空间建一个网站，标题叫 Spring Launch"}`
@@ -148,5 +151,52 @@ func TestWaitParameter(t *testing.T) {
 	var done server.RunResult
 	if code, eb := f.do(t, "POST", "/v1/approvals/"+res.Approval.ID+"?wait=30s", keyAcme, `{"decision":"CONFIRM"}`, &done); code != http.StatusOK || done.Task.Status != "DONE" {
 		t.Fatalf("CONFIRM ?wait=30s: %d %+v %+v", code, eb, done.Task)
+	}
+}
+
+// slowSettle is a session store that takes its time to store a task that
+// no longer runs, as a loaded database may.
+type slowSettle struct {
+	store.Directory
+	delay time.Duration
+}
+
+func (d slowSettle) PutTask(ctx context.Context, session string, t store.Doc) error {
+	if !bytes.Contains(t.Doc, []byte(`"status":"RUNNING"`)) {
+		time.Sleep(d.delay)
+	}
+	return d.Directory.PutTask(ctx, session, t)
+}
+
+// TestGoOnAtTheFinalEvent: a client that follows the trace and goes on
+// as soon as the task's final event arrives is answered as the settled
+// task allows (here: the task waits for its approval), never session_busy
+// because the run is still storing the task.
+func TestGoOnAtTheFinalEvent(t *testing.T) {
+	t.Parallel()
+	f := buildFixture(t, fixtureSetup{options: func(o *server.Options) {
+		o.Directory = slowSettle{Directory: store.NewMemory(), delay: 300 * time.Millisecond}
+	}})
+	sid := f.session(t, keyAcme)
+	if code, _, b, err := f.post(t, context.Background(), "/v1/sessions/"+sid+"/messages", springLaunch); err != nil || code != http.StatusAccepted {
+		t.Fatalf("message: %d %s %v", code, b, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var trace struct {
+			Events []server.Event `json:"events"`
+		}
+		f.do(t, "GET", "/v1/sessions/"+sid+"/tasks/t1/trace", keyAcme, "", &trace)
+		if n := len(trace.Events); n > 0 && trace.Events[n-1].Kind == "TASK" && trace.Events[n-1].Status == "SUSPENDED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no final TASK event in a minute: %+v", trace.Events)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	code, eb := f.do(t, "POST", "/v1/sessions/"+sid+"/messages", keyAcme, springLaunch, nil)
+	if code != http.StatusConflict || eb.Error.Code != server.CodeTaskPending || eb.Error.Message != "task t1 waits for the user's answer" {
+		t.Fatalf("message at the final event: %d %+v", code, eb)
 	}
 }

@@ -76,7 +76,7 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, ss *session, t *
 		release, slot.taken = slot.release, true
 	}
 	ss.mu.Lock()
-	ss.active = t
+	ss.active, ss.ending, ss.freed = t, false, make(chan struct{})
 	ss.mu.Unlock()
 	// The 202 of a run nobody waits for shows the task before it ran.
 	var early RunResult
@@ -90,6 +90,9 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, ss *session, t *
 		ctx, cancel := s.runContext(r)
 		defer cancel()
 		exit, err := run(ctx)
+		ss.mu.Lock()
+		ss.ending = true
+		ss.mu.Unlock()
 		var a runAnswer
 		var ae *apiError
 		if errors.As(err, &ae) {
@@ -106,6 +109,8 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, ss *session, t *
 		ss.active = nil
 		release()
 		ss.run.Unlock()
+		close(ss.freed)
+		ss.freed = nil
 		ss.mu.Unlock()
 		done <- a
 	}()

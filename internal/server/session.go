@@ -82,8 +82,12 @@ type session struct {
 	// carried: masked wherever an event or a task would show them.
 	secrets []string
 	// active is the task a run is on (launch): it shows RUNNING until the
-	// run has settled it and freed the session.
+	// run has settled it and freed the session. ending says the run has
+	// ended or sent the task's final event; freed is closed when the run
+	// frees the session.
 	active *Task
+	ending bool
+	freed  chan struct{}
 }
 
 // view is a task as the API shows it now.
@@ -108,6 +112,9 @@ func (ss *session) emit(e loop.Event) loop.Event {
 	ss.mu.Lock()
 	ss.seq++
 	e.Seq = ss.seq
+	if ss.active != nil && e.Kind == loop.KindTask && e.Task == ss.active.ID && settles(e.Status) {
+		ss.ending = true
+	}
 	e = ss.maskEventLocked(e)
 	ev := Event{Event: e, Label: ss.labels[e.Tool].label, Time: time.Now().UTC().Truncate(time.Millisecond)}
 	ss.events = append(ss.events, ev)
@@ -135,6 +142,50 @@ func (ss *session) tryRun() bool {
 		return false
 	}
 	return true
+}
+
+// takeRun takes the session's run lock for a request. A run that has
+// already sent its task's final event (it is storing the task and freeing
+// the session) is waited for, up to settleWait: a client that follows the
+// events and goes on at the task's end is not refused as busy.
+func (ss *session) takeRun(ctx context.Context) bool {
+	var timeout <-chan time.Time
+	for {
+		if ss.tryRun() {
+			return true
+		}
+		ss.mu.Lock()
+		freed, ending := ss.freed, ss.active != nil && ss.ending
+		ss.mu.Unlock()
+		if !ending || freed == nil {
+			return false
+		}
+		if timeout == nil {
+			tm := time.NewTimer(settleWait)
+			defer tm.Stop()
+			timeout = tm.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// settleWait bounds how long a request waits for a run that is settling.
+const settleWait = 5 * time.Second
+
+// settles says whether a TASK event's status ends a run: the task ended
+// or waits.
+func settles(status string) bool {
+	switch state.Status(status) {
+	case state.Done, state.Failed, state.Cancelled, state.Suspended:
+		return true
+	}
+	return false
 }
 
 // saveTask stores the API's view of a task.

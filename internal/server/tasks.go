@@ -130,7 +130,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return err
 	}
-	if !ss.tryRun() {
+	if !ss.takeRun(r.Context()) {
 		return errSessionBusy
 	}
 	locked := true
@@ -307,7 +307,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, tenant, kind str
 	if err != nil {
 		return err
 	}
-	if !ss.tryRun() {
+	if !ss.takeRun(r.Context()) {
 		return errSessionBusy
 	}
 	ss.mu.Lock()
@@ -407,7 +407,7 @@ func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
-	if !ss.tryRun() {
+	if !ss.takeRun(r.Context()) {
 		return errSessionBusy
 	}
 	ss.mu.Lock()

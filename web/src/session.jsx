@@ -20,6 +20,7 @@ export function Session({ id, task }) {
   // the shown session's answers count.
   const shown = useRef(id);
   shown.current = id;
+  const seen = useRef([]);
   const load = async () => {
     const of = id;
     try {
@@ -27,6 +28,13 @@ export function Session({ id, task }) {
       if (shown.current !== of) return;
       setInfo(got);
       setError(null);
+      // A task shows RUNNING until its run has freed the session, which
+      // can be after the task's final event arrived: read it again until
+      // it shows how it ended.
+      if ((got?.tasks || []).some((t) => t.status === 'RUNNING' && settled(seen.current, t.id))) {
+        clearTimeout(timer.current);
+        timer.current = setTimeout(load, 250);
+      }
     } catch (e) {
       if (shown.current === of) setError(e);
     }
@@ -35,10 +43,15 @@ export function Session({ id, task }) {
     setInfo(null);
     setError(null);
     setEvs([]);
+    seen.current = [];
     load();
     const stop = follow(id, {
       onEvent: (e) => {
-        setEvs((old) => (old.length && old[old.length - 1].seq >= e.seq ? old : [...old, e]));
+        setEvs((old) => {
+          const next = old.length && old[old.length - 1].seq >= e.seq ? old : [...old, e];
+          seen.current = next;
+          return next;
+        });
         // A task's status lives in the session: reload it (at most a few
         // times a second) when an event can have changed one.
         if (e.kind === 'TASK' || e.kind === 'SUSPEND' || e.kind === 'RESUME' || e.kind === 'NODE') {
@@ -160,6 +173,16 @@ export function Fold({ text, at = 600 }) {
       </button>
     </>
   );
+}
+
+// settled says whether a task's last event is the TASK event of its end
+// or of a wait.
+function settled(events, task) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e.task === task) return e.kind === 'TASK' && ['DONE', 'FAILED', 'CANCELLED', 'SUSPENDED'].includes(e.status);
+  }
+  return false;
 }
 
 // ending is the final TASK event of a task that ended: its status, code
