@@ -57,6 +57,15 @@ const (
 	ExportHandle     = "warden_handle"      // (n) -> (): decide the call on the n-byte request
 )
 
+// ExportLeanInput is the optional export, () -> (), of a guest that reads
+// an after-phase response only through the primitives (query, size, hash,
+// digest, walk, splice, …): the host then writes its request into the
+// input buffer without the response member, so that the response, which
+// the result's data usually repeats, is copied into the guest at most
+// once. The primitives answer paths under "response" from the host's copy
+// as before. abi/guest exports it.
+const ExportLeanInput = "warden_lean_input"
+
 // ExportSelect is the optional export of a module serving several plugins
 // (abi/guest.ServeAll): (n) -> i64 selects the plugin whose manifest name
 // is the n bytes in the input buffer; 0 when selected, else a reason

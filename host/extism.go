@@ -316,7 +316,7 @@ func (x *extismInstance) manifest(context.Context) ([]byte, error) {
 	return x.man, nil
 }
 
-func (x *extismInstance) handle(ctx context.Context, req []byte) error {
+func (x *extismInstance) handle(ctx context.Context, req []byte, _ int) error {
 	_, err := x.call(ctx, exportHandle, req)
 	return err
 }

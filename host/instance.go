@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentwarden/warden/abi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
@@ -25,7 +26,10 @@ type engine interface {
 type instanceImpl interface {
 	abiVersion(ctx context.Context) (uint32, error)
 	manifest(ctx context.Context) ([]byte, error)
-	handle(ctx context.Context, req []byte) error
+	// handle decides one call on req. The last tail bytes of req before
+	// its closing brace are its response member (`,"response":…`, 0 when
+	// it has none), which a lean guest (abi.ExportLeanInput) is not given.
+	handle(ctx context.Context, req []byte, tail int) error
 	stderr() string
 	close(ctx context.Context)
 }
@@ -177,6 +181,7 @@ func (e *directEngine) newInstance(ctx context.Context, box *sandbox) (instanceI
 		man:      mod.ExportedFunction(exportManifest),
 		input:    mod.ExportedFunction(exportInput),
 		handleFn: mod.ExportedFunction(exportHandle),
+		lean:     leanInput(mod),
 		box:      box,
 	}, nil
 }
@@ -190,6 +195,15 @@ type directInstance struct {
 	// boundCallStack), budget its limit.
 	depth  api.Global
 	budget uint32
+	// lean says the guest takes its request without the response member
+	// (abi.ExportLeanInput).
+	lean bool
+}
+
+// leanInput says whether mod exports abi.ExportLeanInput as () -> ().
+func leanInput(mod api.Module) bool {
+	f := mod.ExportedFunction(abi.ExportLeanInput)
+	return f != nil && len(f.Definition().ParamTypes()) == 0 && len(f.Definition().ResultTypes()) == 0
 }
 
 func (d *directInstance) abiVersion(ctx context.Context) (uint32, error) {
@@ -219,15 +233,25 @@ func (d *directInstance) manifest(ctx context.Context) ([]byte, error) {
 	return append([]byte(nil), b...), nil
 }
 
-func (d *directInstance) handle(ctx context.Context, req []byte) error {
-	d.stack[0] = uint64(len(req))
+func (d *directInstance) handle(ctx context.Context, req []byte, tail int) error {
+	n := len(req)
+	if d.lean && tail > 0 && tail < n {
+		n -= tail // the member goes; the closing brace moves up
+	}
+	d.stack[0] = uint64(n)
 	if err := d.input.CallWithStack(ctx, d.stack[:]); err != nil {
 		return err
 	}
-	if !d.mod.Memory().Write(uint32(d.stack[0]), req) {
-		return fmt.Errorf("input buffer %d+%d out of bounds", uint32(d.stack[0]), len(req))
+	ptr := uint32(d.stack[0])
+	mem := d.mod.Memory()
+	ok := mem.Write(ptr, req[:n])
+	if n < len(req) {
+		ok = mem.Write(ptr, req[:n-1]) && mem.WriteByte(ptr+uint32(n-1), req[len(req)-1])
 	}
-	d.stack[0] = uint64(len(req))
+	if !ok {
+		return fmt.Errorf("input buffer %d+%d out of bounds", ptr, n)
+	}
+	d.stack[0] = uint64(n)
 	err := d.handleFn.CallWithStack(ctx, d.stack[:])
 	if err != nil && d.depth != nil && uint32(d.depth.Get()) > d.budget {
 		err = fmt.Errorf("%s (%d bytes): %w", stackExhausted, d.budget, err)

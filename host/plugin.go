@@ -305,13 +305,15 @@ func (releasedEngine) close(context.Context) error { return nil }
 // returns the plugin's verdict, or a *CallError when the plugin failed. It
 // applies no failure policy; Guard and Builtin do.
 func (p *Plugin) Invoke(ctx context.Context, tenant string, req []byte) (abi.Verdict, error) {
-	return p.invoke(ctx, tenant, req, nil)
+	return p.invoke(ctx, tenant, req, 0, nil)
 }
 
 // invoke is Invoke; index, when set, fills the index of req's members the
 // host services read paths through (Envelope.MembersFor), sparing the pass
-// over req that indexing it otherwise takes.
-func (p *Plugin) invoke(ctx context.Context, tenant string, req []byte, index func(m *services.Members)) (abi.Verdict, error) {
+// over req that indexing it otherwise takes. The last tail bytes of req
+// before its closing brace are its response member, which a lean guest
+// is not given (responseTail).
+func (p *Plugin) invoke(ctx context.Context, tenant string, req []byte, tail int, index func(m *services.Members)) (abi.Verdict, error) {
 	start := time.Now()
 	st := &p.stats
 	if tenant == ProbeTenant {
@@ -378,7 +380,7 @@ func (p *Plugin) invoke(ctx context.Context, tenant string, req []byte, index fu
 	inst.st.lastKey, inst.st.lastOut, inst.st.hostBytes = inst.st.lastKey[:0], nil, 0
 	inst.st.lastRefill, inst.st.lastQuantum = time.Time{}, 0
 	cctx, cancel := context.WithDeadline(ctx, deadline)
-	err = inst.impl.handle(withState(cctx, inst.st), req)
+	err = inst.impl.handle(withState(cctx, inst.st), req, tail)
 	cancel()
 	if budget != nil {
 		p.host.budgets.charge(budget, charged)
@@ -601,7 +603,7 @@ func (p *Plugin) call(ctx context.Context, tenant string, req *abi.Request) (abi
 	FilterViews(req.State, p.grant)
 	buf := envelopes.Get().(*[]byte)
 	b := req.AppendJSON((*buf)[:0])
-	v, err := p.Invoke(ctx, tenant, b)
+	v, err := p.invoke(ctx, tenant, b, responseTail(req.Response), nil)
 	if cap(b) <= 1<<20 {
 		*buf = b
 		envelopes.Put(buf)
@@ -616,12 +618,22 @@ func (p *Plugin) callEnvelope(ctx context.Context, tenant string, env *Envelope)
 	}
 	buf := envelopes.Get().(*[]byte)
 	b := env.appendFor((*buf)[:0], config, p.grant)
-	v, err := p.invoke(ctx, tenant, b, func(m *services.Members) { env.membersFor(m, b, config, p.grant) })
+	v, err := p.invoke(ctx, tenant, b, responseTail(env.response), func(m *services.Members) { env.membersFor(m, b, config, p.grant) })
 	if cap(b) <= 1<<20 {
 		*buf = b
 		envelopes.Put(buf)
 	}
 	return v, err
+}
+
+// responseTail is the length of the response member abi.Request.AppendJSON
+// and Envelope.appendFor write last, before the closing brace: 0 when
+// there is no response.
+func responseTail(response json.RawMessage) int {
+	if len(response) == 0 {
+		return 0
+	}
+	return len(`,"response":`) + len(response)
 }
 
 // failure turns a failed call into the observation its role calls for.

@@ -71,8 +71,8 @@ func TestWasmImportsAreTheABI(t *testing.T) {
 }
 
 // TestWasmExportsAreTheABI does the same for the //go:wasmexport
-// directives: exactly the four exports of the direct ABI, and the select
-// export of a module serving several plugins.
+// directives: exactly the four exports of the direct ABI, the lean-input
+// signal and the select export of a module serving several plugins.
 func TestWasmExportsAreTheABI(t *testing.T) {
 	t.Parallel()
 	_, exports := directives(t)
@@ -82,6 +82,7 @@ func TestWasmExportsAreTheABI(t *testing.T) {
 		"exportInput":      abi.ExportInput,
 		"exportHandle":     abi.ExportHandle,
 		"exportSelect":     abi.ExportSelect,
+		"exportLeanInput":  abi.ExportLeanInput,
 	}
 	if len(exports) != len(want) {
 		t.Errorf("exports %v, want %v", exports, want)

@@ -92,7 +92,9 @@ type Call struct {
 }
 
 // Raw returns the request envelope (JSON, see abi.Request). Do not keep it
-// after Handle returns.
+// after Handle returns. In wasm an after-phase request's bytes lack the
+// response member (docs/ABI.md, "warden_lean_input"): read it with
+// Response or Get, which the host answers.
 func (c *Call) Raw() []byte { return c.req }
 
 // Get reads a gjson path ("args.title", "lines.#", "args.@keys") of the

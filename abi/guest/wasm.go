@@ -165,6 +165,13 @@ func exportSelect(n uint32) uint64 {
 	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(selectReason))))<<32 | uint64(len(selectReason))
 }
 
+// exportLeanInput says the guest reads the response through the host
+// (abi.ExportLeanInput): Call.Get and the primitives do, Call.Raw's bytes
+// lack it.
+//
+//go:wasmexport warden_lean_input
+func exportLeanInput() {}
+
 //go:wasmexport warden_abi_version
 func exportABIVersion() uint32 { return abi.Version }
 
