@@ -491,6 +491,10 @@ func AppendCompact(b []byte, src string) []byte { return appendCompact(b, src, -
 func appendCompact(b []byte, src string, limit int) []byte {
 	start, run := len(b), 0
 	for i := 0; i < len(src); i++ {
+		if limit >= 0 && len(b)-start+i-run >= limit {
+			// the run so far reaches the limit: the rest is not read
+			return append(b, src[run:run+limit-(len(b)-start)]...)
+		}
 		switch src[i] {
 		case ' ', '\t', '\n', '\r':
 			b = append(b, src[run:i]...)

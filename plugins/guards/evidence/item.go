@@ -81,7 +81,10 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 	if n := envelope.Get(req, "config.maxPayloadBytes").Int(); n > 0 {
 		e.budget = int(n)
 	}
-	code := abi.Code(envelope.Get(req, abi.FieldResult+".code").String())
+	var code abi.Code
+	if outcome == "FAILED" { // a success has no code: not looked for past its data
+		code = abi.Code(envelope.Get(req, abi.FieldResult+".code").String())
+	}
 	// A call the business or the output schema judged failed still ran and
 	// returned: its evidence is SUCCESS with businessOk false (§6.1).
 	judged := code == abi.ToolBusinessFailed || code == abi.OutputSchemaMismatch

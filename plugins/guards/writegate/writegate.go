@@ -137,7 +137,10 @@ func reused(l abi.Locale, tool, earlier string) string {
 
 func after(c *guest.Call) {
 	outcome := c.Get(abi.FieldResult + ".outcome").String()
-	code := abi.Code(c.Get(abi.FieldResult + ".code").String())
+	var code abi.Code
+	if outcome != "SUCCESS" { // a success has no code: not looked for past its data
+		code = abi.Code(c.Get(abi.FieldResult + ".code").String())
+	}
 	f := lookup(c)
 	yes, no := true, false
 	settle := func(state abi.LedgerState, businessOK *bool) {
