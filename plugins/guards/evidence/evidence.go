@@ -80,7 +80,7 @@ func handle(c *guest.Call) {
 	if e.spliceEntities(p) > 0 {
 		c.Splice(abi.EffectEntityRecord, p)
 	}
-	if len(e.resp) <= e.budget {
+	if e.size <= e.budget {
 		c.Pass(nil)
 		return
 	}

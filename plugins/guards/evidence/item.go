@@ -34,9 +34,14 @@ const (
 
 // call is what the guard derives from an after-phase request.
 type call struct {
-	req      envelope.Reader
-	tool     string
+	req  envelope.Reader
+	tool string
+	// size is the response's length; resp its bytes, read from the
+	// request only once asked (response): a guest is not given them for
+	// what the host answers (the judge's path, the hash, the payload).
+	size     int
 	resp     []byte
+	respRead bool
 	status   abi.Outcome
 	ok       bool // business ok
 	budget   int
@@ -77,7 +82,12 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &call{req: req, tool: tool, resp: response(req), toolSpec: t, budget: Budget, walkLimit: MaxValues}
+	e := &call{req: req, tool: tool, toolSpec: t, budget: Budget, walkLimit: MaxValues}
+	if s, ok := req.(sizer); ok {
+		e.size = max(s.Size(abi.FieldResponse), 0)
+	} else {
+		e.size = len(e.response())
+	}
 	if n := envelope.Get(req, "config.maxPayloadBytes").Int(); n > 0 {
 		e.budget = int(n)
 	}
@@ -91,7 +101,7 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 	switch {
 	case outcome == "SUCCESS" || outcome == "FAILED" && (judged || code == abi.FingerprintRepeat):
 		e.status = abi.OutcomeSuccess
-		e.ok = !judged && t.Judge(e.resp).OK
+		e.ok = !judged && envelope.Holds(req, t, e.response)
 	case outcome == "FAILED":
 		e.status = abi.OutcomeFailed
 	default:
@@ -112,6 +122,19 @@ func read(req envelope.Reader, outcome string) (*call, error) {
 	e.callID = envelope.Get(req, abi.FieldCallID).String()
 	e.id = e.evidenceID()
 	return e, nil
+}
+
+// sizer is a Reader whose host gives a value's length (*guest.Call).
+type sizer interface {
+	Size(path string) int
+}
+
+// response is the request's raw response, read once.
+func (e *call) response() []byte {
+	if !e.respRead {
+		e.resp, e.respRead = response(e.req), true
+	}
+	return e.resp
 }
 
 // response is the raw response of the request, nil when it has none. It is
@@ -167,7 +190,7 @@ func (e *call) evidenceID() string {
 		h.Write([]byte{0})
 		h.Write([]byte(e.canonArgs()))
 		h.Write([]byte{0})
-		h.Write(e.resp)
+		h.Write(e.response())
 	}
 	return "ev_" + hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -187,7 +210,7 @@ func (e *call) contentHash() string {
 			return hex.EncodeToString(sum[:])
 		}
 	}
-	sum := sha256.Sum256(e.resp)
+	sum := sha256.Sum256(e.response())
 	return hex.EncodeToString(sum[:])
 }
 
@@ -213,7 +236,11 @@ func (e *call) extraction() *contract.Extraction {
 	var x contract.Extraction
 	if ok {
 		e.walked = make([]*guest.Walked, len(e.toolSpec.Extracts))
-		x = e.toolSpec.ExtractFound(e.resp, func(i int) (gjson.Result, int) {
+		var resp []byte // read only without extracts (their shape)
+		if len(e.toolSpec.Extracts) == 0 {
+			resp = e.response()
+		}
+		x = e.toolSpec.ExtractFound(resp, func(i int) (gjson.Result, int) {
 			p := e.paths[i]
 			w := h.Walk(p, e.walkLimit)
 			e.walked[i] = &w
@@ -229,7 +256,7 @@ func (e *call) extraction() *contract.Extraction {
 			return h.Get(p), w.Size
 		})
 	} else {
-		x = e.toolSpec.ExtractValues([]byte(e.rawArgs.Raw), e.resp)
+		x = e.toolSpec.ExtractValues([]byte(e.rawArgs.Raw), e.response())
 	}
 	e.x = &x
 	return e.x
@@ -251,29 +278,30 @@ type hostReader interface {
 // item builds the EvidenceItem of the call (the evidence.register payload),
 // retrieved at the given time (RFC 3339).
 func (e *call) item(retrievedAt string) abi.EvidenceItem {
+	resp := e.response()
 	it := abi.EvidenceItem{
 		ID: e.id, SourceType: sourceType(e.req, e.tool), Locator: contract.Truncate([]byte(e.tool+" "+e.canonArgs()), Locator),
 		RetrievedAt: retrievedAt, ToolCallID: e.callID,
-		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(e.resp),
+		Tool: e.tool, Status: e.status, BusinessOK: e.ok, Result: abi.ResultFailure, Size: len(resp),
 	}
-	if len(e.resp) > 0 {
+	if len(resp) > 0 {
 		it.ContentHash = e.contentHash()
-		if len(e.resp) > e.budget {
+		if len(resp) > e.budget {
 			// Truncate decides on the first Excerpt+1 bytes, so only those
 			// are compacted.
-			it.Excerpt = contract.Truncate(appendCompact(nil, e.resp, false, Excerpt+1), Excerpt)
+			it.Excerpt = contract.Truncate(appendCompact(nil, resp, false, Excerpt+1), Excerpt)
 			it.Truncated = true
-			it.Payload, _ = json.Marshal(contract.Truncate(e.resp, e.budget))
+			it.Payload, _ = json.Marshal(contract.Truncate(resp, e.budget))
 			e.compactRaw = false
 		} else {
 			// The response is compacted once: the payload, the excerpt (its
 			// head) and, when compacting left it as it was, every raw value
 			// taken from it (extracts, entity attributes) need no pass of
 			// their own.
-			cr := appendCompact(make([]byte, 0, len(e.resp)), e.resp, false, -1)
+			cr := appendCompact(make([]byte, 0, len(resp)), resp, false, -1)
 			it.Excerpt = contract.Truncate(cr[:min(len(cr), Excerpt+1)], Excerpt)
 			it.Payload = json.RawMessage(cr)
-			e.compactRaw = len(cr) == len(e.resp)
+			e.compactRaw = len(cr) == len(resp)
 		}
 	}
 	if e.ok {
@@ -449,7 +477,7 @@ func (e *call) entities() [][]byte {
 	// One buffer holds every payload, each a slice of it capped at its own
 	// end, instead of a buffer grown from nothing per entity.
 	var out [][]byte
-	buf := make([]byte, 0, len(e.resp)+256)
+	buf := make([]byte, 0, e.size+256)
 	e.toolSpec.EachEntityOf([]byte(e.rawArgs.Raw), *x, e.listItems, func(f *contract.EntityFields) {
 		start := len(buf)
 		buf = appendEntityFields(buf, f, compact)
@@ -518,7 +546,7 @@ func (e *call) value(i int) gjson.Result {
 // head is the first limit bytes of the response.
 func (e *call) truncated() (string, []byte, error) {
 	l := envelope.Locale(e.req)
-	size, limit := strconv.Itoa(len(e.resp)), strconv.Itoa(e.budget)
+	size, limit := strconv.Itoa(e.size), strconv.Itoa(e.budget)
 	note := "返回内容共 " + size + " 字节，超过 " + limit + " 字节上限，这里只给出前 " + limit + " 字节（truncated: true）；完整内容已登记为证据 " + e.id + "，用 builtin_evidence_get 分页读取其余部分"
 	join := "；"
 	if l == abi.LocaleEN {
@@ -536,7 +564,7 @@ func (e *call) truncated() (string, []byte, error) {
 		Limit      int    `json:"limit"`
 		EvidenceID string `json:"evidenceId"`
 		Head       string `json:"head"`
-	}{true, len(e.resp), e.budget, e.id, contract.Truncate(e.resp, e.budget)})
+	}{true, e.size, e.budget, e.id, contract.Truncate(e.response(), e.budget)})
 	if err != nil {
 		return "", nil, fmt.Errorf("evidence: truncated data: %w", err)
 	}

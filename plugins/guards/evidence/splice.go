@@ -23,7 +23,7 @@ func (e *call) spliceItem(p *guest.Parts, retrievedAt string) {
 	// In wasm an array extract stays in the envelope: the host copies it
 	// into the item and lists its items for the entities.
 	e.lazyArrays = listByHost && e.toolSpec != nil && len(e.toolSpec.Extracts) <= 64
-	truncated := len(e.resp) > e.budget
+	truncated := e.size > e.budget
 	p.JSON(`{"id":`)
 	p.String(e.id)
 	p.JSON(`,"sourceType":`)
@@ -38,7 +38,7 @@ func (e *call) spliceItem(p *guest.Parts, retrievedAt string) {
 	p.String(retrievedAt)
 	p.JSON(`,"toolCallId":`)
 	p.String(e.callID)
-	if len(e.resp) > 0 {
+	if e.size > 0 {
 		p.JSON(`,"excerpt":`)
 		p.StringOf(Excerpt, guest.RawText(abi.FieldResponse))
 		p.JSON(`,"contentHash":`)
@@ -66,17 +66,17 @@ func (e *call) spliceItem(p *guest.Parts, retrievedAt string) {
 	if truncated {
 		p.JSON(`,"truncated":true`)
 	}
-	if len(e.resp) != 0 {
+	if e.size != 0 {
 		p.JSON(`,"size":`)
-		p.JSON(strconv.Itoa(len(e.resp)))
+		p.JSON(strconv.Itoa(e.size))
 	}
 	if x != nil {
 		e.spliceExtracts(p, x)
 	}
-	if len(e.resp) > 0 {
+	if e.size > 0 {
 		p.JSON(`,"payload":`)
 		if truncated {
-			b, _ := json.Marshal(contract.Truncate(e.resp, e.budget))
+			b, _ := json.Marshal(contract.Truncate(e.response(), e.budget))
 			p.RawJSON(b)
 		} else {
 			p.Value(abi.FieldResponse)

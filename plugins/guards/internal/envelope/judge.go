@@ -27,6 +27,20 @@ func Judge(req Reader) (ok bool, reason string, err error) {
 	return false, BusinessReason(Locale(req), v), nil
 }
 
+// Holds is t.Judge(resp()).OK, reading only the value at the success
+// path when that tells (holdsAt): resp, the whole response, is asked for
+// only when it does not, so a guest that finds the success code is not
+// given the response.
+func Holds(req Reader, t *contract.Tool, resp func() []byte) bool {
+	if t == nil || t.Success == nil {
+		return true // contract.Tool.Judge reads no response then
+	}
+	if holdsAt(req, t.Success) {
+		return true
+	}
+	return t.Judge(resp()).OK
+}
+
 // BusinessReason is the reason of a TOOL_BUSINESS_FAILED observation:
 // "业务失败 [<downstream code>]：<message>" or, without a downstream code,
 // the TOOL_BUSINESS_FAILED template "业务失败：<message>". The downstream
