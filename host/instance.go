@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"errors"
@@ -200,6 +201,9 @@ type directInstance struct {
 	lean bool
 }
 
+// responseMember opens the response member a lean guest is not given.
+var responseMember = []byte(`,"response":`)
+
 // leanInput says whether mod exports abi.ExportLeanInput as () -> ().
 func leanInput(mod api.Module) bool {
 	f := mod.ExportedFunction(abi.ExportLeanInput)
@@ -235,7 +239,7 @@ func (d *directInstance) manifest(ctx context.Context) ([]byte, error) {
 
 func (d *directInstance) handle(ctx context.Context, req []byte, tail int) error {
 	n := len(req)
-	if d.lean && tail > 0 && tail < n {
+	if d.lean && tail > 0 && tail < n && bytes.HasPrefix(req[n-1-tail:], responseMember) {
 		n -= tail // the member goes; the closing brace moves up
 	}
 	d.stack[0] = uint64(n)

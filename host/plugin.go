@@ -633,7 +633,7 @@ func responseTail(response json.RawMessage) int {
 	if len(response) == 0 {
 		return 0
 	}
-	return len(`,"response":`) + len(response)
+	return len(responseMember) + len(response)
 }
 
 // failure turns a failed call into the observation its role calls for.
