@@ -71,7 +71,7 @@ func TestPluginInspect(t *testing.T) {
 		"phases        before",
 		"capabilities  none",
 		"limits        timeout 1000ms, memory 1024 pages, input 1048576 bytes, output 1048576 bytes",
-		"exports       _initialize, warden_abi_version, warden_handle, warden_input, warden_manifest, warden_select",
+		"exports       _initialize, warden_abi_version, warden_handle, warden_input, warden_lean_input, warden_manifest, warden_select",
 		"size          "+strconv.Itoa(size)+" bytes",
 		"sha256        "+sum,
 	); len(m) > 0 {
