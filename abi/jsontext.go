@@ -24,11 +24,6 @@ func plain(x uint64) bool {
 	return (x&hi|(x-0x20*lo)|hasZero(x^'"'*lo)|hasZero(x^'\\'*lo))&hi == 0
 }
 
-// PlainWord reports whether the eight bytes of s at i (i+8 <= len(s)) are
-// each ASCII, at least 0x20 and neither '"' nor '\\': bytes a JSON string
-// holds as they are. Scanners of JSON text test a word at a time with it.
-func PlainWord(s string, i int) bool { return plain(word(s, i)) }
-
 // plainHTML is plain that also finds '<', '>' and '&'.
 func plainHTML(x uint64) bool {
 	return plain(x) && (hasZero(x^'<'*lo)|hasZero(x^'>'*lo)|hasZero(x^'&'*lo))&hi == 0

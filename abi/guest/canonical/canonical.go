@@ -18,7 +18,6 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentwarden/warden/abi"
 	"github.com/tidwall/gjson"
 )
 
@@ -281,7 +280,7 @@ func (p *canonParser) emit(out []byte) []byte {
 		child := &p.nodes[p.kids[top.next]]
 		top.next++
 		if parent.kind == kindObject {
-			out = p.appendSpan(out, child.key)
+			out = appendString(out, p.str(child.key))
 			out = append(out, ':')
 		}
 		switch child.kind {
@@ -295,20 +294,10 @@ func (p *canonParser) emit(out []byte) []byte {
 	return out
 }
 
-// appendSpan writes the string s. One read as it is in the input (no
-// escape in it: stringToken refused control characters and invalid UTF-8)
-// is already written as appendString would write it, quotes included.
-func (p *canonParser) appendSpan(out []byte, s span) []byte {
-	if s.s > 0 {
-		return append(out, p.raw[s.s-1:s.e+1]...)
-	}
-	return appendString(out, p.str(s))
-}
-
 func (p *canonParser) scalarOut(out []byte, n *cnode) []byte {
 	switch n.kind {
 	case kindString:
-		return p.appendSpan(out, n.text)
+		return appendString(out, p.str(n.text))
 	case kindNumber:
 		return appendNumber(out, p.str(n.text))
 	}
@@ -549,10 +538,6 @@ func (p *canonParser) stringToken(i int) (int, span, bool) {
 	raw := p.raw
 	j := i + 1
 	for j < len(raw) {
-		if j+8 <= len(raw) && abi.PlainWord(raw, j) {
-			j += 8 // eight bytes that need no look of their own
-			continue
-		}
 		c := raw[j]
 		switch {
 		case c == '"':
