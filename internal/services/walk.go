@@ -128,18 +128,33 @@ type walker struct {
 }
 
 func (w *walker) leaves(v gjson.Result) bool {
+	if (v.IsArray() || v.IsObject()) && w.n == 0 && len(w.list) == 0 && w.seen == nil {
+		if more, ok := w.scan(v.Raw); ok {
+			return more
+		}
+	}
+	return w.walk(v)
+}
+
+// walk is leaves through gjson's ForEach, for any input gjson reads.
+func (w *walker) walk(v gjson.Result) bool {
 	switch {
 	case v.IsArray() || v.IsObject():
 		more := true
 		v.ForEach(func(_, x gjson.Result) bool {
-			more = w.leaves(x)
+			more = w.walk(x)
 			return more
 		})
 		return more
 	case v.Type == gjson.Null:
 		return true
 	}
-	s := v.String()
+	return w.leaf(v.String())
+}
+
+// leaf adds the text s of a leaf unless it has it, and says whether there
+// is room for more.
+func (w *walker) leaf(s string) bool {
 	if w.has(s) {
 		return true
 	}

@@ -1,0 +1,234 @@
+package services
+
+import "github.com/tidwall/gjson"
+
+// scan is leaves for a container read in one pass over its bytes raw.
+// gjson's ForEach scans each nested value once to find its end and again
+// when the walk goes into it; scan reads each byte once. The leaves, their
+// order and their texts are gjson's: a string's text is its bytes between
+// the quotes when it has no escape and gjson's unescaping when it has, a
+// number is written as gjson's String writes it. On a byte that JSON's
+// grammar does not allow there, scan reports ok false with the walker
+// emptied (it runs only on an empty one), and the caller walks the value
+// with gjson, as lenient as before.
+func (w *walker) scan(raw string) (more, ok bool) {
+	var stack [64]byte
+	depth := 0
+	i := 0
+	mark := len(w.out)
+	fail := func() (bool, bool) {
+		w.out, w.n = w.out[:mark], 0
+		w.list = w.list[:0]
+		w.release()
+		return false, false
+	}
+	for {
+		// a value at i
+		i = skipSpace(raw, i)
+		if i >= len(raw) {
+			return fail()
+		}
+		switch c := raw[i]; {
+		case c == '{' || c == '[':
+			if depth == len(stack) {
+				return fail() // deeper than a pass needs: gjson's walk
+			}
+			stack[depth] = c
+			depth++
+			i = skipSpace(raw, i+1)
+			if i < len(raw) && (c == '{' && raw[i] == '}' || c == '[' && raw[i] == ']') {
+				depth--
+				i++
+				break
+			}
+			if c == '{' {
+				if i = memberName(raw, i); i < 0 {
+					return fail()
+				}
+			}
+			continue
+		case c == '"':
+			end, escaped := stringEnd(raw, i)
+			if end < 0 {
+				return fail()
+			}
+			text := raw[i+1 : end-1]
+			if escaped {
+				text = gjson.Parse(raw[i:end]).Str
+			}
+			i = end
+			if !delimited(raw, i, stack[:depth]) {
+				return fail()
+			}
+			if !w.leaf(text) {
+				return false, true
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			end, integer := numberEnd(raw, i)
+			if end < 0 {
+				return fail()
+			}
+			text := raw[i:end]
+			if !integer {
+				text = gjson.Parse(text).String()
+			}
+			i = end
+			if !delimited(raw, i, stack[:depth]) {
+				return fail()
+			}
+			if !w.leaf(text) {
+				return false, true
+			}
+		case c == 't' && len(raw)-i >= 4 && raw[i:i+4] == "true":
+			i += 4
+			if !delimited(raw, i, stack[:depth]) {
+				return fail()
+			}
+			if !w.leaf("true") {
+				return false, true
+			}
+		case c == 'f' && len(raw)-i >= 5 && raw[i:i+5] == "false":
+			i += 5
+			if !delimited(raw, i, stack[:depth]) {
+				return fail()
+			}
+			if !w.leaf("false") {
+				return false, true
+			}
+		case c == 'n' && len(raw)-i >= 4 && raw[i:i+4] == "null":
+			i += 4
+		default:
+			return fail()
+		}
+		// after a value: a comma, or the end of its containers
+		for {
+			i = skipSpace(raw, i)
+			if depth == 0 {
+				if i != len(raw) {
+					return fail()
+				}
+				return true, true
+			}
+			if i >= len(raw) {
+				return fail()
+			}
+			top := stack[depth-1]
+			if raw[i] == ',' {
+				i++
+				if top == '{' {
+					if i = memberName(raw, skipSpace(raw, i)); i < 0 {
+						return fail()
+					}
+				}
+				break
+			}
+			if top == '{' && raw[i] == '}' || top == '[' && raw[i] == ']' {
+				depth--
+				i++
+				continue
+			}
+			return fail()
+		}
+	}
+}
+
+// delimited reports whether what follows a scalar ending at i is what
+// may: a comma or its container's closer (the end, outside any). A leaf is
+// counted only once it is known to end there, so that a walk stopped at
+// its limit has read nothing gjson would read otherwise.
+func delimited(raw string, i int, open []byte) bool {
+	i = skipSpace(raw, i)
+	if len(open) == 0 {
+		return i == len(raw)
+	}
+	if i >= len(raw) {
+		return false
+	}
+	c := raw[i]
+	return c == ',' || open[len(open)-1] == '{' && c == '}' || open[len(open)-1] == '[' && c == ']'
+}
+
+func skipSpace(raw string, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// memberName reads a member's name and its colon at i and returns where
+// its value starts, -1 when they are not there.
+func memberName(raw string, i int) int {
+	if i >= len(raw) || raw[i] != '"' {
+		return -1
+	}
+	end, _ := stringEnd(raw, i)
+	if end < 0 {
+		return -1
+	}
+	if end = skipSpace(raw, end); end >= len(raw) || raw[end] != ':' {
+		return -1
+	}
+	return end + 1
+}
+
+// stringEnd is the end of the string at i (after its closing quote), -1
+// when it has none, and whether it has an escape.
+func stringEnd(raw string, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '"':
+			return j + 1, escaped
+		case '\\':
+			escaped = true
+			j++
+		}
+	}
+	return -1, false
+}
+
+// numberEnd is the end of the JSON number at i (-1 when it is not one)
+// and whether it is an integer (digits after an optional minus), which
+// gjson's String writes as it is.
+func numberEnd(raw string, i int) (int, bool) {
+	j := i
+	if raw[j] == '-' {
+		j++
+	}
+	digits := func() int {
+		k := j
+		for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
+			k++
+		}
+		return k - j
+	}
+	switch n := digits(); {
+	case n == 0, n > 1 && raw[j] == '0':
+		return -1, false
+	default:
+		j += n
+	}
+	integer := true
+	if j < len(raw) && raw[j] == '.' {
+		j++
+		n := digits()
+		if n == 0 {
+			return -1, false
+		}
+		j += n
+		integer = false
+	}
+	if j < len(raw) && (raw[j] == 'e' || raw[j] == 'E') {
+		j++
+		if j < len(raw) && (raw[j] == '+' || raw[j] == '-') {
+			j++
+		}
+		n := digits()
+		if n == 0 {
+			return -1, false
+		}
+		j += n
+		integer = false
+	}
+	return j, integer
+}
