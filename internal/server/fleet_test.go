@@ -175,8 +175,16 @@ func TestFleetSlots(t *testing.T) {
 			}
 		}
 	}
-	if in := slot(a); in.Instances[0].Prepared != 7 || in.Instances[0].Serving != 6 || in.Instances[1].Refused != 7 {
-		t.Fatalf("instances after b refused 7: %+v", in.Instances)
+	// The refusal ends the rollout at once; a records that it prepared 7
+	// when its own preparation ends, which may be after.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		in := slot(a)
+		if in.Instances[0].Prepared == 7 && in.Instances[0].Serving == 6 && in.Instances[1].Refused == 7 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instances after b refused 7: %+v", in.Instances)
+		}
 	}
 
 	// A live instance that does not answer refuses the candidate at its
