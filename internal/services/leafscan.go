@@ -28,6 +28,10 @@ func (w *walker) scan(raw string) (more, ok bool) {
 		if i >= len(raw) {
 			return fail()
 		}
+		// a scalar's end, its text, and whether it is a leaf (null is not)
+		var end int
+		var text string
+		leaf := true
 		switch c := raw[i]; {
 		case c == '{' || c == '[':
 			if depth == len(stack) {
@@ -39,6 +43,7 @@ func (w *walker) scan(raw string) (more, ok bool) {
 			if i < len(raw) && (c == '{' && raw[i] == '}' || c == '[' && raw[i] == ']') {
 				depth--
 				i++
+				end, leaf = i, false
 				break
 			}
 			if c == '{' {
@@ -48,57 +53,38 @@ func (w *walker) scan(raw string) (more, ok bool) {
 			}
 			continue
 		case c == '"':
-			end, escaped := stringEnd(raw, i)
-			if end < 0 {
+			var escaped bool
+			if end, escaped = stringEnd(raw, i); end < 0 {
 				return fail()
 			}
-			text := raw[i+1 : end-1]
+			text = raw[i+1 : end-1]
 			if escaped {
 				text = gjson.Parse(raw[i:end]).Str
 			}
-			i = end
-			if !delimited(raw, i, stack[:depth]) {
-				return fail()
-			}
-			if !w.leaf(text) {
-				return false, true
-			}
 		case c == '-' || c >= '0' && c <= '9':
-			end, integer := numberEnd(raw, i)
-			if end < 0 {
+			var integer bool
+			if end, integer = numberEnd(raw, i); end < 0 {
 				return fail()
 			}
-			text := raw[i:end]
+			text = raw[i:end]
 			if !integer {
 				text = gjson.Parse(text).String()
 			}
-			i = end
-			if !delimited(raw, i, stack[:depth]) {
-				return fail()
-			}
-			if !w.leaf(text) {
-				return false, true
-			}
 		case c == 't' && len(raw)-i >= 4 && raw[i:i+4] == "true":
-			i += 4
-			if !delimited(raw, i, stack[:depth]) {
-				return fail()
-			}
-			if !w.leaf("true") {
-				return false, true
-			}
+			end, text = i+4, "true"
 		case c == 'f' && len(raw)-i >= 5 && raw[i:i+5] == "false":
-			i += 5
-			if !delimited(raw, i, stack[:depth]) {
-				return fail()
-			}
-			if !w.leaf("false") {
-				return false, true
-			}
+			end, text = i+5, "false"
 		case c == 'n' && len(raw)-i >= 4 && raw[i:i+4] == "null":
-			i += 4
+			end, leaf = i+4, false
 		default:
 			return fail()
+		}
+		i = end
+		if !delimited(raw, i, stack[:depth]) {
+			return fail()
+		}
+		if leaf && !w.leaf(text) {
+			return false, true
 		}
 		// after a value: a comma, or the end of its containers
 		for {
