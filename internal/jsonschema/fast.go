@@ -466,19 +466,11 @@ func (sc *scanner) object(n *fastNode, depth int) bool {
 			if !sc.value(child, depth+1) {
 				return false
 			}
-			sc.ws()
-			if sc.i >= len(sc.s) {
+			if done, ok := sc.after('}'); !ok {
 				return false
-			}
-			if sc.s[sc.i] == '}' {
-				sc.i++
+			} else if done {
 				break
 			}
-			if sc.s[sc.i] != ',' {
-				return false
-			}
-			sc.i++
-			sc.ws()
 		}
 	}
 	if n == nil {
@@ -490,6 +482,25 @@ func (sc *scanner) object(n *fastNode, depth int) bool {
 		}
 	}
 	return (n.minProps < 0 || seen.n >= n.minProps) && (n.maxProps < 0 || seen.n <= n.maxProps)
+}
+
+// after reads what follows a member or an item: its container's closer
+// (done) or a comma and the space after it; ok is false for anything else.
+func (sc *scanner) after(closer byte) (done, ok bool) {
+	sc.ws()
+	if sc.i >= len(sc.s) {
+		return false, false
+	}
+	switch sc.s[sc.i] {
+	case closer:
+		sc.i++
+		return true, true
+	case ',':
+		sc.i++
+		sc.ws()
+		return false, true
+	}
+	return false, false
 }
 
 func (sc *scanner) array(n *fastNode, depth int) bool {
@@ -511,19 +522,11 @@ func (sc *scanner) array(n *fastNode, depth int) bool {
 				return false
 			}
 			count++
-			sc.ws()
-			if sc.i >= len(sc.s) {
+			if done, ok := sc.after(']'); !ok {
 				return false
-			}
-			if sc.s[sc.i] == ']' {
-				sc.i++
+			} else if done {
 				break
 			}
-			if sc.s[sc.i] != ',' {
-				return false
-			}
-			sc.i++
-			sc.ws()
 		}
 	}
 	return n == nil || ((n.minItems < 0 || count >= n.minItems) && (n.maxItems < 0 || count <= n.maxItems))
