@@ -46,6 +46,17 @@ func ItemsValue(v gjson.Result, limit int) []byte {
 	if !v.Exists() || limit == 0 {
 		return out
 	}
+	if v.Type == gjson.JSON && (v.Raw[0] == '[' || v.Raw[0] == '{') {
+		if o, ok := scanItems(out, v.Raw, limit); ok {
+			return o
+		}
+	}
+	return itemsGjson(out, v, limit)
+}
+
+// itemsGjson is ItemsValue through gjson's ForEach, after the answer's
+// first 5 bytes in out: what scanItems gives way to on what is not JSON.
+func itemsGjson(out []byte, v gjson.Result, limit int) []byte {
 	n := 0
 	item := func(it gjson.Result) bool {
 		out = appendItemValue(out, it)

@@ -40,6 +40,24 @@ type Members struct {
 	hasState bool
 	// last answer's stability (see Stable)
 	stable bool
+	// memo keeps the last answers into large members: a guard reads the
+	// same subtree (an extract of the response) several times, and gjson
+	// scans to its end each time to find it
+	memo  [memoPaths]memoAnswer
+	memoN int
+}
+
+// memoPaths bounds the answers a Members keeps; memoBytes is the size of
+// a member worth keeping answers into.
+const (
+	memoPaths = 4
+	memoBytes = 512
+)
+
+type memoAnswer struct {
+	path   []byte // a copy, its buffer reused
+	r      gjson.Result
+	stable bool
 }
 
 // Reset points the index at req, to be built from it on first use. req
@@ -59,6 +77,10 @@ func (m *Members) SetParts(req []byte) {
 	m.shared = nil
 	m.keys, m.vals, m.firm, m.built, m.scan = m.keys[:0], m.vals[:0], m.firm[:0], true, false
 	m.viewKeys, m.viewVals, m.hasState, m.stable = m.viewKeys[:0], m.viewVals[:0], false, false
+	for i := range m.memoN {
+		m.memo[i].r = gjson.Result{}
+	}
+	m.memoN = 0
 }
 
 // Add indexes a member whose value v is the one in req. firm says v's
@@ -163,20 +185,41 @@ func (m *Members) get(path string) gjson.Result {
 	}
 	for i := range m.shared {
 		if c := &m.shared[i]; c.Key == first {
-			r := member(c.V, rest)
-			m.stable = c.Firm && !aliases(r.Raw, path)
-			return r
+			return m.member(c.V, c.Firm, path, rest)
 		}
 	}
 	for i, k := range m.keys {
-		if k != first {
-			continue
+		if k == first {
+			return m.member(m.vals[i], m.firm[i], path, rest)
 		}
-		r := member(m.vals[i], rest)
-		m.stable = m.firm[i] && !aliases(r.Raw, path)
-		return r
 	}
 	return gjson.Result{}
+}
+
+// member is the answer for path, the rest of it on a member's value v,
+// from the memo when the member is large.
+func (m *Members) member(v gjson.Result, firm bool, path, rest string) gjson.Result {
+	if rest == "" || len(v.Raw) < memoBytes {
+		r := member(v, rest)
+		m.stable = firm && !aliases(r.Raw, path)
+		return r
+	}
+	for i := range m.memoN {
+		if a := &m.memo[i]; string(a.path) == path {
+			m.stable = a.stable
+			return a.r
+		}
+	}
+	r := member(v, rest)
+	m.stable = firm && !aliases(r.Raw, path)
+	if !aliases(r.Raw, path) {
+		// the oldest answer makes room, its path's buffer reused
+		last := m.memo[memoPaths-1]
+		copy(m.memo[1:], m.memo[:memoPaths-1])
+		m.memo[0] = memoAnswer{path: append(last.path[:0], path...), r: r, stable: m.stable}
+		m.memoN = min(m.memoN+1, memoPaths)
+	}
+	return r
 }
 
 // aliases reports whether the answer a's bytes lie inside the path's. A

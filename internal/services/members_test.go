@@ -1,6 +1,8 @@
 package services_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -125,5 +127,43 @@ func TestMembersSharedAnswersAsTheScan(t *testing.T) {
 	m.Add("tool", gjson.Parse(`"x"`), false)
 	if got, _ := m.Query("args"); got.Exists() {
 		t.Errorf("SetParts kept the shared members: args = %s", got.Raw)
+	}
+}
+
+// TestMembersMemo: answers into a large member are kept for the call and
+// asked again in any order, past the memo's room, and a Reset forgets
+// them: each answer is still the scan's, and Stable follows the member.
+func TestMembersMemo(t *testing.T) {
+	t.Parallel()
+	big := func(tag string) string {
+		recs := make([]string, 0, 40)
+		for i := range 40 {
+			recs = append(recs, `{"id":`+string(rune('0'+i%10))+`,"tag":"`+tag+`"}`)
+		}
+		return `{"tool":"t","response":{"code":200,"data":{"records":[` + strings.Join(recs, ",") + `],"total":40}},"args":{"q":"` + tag + `"}}`
+	}
+	paths := []string{"response.data.records", "response.code", "response.data.total", "response.data.records.3.tag",
+		"response.data.records.#", "response.data", "response.data.records.#.tag", "response.data.records|!1", "response.missing"}
+	var m services.Members
+	for _, tag := range []string{"first", "second"} {
+		env := big(tag)
+		m.Reset([]byte(env))
+		for range 3 {
+			for _, path := range paths {
+				assertSameAnswer(t, &m, env, path)
+			}
+			slices.Reverse(paths)
+		}
+	}
+	var firm services.Members
+	env := big("firm")
+	firm.SetParts([]byte(env))
+	firm.Add("response", gjson.Get(env, "response"), true)
+	for range 2 {
+		for path, stable := range map[string]bool{"response.data.records": true, "response.data.records|!1": false} {
+			if _, err := firm.Query(path); err != nil || firm.Stable() != stable {
+				t.Errorf("%s: Stable %v, want %v (%v)", path, firm.Stable(), stable, err)
+			}
+		}
 	}
 }
