@@ -30,10 +30,15 @@ var ErrNotJSON = errors.New("canonical: not well-formed JSON")
 func Canonical(raw []byte) ([]byte, error) {
 	p := parsers.Get().(*canonParser)
 	defer p.release()
+	out := make([]byte, 0, len(raw)+16)
+	if o, ok := p.direct(string(raw), out); ok {
+		return o, nil
+	}
+	p.reset()
 	if !p.parse(string(raw)) {
 		return nil, ErrNotJSON
 	}
-	return p.emit(make([]byte, 0, len(raw)+16)), nil
+	return p.emit(out), nil
 }
 
 // JSON returns a JSON value in canonical form, RFC 8785's: object keys
@@ -81,6 +86,10 @@ func JSON(v gjson.Result) []byte {
 	}
 	p := parsers.Get().(*canonParser)
 	defer p.release()
+	if o, ok := p.direct(v.Raw, out); ok {
+		return o
+	}
+	p.reset()
 	if p.parse(v.Raw) {
 		return p.emit(out)
 	}
@@ -114,9 +123,10 @@ type cframe struct {
 }
 
 // canonParser parses well-formed JSON into a flat tree whose objects'
-// members are sorted and deduplicated, then writes it out. Every input byte
-// is looked at a bounded number of times, every node index moves from
-// pending to kids once.
+// members are sorted and deduplicated, then writes it out. Every input
+// byte is looked at a bounded number of times, every node index moves from
+// pending to kids once. direct, the usual path, writes the form in one
+// pass instead and gives way to the tree.
 type canonParser struct {
 	raw     string
 	decoded []string // strings with escapes, decoded
@@ -124,6 +134,11 @@ type canonParser struct {
 	kids    []int32 // members of closed containers, each container's range contiguous
 	pending []int32 // members of open containers
 	stack   []cframe
+	// direct's state
+	open    []dframe
+	members []dmember
+	moved   []byte
+	budget  int
 }
 
 var parsers = sync.Pool{New: func() any { return new(canonParser) }}
@@ -131,13 +146,21 @@ var parsers = sync.Pool{New: func() any { return new(canonParser) }}
 // release returns p to the pool without keeping references to the input,
 // and drops it if one large input made it big.
 func (p *canonParser) release() {
-	if cap(p.nodes) > 1<<16 {
+	if cap(p.nodes) > 1<<16 || cap(p.members) > 1<<16 || cap(p.moved) > 1<<20 {
 		return
 	}
-	clear(p.decoded)
-	p.raw, p.decoded = "", p.decoded[:0]
-	p.nodes, p.kids, p.pending, p.stack = p.nodes[:0], p.kids[:0], p.pending[:0], p.stack[:0]
+	p.raw = ""
+	p.reset()
 	parsers.Put(p)
+}
+
+// reset empties p of what a pass left, for another pass.
+func (p *canonParser) reset() {
+	clear(p.decoded)
+	clear(p.members) // their keys may be decoded strings
+	p.decoded = p.decoded[:0]
+	p.nodes, p.kids, p.pending, p.stack = p.nodes[:0], p.kids[:0], p.pending[:0], p.stack[:0]
+	p.open, p.members, p.moved = p.open[:0], p.members[:0], p.moved[:0]
 }
 
 func skipWS(raw string, i int) int {
