@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+
+	"github.com/agentwarden/warden/internal/wordscan"
 )
 
 // scanJSON checks data in one pass: whether it is valid JSON exactly as
@@ -185,6 +187,10 @@ func (s *validScanner) str() ([]byte, bool, bool) {
 	d := s.data
 	start, esc := s.i, false
 	for s.i < len(d) {
+		if s.i+8 <= len(d) && wordscan.Plain(wordscan.WordOf(d, s.i)) {
+			s.i += 8 // eight plain ASCII bytes
+			continue
+		}
 		c := d[s.i]
 		if plainStringByte[c] {
 			s.i++

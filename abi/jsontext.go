@@ -1,38 +1,12 @@
 package abi
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
 
-const hexDigits = "0123456789abcdef"
-
-// Word-at-a-time tests: lo has every byte 0x01, hi every byte 0x80.
-const (
-	lo = 0x0101010101010101
-	hi = 0x8080808080808080
+	"github.com/agentwarden/warden/internal/wordscan"
 )
 
-// word is the 8 bytes of s at i, little-endian.
-func word(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// plain reports whether none of the 8 bytes of x needs escaping or
-// decoding: each is ASCII, at least 0x20 and neither '"' nor '\\'. A byte
-// below 0x20 borrows in x-0x20*lo (the ASCII test covers the others).
-func plain(x uint64) bool {
-	return (x&hi|(x-0x20*lo)|hasZero(x^'"'*lo)|hasZero(x^'\\'*lo))&hi == 0
-}
-
-// plainHTML is plain that also finds '<', '>' and '&'.
-func plainHTML(x uint64) bool {
-	return plain(x) && (hasZero(x^'<'*lo)|hasZero(x^'>'*lo)|hasZero(x^'&'*lo))&hi == 0
-}
-
-// hasZero has a byte's high bit set where x may have a zero byte, and never
-// when x has none; combined with the ASCII test above there are no false
-// alarms for ASCII bytes (it may report more, never fewer).
-func hasZero(x uint64) uint64 { return (x - lo) &^ x & hi }
+const hexDigits = "0123456789abcdef"
 
 // AppendJSONString appends s to dst as a JSON string, byte for byte what
 // encoding/json writes: '"', '\\' and control characters escaped (\b \f
@@ -50,7 +24,7 @@ func AppendJSONString(dst []byte, s string, escapeHTML bool) []byte {
 		// A word that does need a look is then gone through byte by byte,
 		// so text dense with escapes pays the word test once per word.
 		if i >= bytewise && i+8 <= len(s) {
-			if x := word(s, i); plain(x) && (!escapeHTML || plainHTML(x)) {
+			if x := wordscan.Word(s, i); wordscan.Plain(x) && (!escapeHTML || wordscan.PlainHTML(x)) {
 				i += 8
 				continue
 			}

@@ -1,6 +1,9 @@
 package services
 
-import "github.com/tidwall/gjson"
+import (
+	"github.com/agentwarden/warden/internal/wordscan"
+	"github.com/tidwall/gjson"
+)
 
 // scan is leaves for a container read in one pass over its bytes raw.
 // gjson's ForEach scans each nested value once to find its end and again
@@ -161,7 +164,11 @@ func memberName(raw string, i int) int {
 // when it has none, and whether it has an escape.
 func stringEnd(raw string, i int) (int, bool) {
 	escaped := false
-	for j := i + 1; j < len(raw); j++ {
+	j := i + 1
+	for j+8 <= len(raw) && wordscan.Plain(wordscan.Word(raw, j)) {
+		j += 8 // eight plain ASCII bytes
+	}
+	for ; j < len(raw); j++ {
 		switch raw[j] {
 		case '"':
 			return j + 1, escaped

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/wordscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -504,7 +505,10 @@ func appendCompact(b []byte, src string, limit int) []byte {
 			}
 		case '"':
 			// skip to the closing quote: the first not escaped
-			for i++; i < len(src); i++ {
+			for i++; i+8 <= len(src) && wordscan.Plain(wordscan.Word(src, i)); {
+				i += 8 // eight plain ASCII bytes
+			}
+			for ; i < len(src); i++ {
 				if src[i] == '\\' {
 					i++
 					continue

@@ -1,11 +1,11 @@
 package canonical
 
 import (
-	"encoding/binary"
 	"slices"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/agentwarden/warden/internal/wordscan"
 )
 
 // direct writes the canonical form of raw in one pass, without the tree
@@ -145,15 +145,8 @@ func (p *canonParser) directString(i int) (int, span, bool) {
 	s := raw[i+1 : i+1+n]
 	ascii := true
 	k := 0
-	for ; k+8 <= len(s); k += 8 {
-		// eight bytes at a time: a byte below 0x20 or past 0x7f, or a
-		// backslash, has its high bit set in special
-		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[k:]), 8))
-		const ones, highs = 0x0101010101010101, 0x8080808080808080
-		bs := x ^ (ones * '\\')
-		if ((x-ones*0x20)|(bs-ones)|x)&highs != 0 {
-			break
-		}
+	for k+8 <= len(s) && wordscan.Plain(wordscan.Word(s, k)) {
+		k += 8 // eight plain ASCII bytes
 	}
 	for ; k < len(s); k++ {
 		if c := s[k]; c < 0x20 || c == '\\' {
