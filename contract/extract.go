@@ -2,7 +2,10 @@ package contract
 
 import (
 	"encoding/json"
+	"math"
+	"sync"
 
+	"github.com/agentwarden/warden/internal/jsonitems"
 	"github.com/tidwall/gjson"
 )
 
@@ -253,6 +256,27 @@ func (e *EntitySpec) each(r gjson.Result, base gjson.Result, fn func(f *EntityFi
 	if e == nil || !r.Exists() {
 		return
 	}
+	if r.Type == gjson.JSON {
+		// the records read in one pass; gjson's ForEach, which scans each
+		// twice, only for what that pass gives way on
+		l := itemLists.Get().(*jsonitems.List)
+		defer func() {
+			l.Reset()
+			itemLists.Put(l)
+		}()
+		if l.Scan(r.Raw, math.MaxInt) {
+			e.eachListed(l, base, fn)
+			return
+		}
+	}
+	e.eachGjson(r, base, fn)
+}
+
+// itemLists keep their buffers between calls of each.
+var itemLists = sync.Pool{New: func() any { return new(jsonitems.List) }}
+
+// eachGjson is each through gjson's ForEach.
+func (e *EntitySpec) eachGjson(r gjson.Result, base gjson.Result, fn func(f *EntityFields)) {
 	b := e.builder(base, fn)
 	item := func(it gjson.Result) {
 		b.start()
@@ -301,7 +325,7 @@ func (e *EntitySpec) eachListed(l ItemList, base gjson.Result, fn func(f *Entity
 // entityBuilder applies the rule to one item's fields at a time.
 type entityBuilder struct {
 	e         *EntitySpec
-	base      gjson.Result
+	base      []entityField // the WRITE tool's arguments
 	f         entityFields
 	ef        EntityFields
 	fn        func(*EntityFields)
@@ -310,7 +334,7 @@ type entityBuilder struct {
 }
 
 func (e *EntitySpec) builder(base gjson.Result, fn func(*EntityFields)) *entityBuilder {
-	b := &entityBuilder{e: e, base: base, fn: fn, ef: EntityFields{Type: e.Type}}
+	b := &entityBuilder{e: e, fn: fn, ef: EntityFields{Type: e.Type}}
 	b.put = func(k, v gjson.Result) bool {
 		b.f.set(k.Str, gjsonValue(v))
 		return true
@@ -318,14 +342,30 @@ func (e *EntitySpec) builder(base gjson.Result, fn func(*EntityFields)) *entityB
 	b.putListed = func(key string, kind byte, raw, text string) {
 		b.f.set(key, fieldValue{kind: kind, raw: raw, text: text})
 	}
+	if base.IsObject() {
+		// the arguments' members, read once for every item
+		l := itemLists.Get().(*jsonitems.List)
+		if l.Scan(base.Raw, 1) {
+			for _, m := range l.Members(0) {
+				b.base = append(b.base, entityField{m.Key, fieldValue{kind: m.Kind, raw: m.Raw, text: m.Text}})
+			}
+		} else {
+			base.ForEach(func(k, v gjson.Result) bool {
+				b.base = append(b.base, entityField{k.Str, gjsonValue(v)})
+				return true
+			})
+		}
+		l.Reset()
+		itemLists.Put(l)
+	}
 	return b
 }
 
 // start begins an item: the WRITE tool's arguments first.
 func (b *entityBuilder) start() {
 	b.f.reset()
-	if b.base.IsObject() {
-		b.base.ForEach(b.put)
+	for _, kv := range b.base {
+		b.f.set(kv.k, kv.v)
 	}
 }
 

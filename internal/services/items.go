@@ -88,7 +88,6 @@ func itemsGjson(out []byte, v gjson.Result, limit int) []byte {
 // appendItemValue appends one value of an items answer: kind, raw, text.
 func appendItemValue(out []byte, v gjson.Result) []byte {
 	kind := walkKind(v)
-	out = append(out, kind)
 	var raw, text string
 	switch kind {
 	case WalkArray, WalkObject:
@@ -97,8 +96,5 @@ func appendItemValue(out []byte, v gjson.Result) []byte {
 	default:
 		raw, text = v.Raw, v.String()
 	}
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(raw)))
-	out = append(out, raw...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(text)))
-	return append(out, text...)
+	return appendListed(out, kind, raw, text)
 }

@@ -1,7 +1,7 @@
 package services
 
 import (
-	"github.com/agentwarden/warden/internal/wordscan"
+	"github.com/agentwarden/warden/internal/jsonitems"
 	"github.com/tidwall/gjson"
 )
 
@@ -27,7 +27,7 @@ func (w *walker) scan(raw string) (more, ok bool) {
 	}
 	for {
 		// a value at i
-		i = skipSpace(raw, i)
+		i = jsonitems.SkipSpace(raw, i)
 		if i >= len(raw) {
 			return fail()
 		}
@@ -42,7 +42,7 @@ func (w *walker) scan(raw string) (more, ok bool) {
 			}
 			stack[depth] = c
 			depth++
-			i = skipSpace(raw, i+1)
+			i = jsonitems.SkipSpace(raw, i+1)
 			if i < len(raw) && (c == '{' && raw[i] == '}' || c == '[' && raw[i] == ']') {
 				depth--
 				i++
@@ -50,14 +50,14 @@ func (w *walker) scan(raw string) (more, ok bool) {
 				break
 			}
 			if c == '{' {
-				if i = memberName(raw, i); i < 0 {
+				if i = jsonitems.MemberName(raw, i); i < 0 {
 					return fail()
 				}
 			}
 			continue
 		case c == '"':
 			var escaped bool
-			if end, escaped = stringEnd(raw, i); end < 0 {
+			if end, escaped = jsonitems.StringEnd(raw, i); end < 0 {
 				return fail()
 			}
 			text = raw[i+1 : end-1]
@@ -66,7 +66,7 @@ func (w *walker) scan(raw string) (more, ok bool) {
 			}
 		case c == '-' || c >= '0' && c <= '9':
 			var integer bool
-			if end, integer = numberEnd(raw, i); end < 0 {
+			if end, integer = jsonitems.NumberEnd(raw, i); end < 0 {
 				return fail()
 			}
 			text = raw[i:end]
@@ -91,7 +91,7 @@ func (w *walker) scan(raw string) (more, ok bool) {
 		}
 		// after a value: a comma, or the end of its containers
 		for {
-			i = skipSpace(raw, i)
+			i = jsonitems.SkipSpace(raw, i)
 			if depth == 0 {
 				if i != len(raw) {
 					return fail()
@@ -105,7 +105,7 @@ func (w *walker) scan(raw string) (more, ok bool) {
 			if raw[i] == ',' {
 				i++
 				if top == '{' {
-					if i = memberName(raw, skipSpace(raw, i)); i < 0 {
+					if i = jsonitems.MemberName(raw, jsonitems.SkipSpace(raw, i)); i < 0 {
 						return fail()
 					}
 				}
@@ -126,7 +126,7 @@ func (w *walker) scan(raw string) (more, ok bool) {
 // counted only once it is known to end there, so that a walk stopped at
 // its limit has read nothing gjson would read otherwise.
 func delimited(raw string, i int, open []byte) bool {
-	i = skipSpace(raw, i)
+	i = jsonitems.SkipSpace(raw, i)
 	if len(open) == 0 {
 		return i == len(raw)
 	}
@@ -135,93 +135,4 @@ func delimited(raw string, i int, open []byte) bool {
 	}
 	c := raw[i]
 	return c == ',' || open[len(open)-1] == '{' && c == '}' || open[len(open)-1] == '[' && c == ']'
-}
-
-func skipSpace(raw string, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// memberName reads a member's name and its colon at i and returns where
-// its value starts, -1 when they are not there.
-func memberName(raw string, i int) int {
-	if i >= len(raw) || raw[i] != '"' {
-		return -1
-	}
-	end, _ := stringEnd(raw, i)
-	if end < 0 {
-		return -1
-	}
-	if end = skipSpace(raw, end); end >= len(raw) || raw[end] != ':' {
-		return -1
-	}
-	return end + 1
-}
-
-// stringEnd is the end of the string at i (after its closing quote), -1
-// when it has none, and whether it has an escape.
-func stringEnd(raw string, i int) (int, bool) {
-	escaped := false
-	j := i + 1
-	for j+8 <= len(raw) && wordscan.Plain(wordscan.Word(raw, j)) {
-		j += 8 // eight plain ASCII bytes
-	}
-	for ; j < len(raw); j++ {
-		switch raw[j] {
-		case '"':
-			return j + 1, escaped
-		case '\\':
-			escaped = true
-			j++
-		}
-	}
-	return -1, false
-}
-
-// numberEnd is the end of the JSON number at i (-1 when it is not one)
-// and whether it is an integer (digits after an optional minus), which
-// gjson's String writes as it is.
-func numberEnd(raw string, i int) (int, bool) {
-	j := i
-	if raw[j] == '-' {
-		j++
-	}
-	digits := func() int {
-		k := j
-		for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
-			k++
-		}
-		return k - j
-	}
-	switch n := digits(); {
-	case n == 0, n > 1 && raw[j] == '0':
-		return -1, false
-	default:
-		j += n
-	}
-	integer := true
-	if j < len(raw) && raw[j] == '.' {
-		j++
-		n := digits()
-		if n == 0 {
-			return -1, false
-		}
-		j += n
-		integer = false
-	}
-	if j < len(raw) && (raw[j] == 'e' || raw[j] == 'E') {
-		j++
-		if j < len(raw) && (raw[j] == '+' || raw[j] == '-') {
-			j++
-		}
-		n := digits()
-		if n == 0 {
-			return -1, false
-		}
-		j += n
-		integer = false
-	}
-	return j, integer
 }
