@@ -60,9 +60,14 @@ func meterRefill(ctx context.Context, stack []uint64) {
 	}
 	stack[0] = meterQuantum
 	if st := stateFrom(ctx); st != nil {
-		stack[0] = st.quantum(time.Now())
+		stack[0] = st.quantum(time.Since(meterEpoch))
 	}
 }
+
+// meterEpoch is what refills are timed from: time.Since reads only the
+// monotonic clock, where time.Now reads the wall clock as well, and a Go
+// guest's call refills thousands of times.
+var meterEpoch = time.Now()
 
 // Refills that come fast get a larger quantum. The charge is an upper
 // bound that Go guests overshoot many times over (a pass of a large
@@ -81,10 +86,10 @@ const (
 	maxQuantum  = 2 * meterQuantum
 )
 
-// quantum is the fuel of the call's next refill at now.
-func (st *callState) quantum(now time.Time) uint64 {
+// quantum is the fuel of the call's next refill at now (since meterEpoch).
+func (st *callState) quantum(now time.Duration) uint64 {
 	q := uint64(meterQuantum)
-	if !st.lastRefill.IsZero() && now.Sub(st.lastRefill) < quickRefill {
+	if st.lastQuantum != 0 && now-st.lastRefill < quickRefill {
 		q = min(2*st.lastQuantum, maxQuantum)
 	}
 	st.lastRefill, st.lastQuantum = now, q

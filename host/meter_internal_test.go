@@ -164,7 +164,7 @@ func TestRewriteFileKey(t *testing.T) {
 func TestRefillQuantum(t *testing.T) {
 	t.Parallel()
 	st := &callState{}
-	t0 := time.Unix(1000, 0)
+	t0 := 1000 * time.Second
 	steps := []struct {
 		after time.Duration
 		want  uint64
@@ -179,7 +179,7 @@ func TestRefillQuantum(t *testing.T) {
 	}
 	now := t0
 	for i, s := range steps {
-		now = now.Add(s.after)
+		now += s.after
 		if got := st.quantum(now); got != s.want {
 			t.Fatalf("step %d: quantum %d, want %d", i, got, s.want)
 		}

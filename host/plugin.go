@@ -378,7 +378,7 @@ func (p *Plugin) invoke(ctx context.Context, tenant string, req []byte, tail int
 		inst.st.members.Reset(req)
 	}
 	inst.st.lastKey, inst.st.lastOut, inst.st.hostBytes = inst.st.lastKey[:0], nil, 0
-	inst.st.lastRefill, inst.st.lastQuantum = time.Time{}, 0
+	inst.st.lastRefill, inst.st.lastQuantum = 0, 0
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	err = inst.impl.handle(withState(cctx, inst.st), req, tail)
 	cancel()

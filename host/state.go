@@ -35,8 +35,9 @@ type callState struct {
 	path, answer []byte
 	// sum holds digest's answer.
 	sum [sha256.Size]byte
-	// the meter's last refill in the call and its quantum (meterRefill)
-	lastRefill  time.Time
+	// the meter's last refill in the call (since meterEpoch) and its
+	// quantum, 0 before the first (meterRefill)
+	lastRefill  time.Duration
 	lastQuantum uint64
 	// hostBytes are the bytes host services read and answered during the
 	// call, charged against the plugin's memory limit.
