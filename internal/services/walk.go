@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/agentwarden/warden/abi"
+	"github.com/agentwarden/warden/internal/jsonitems"
 
 	"github.com/tidwall/gjson"
 )
@@ -15,13 +16,13 @@ const MaxWalkLeaves = 10000
 // Kinds of the value a walk reads (the answer's first byte).
 const (
 	WalkMissing byte = 0
-	WalkNull    byte = 'n'
-	WalkFalse   byte = 'f'
-	WalkTrue    byte = 't'
-	WalkNumber  byte = '#'
-	WalkString  byte = 's'
-	WalkArray   byte = '['
-	WalkObject  byte = '{'
+	WalkNull         = jsonitems.KindNull
+	WalkFalse        = jsonitems.KindFalse
+	WalkTrue         = jsonitems.KindTrue
+	WalkNumber       = jsonitems.KindNumber
+	WalkString       = jsonitems.KindString
+	WalkArray        = jsonitems.KindArray
+	WalkObject       = jsonitems.KindObject
 )
 
 // Walk is the walk primitive: one pass over the JSON value at a gjson path
