@@ -76,8 +76,8 @@ func TestLoadCheckRefuses(t *testing.T) {
 }
 
 // TestLoadCheckKeepsServing: a candidate that fails the load check leaves
-// the serving generation in place; here the same module, under a deadline
-// the near-limit request cannot keep.
+// the serving generation in place; here a new version of the same guard
+// that hangs on the near-limit request.
 func TestLoadCheckKeepsServing(t *testing.T) {
 	t.Parallel()
 	h := newHost(t)
@@ -88,9 +88,10 @@ func TestLoadCheckKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slot.Close()
-	_, err = slot.Swap(ctx, src, host.Policy{Limits: abi.Limits{TimeoutMs: 1}}, nil)
+	hang := host.Source{Name: "goodhang", Bytes: testdata.Bytes(t, "goodhang")}
+	_, err = slot.Swap(ctx, hang, fast, nil)
 	if !errors.Is(err, host.ErrLoadCheck) || !errors.Is(err, host.ErrTimeout) {
-		t.Fatalf("swap under a 1ms deadline: %v", err)
+		t.Fatalf("swap to a version that hangs on a large request: %v", err)
 	}
 	if got := slot.Current(); got.Number != 1 || got.Ref != "good@1.0.0" {
 		t.Fatalf("serving %+v, want generation 1 of good", got)
